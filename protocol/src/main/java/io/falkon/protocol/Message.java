@@ -1,0 +1,165 @@
+package io.falkon.protocol;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A protocol message: one frame's type and body (see {@code docs/protocol.md}, section 4).
+ * Task specs travel as encoded {@code byte[]} (see {@link TaskSpecCodec}) so the dispatcher can
+ * queue and forward them without decoding.
+ */
+public sealed interface Message {
+
+    MessageType type();
+
+    // ---- 4.1 connection ------------------------------------------------------------------
+
+    record Hello(int magic, int version, int role, String token, String agent) implements Message {
+        public static Hello of(int role, String token, String agent) {
+            return new Hello(Protocol.MAGIC, Protocol.VERSION, role, token, agent);
+        }
+
+        public MessageType type() {
+            return MessageType.HELLO;
+        }
+    }
+
+    record Welcome(int version, long heartbeatMillis, int maxFrameLength, String dispatcherId) implements Message {
+        public MessageType type() {
+            return MessageType.WELCOME;
+        }
+    }
+
+    record Heartbeat(long timeMicros) implements Message {
+        public MessageType type() {
+            return MessageType.HEARTBEAT;
+        }
+    }
+
+    /** ERROR; {@code code} is the raw wire value, see {@link ErrorCode#of}. */
+    record ErrorMessage(long requestId, int code, String message) implements Message {
+        public static ErrorMessage of(long requestId, ErrorCode code, String message) {
+            return new ErrorMessage(requestId, code.code(), message);
+        }
+
+        public ErrorCode errorCode() {
+            return ErrorCode.of(code);
+        }
+
+        public MessageType type() {
+            return MessageType.ERROR;
+        }
+    }
+
+    // ---- 4.2 executor --------------------------------------------------------------------
+
+    record Register(String executorId, String host, int slots, int flags, Map<String, String> attributes)
+            implements Message {
+        public Register {
+            attributes = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(attributes));
+        }
+
+        public boolean noExec() {
+            return (flags & Protocol.REGISTER_NO_EXEC) != 0;
+        }
+
+        public MessageType type() {
+            return MessageType.REGISTER;
+        }
+    }
+
+    record Credit(int credits) implements Message {
+        public MessageType type() {
+            return MessageType.CREDIT;
+        }
+    }
+
+    record Dispatch(List<DispatchedTask> tasks) implements Message {
+        public MessageType type() {
+            return MessageType.DISPATCH;
+        }
+    }
+
+    /** One task of a DISPATCH bundle; {@code spec} is an encoded {@link TaskSpec}. */
+    record DispatchedTask(long taskId, int attempt, byte[] spec, List<ExtField> ext) {
+    }
+
+    record Result(int credits, List<TaskResult> results) implements Message {
+        public MessageType type() {
+            return MessageType.RESULT;
+        }
+    }
+
+    record TaskResult(long taskId, int attempt, Execution execution) {
+    }
+
+    record Cancel(long[] taskIds) implements Message {
+        public MessageType type() {
+            return MessageType.CANCEL;
+        }
+    }
+
+    // ---- 4.3 client ----------------------------------------------------------------------
+
+    record CreateInstance(long requestId, String clientName) implements Message {
+        public MessageType type() {
+            return MessageType.CREATE_INSTANCE;
+        }
+    }
+
+    record InstanceCreated(long requestId, long instanceId) implements Message {
+        public MessageType type() {
+            return MessageType.INSTANCE_CREATED;
+        }
+    }
+
+    record Submit(long requestId, long instanceId, List<SubmittedTask> tasks) implements Message {
+        public MessageType type() {
+            return MessageType.SUBMIT;
+        }
+    }
+
+    /** One task of a SUBMIT bundle; {@code spec} is an encoded {@link TaskSpec}. */
+    record SubmittedTask(long clientTaskId, byte[] spec) {
+    }
+
+    record Submitted(long requestId, long instanceId, int accepted) implements Message {
+        public MessageType type() {
+            return MessageType.SUBMITTED;
+        }
+    }
+
+    record Deliver(long instanceId, List<DeliveredResult> results) implements Message {
+        public MessageType type() {
+            return MessageType.DELIVER;
+        }
+    }
+
+    record DeliveredResult(long clientTaskId, int attempt, String executorId, long submittedMicros,
+                           long dispatchedMicros, long completedMicros, Execution execution) {
+    }
+
+    record StatusRequest(long requestId, long instanceId) implements Message {
+        public MessageType type() {
+            return MessageType.STATUS_REQUEST;
+        }
+    }
+
+    record Status(long requestId, String json) implements Message {
+        public MessageType type() {
+            return MessageType.STATUS;
+        }
+    }
+
+    record Destroy(long requestId, long instanceId) implements Message {
+        public MessageType type() {
+            return MessageType.DESTROY;
+        }
+    }
+
+    record Destroyed(long requestId, long instanceId, int cancelled) implements Message {
+        public MessageType type() {
+            return MessageType.DESTROYED;
+        }
+    }
+}

@@ -1,0 +1,245 @@
+package io.falkon.protocol;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The canonical text form of a message used by the golden vectors ({@code docs/protocol.md}
+ * section 8): one {@code path = value} line per field in wire order. The C executor's tests
+ * produce the same text, so the format is part of the spec.
+ */
+public final class MessageDump {
+    private final StringBuilder sb = new StringBuilder();
+
+    private MessageDump() {
+    }
+
+    public static String dump(Message m) {
+        MessageDump d = new MessageDump();
+        d.message(m);
+        return d.sb.toString();
+    }
+
+    private void line(String path, String value) {
+        sb.append(path).append(" = ").append(value).append('\n');
+    }
+
+    private void num(String path, long v) {
+        line(path, Long.toString(v));
+    }
+
+    private void unsigned(String path, long v) {
+        line(path, Long.toUnsignedString(v));
+    }
+
+    private void str(String path, String s) {
+        line(path, quote(s.getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private void bytes(String path, byte[] b) {
+        line(path, quote(b));
+    }
+
+    /** Quotes bytes: printable ASCII as is, {@code \" \\ \n \r \t} escaped, the rest as {@code \xNN}. */
+    public static String quote(byte[] b) {
+        StringBuilder q = new StringBuilder(b.length + 2).append('"');
+        for (byte x : b) {
+            int c = x & 0xFF;
+            switch (c) {
+                case '"' -> q.append("\\\"");
+                case '\\' -> q.append("\\\\");
+                case '\n' -> q.append("\\n");
+                case '\r' -> q.append("\\r");
+                case '\t' -> q.append("\\t");
+                default -> {
+                    if (c >= 0x20 && c <= 0x7E) {
+                        q.append((char) c);
+                    } else {
+                        q.append(String.format("\\x%02x", c));
+                    }
+                }
+            }
+        }
+        return q.append('"').toString();
+    }
+
+    private void strList(String path, List<String> list) {
+        num(path + ".count", list.size());
+        for (int i = 0; i < list.size(); i++) {
+            str(path + "[" + i + "]", list.get(i));
+        }
+    }
+
+    private void map(String path, Map<String, String> map) {
+        num(path + ".count", map.size());
+        int i = 0;
+        for (Map.Entry<String, String> e : map.entrySet()) {
+            str(path + "[" + i + "].key", e.getKey());
+            str(path + "[" + i + "].value", e.getValue());
+            i++;
+        }
+    }
+
+    private void ext(String path, List<ExtField> ext) {
+        num(path + ".count", ext.size());
+        for (int i = 0; i < ext.size(); i++) {
+            num(path + "[" + i + "].tag", ext.get(i).tag());
+            bytes(path + "[" + i + "].value", ext.get(i).value());
+        }
+    }
+
+    private void spec(String path, byte[] blob) {
+        TaskSpec s = TaskSpecCodec.decode(blob);
+        strList(path + ".argv", s.argv());
+        map(path + ".env", s.env());
+        str(path + ".workDir", s.workDir());
+        num(path + ".wallTimeMillis", s.wallTimeMillis());
+        ext(path + ".ext", s.ext());
+    }
+
+    private void execution(String path, Execution e) {
+        num(path + ".status", e.status().code());
+        num(path + ".exitCode", e.exitCode());
+        num(path + ".flags", e.flags());
+        num(path + ".startedMicros", e.startedMicros());
+        num(path + ".finishedMicros", e.finishedMicros());
+        bytes(path + ".stdout", e.stdout());
+        bytes(path + ".stderr", e.stderr());
+        str(path + ".detail", e.detail());
+        ext(path + ".ext", e.ext());
+    }
+
+    private void message(Message m) {
+        line("type", m.type().name());
+        switch (m.type()) {
+            case HELLO -> {
+                Message.Hello h = (Message.Hello) m;
+                unsigned("magic", Integer.toUnsignedLong(h.magic()));
+                num("version", h.version());
+                num("role", h.role());
+                str("token", h.token());
+                str("agent", h.agent());
+            }
+            case WELCOME -> {
+                Message.Welcome w = (Message.Welcome) m;
+                num("version", w.version());
+                num("heartbeatMillis", w.heartbeatMillis());
+                num("maxFrameLength", w.maxFrameLength());
+                str("dispatcherId", w.dispatcherId());
+            }
+            case HEARTBEAT -> num("timeMicros", ((Message.Heartbeat) m).timeMicros());
+            case ERROR -> {
+                Message.ErrorMessage e = (Message.ErrorMessage) m;
+                num("requestId", e.requestId());
+                num("code", e.code());
+                str("message", e.message());
+            }
+            case REGISTER -> {
+                Message.Register r = (Message.Register) m;
+                str("executorId", r.executorId());
+                str("host", r.host());
+                num("slots", r.slots());
+                unsigned("flags", Integer.toUnsignedLong(r.flags()));
+                map("attributes", r.attributes());
+            }
+            case CREDIT -> num("credits", ((Message.Credit) m).credits());
+            case DISPATCH -> {
+                List<Message.DispatchedTask> tasks = ((Message.Dispatch) m).tasks();
+                num("tasks.count", tasks.size());
+                for (int i = 0; i < tasks.size(); i++) {
+                    Message.DispatchedTask t = tasks.get(i);
+                    String p = "tasks[" + i + "]";
+                    unsigned(p + ".taskId", t.taskId());
+                    num(p + ".attempt", t.attempt());
+                    spec(p + ".spec", t.spec());
+                    ext(p + ".ext", t.ext());
+                }
+            }
+            case RESULT -> {
+                Message.Result r = (Message.Result) m;
+                num("credits", r.credits());
+                num("results.count", r.results().size());
+                for (int i = 0; i < r.results().size(); i++) {
+                    Message.TaskResult t = r.results().get(i);
+                    String p = "results[" + i + "]";
+                    unsigned(p + ".taskId", t.taskId());
+                    num(p + ".attempt", t.attempt());
+                    execution(p + ".execution", t.execution());
+                }
+            }
+            case CANCEL -> {
+                long[] ids = ((Message.Cancel) m).taskIds();
+                num("taskIds.count", ids.length);
+                for (int i = 0; i < ids.length; i++) {
+                    unsigned("taskIds[" + i + "]", ids[i]);
+                }
+            }
+            case CREATE_INSTANCE -> {
+                Message.CreateInstance c = (Message.CreateInstance) m;
+                num("requestId", c.requestId());
+                str("clientName", c.clientName());
+            }
+            case INSTANCE_CREATED -> {
+                Message.InstanceCreated c = (Message.InstanceCreated) m;
+                num("requestId", c.requestId());
+                unsigned("instanceId", c.instanceId());
+            }
+            case SUBMIT -> {
+                Message.Submit s = (Message.Submit) m;
+                num("requestId", s.requestId());
+                unsigned("instanceId", s.instanceId());
+                num("tasks.count", s.tasks().size());
+                for (int i = 0; i < s.tasks().size(); i++) {
+                    Message.SubmittedTask t = s.tasks().get(i);
+                    unsigned("tasks[" + i + "].clientTaskId", t.clientTaskId());
+                    spec("tasks[" + i + "].spec", t.spec());
+                }
+            }
+            case SUBMITTED -> {
+                Message.Submitted s = (Message.Submitted) m;
+                num("requestId", s.requestId());
+                unsigned("instanceId", s.instanceId());
+                num("accepted", s.accepted());
+            }
+            case DELIVER -> {
+                Message.Deliver d = (Message.Deliver) m;
+                unsigned("instanceId", d.instanceId());
+                num("results.count", d.results().size());
+                for (int i = 0; i < d.results().size(); i++) {
+                    Message.DeliveredResult r = d.results().get(i);
+                    String p = "results[" + i + "]";
+                    unsigned(p + ".clientTaskId", r.clientTaskId());
+                    num(p + ".attempt", r.attempt());
+                    str(p + ".executorId", r.executorId());
+                    num(p + ".submittedMicros", r.submittedMicros());
+                    num(p + ".dispatchedMicros", r.dispatchedMicros());
+                    num(p + ".completedMicros", r.completedMicros());
+                    execution(p + ".execution", r.execution());
+                }
+            }
+            case STATUS_REQUEST -> {
+                Message.StatusRequest s = (Message.StatusRequest) m;
+                num("requestId", s.requestId());
+                unsigned("instanceId", s.instanceId());
+            }
+            case STATUS -> {
+                Message.Status s = (Message.Status) m;
+                num("requestId", s.requestId());
+                str("json", s.json());
+            }
+            case DESTROY -> {
+                Message.Destroy d = (Message.Destroy) m;
+                num("requestId", d.requestId());
+                unsigned("instanceId", d.instanceId());
+            }
+            case DESTROYED -> {
+                Message.Destroyed d = (Message.Destroyed) m;
+                num("requestId", d.requestId());
+                unsigned("instanceId", d.instanceId());
+                num("cancelled", d.cancelled());
+            }
+            default -> throw new IllegalArgumentException("no dump for " + m.type());
+        }
+    }
+}

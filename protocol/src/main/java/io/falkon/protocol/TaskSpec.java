@@ -1,0 +1,141 @@
+package io.falkon.protocol;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What to run: a program and its arguments, extra environment, working directory and
+ * wall-time limit. Immutable; build one with {@link #of}, {@link #shell} or {@link #builder}.
+ *
+ * @param argv           program and arguments; {@code argv.get(0)} is the program
+ * @param env            variables added to (or overriding) the executor's environment
+ * @param workDir        working directory; empty means the executor's own
+ * @param wallTimeMillis wall-time limit in milliseconds, 0 for none
+ * @param ext            protocol extension fields, normally empty
+ */
+public record TaskSpec(List<String> argv, Map<String, String> env, String workDir, long wallTimeMillis,
+                       List<ExtField> ext) {
+
+    /** Largest wall-time limit the protocol can carry (u32 milliseconds). */
+    public static final long MAX_WALL_TIME_MILLIS = 0xFFFF_FFFFL;
+
+    public TaskSpec {
+        Objects.requireNonNull(argv, "argv");
+        Objects.requireNonNull(env, "env");
+        Objects.requireNonNull(workDir, "workDir");
+        Objects.requireNonNull(ext, "ext");
+        String problem = problem(argv, env, wallTimeMillis);
+        if (problem != null) {
+            throw new IllegalArgumentException(problem);
+        }
+        argv = List.copyOf(argv);
+        env = Collections.unmodifiableMap(new LinkedHashMap<>(env));
+        ext = List.copyOf(ext);
+    }
+
+    /** The reason these fields do not make a valid task, or {@code null} if they do. */
+    static String problem(List<String> argv, Map<String, String> env, long wallTimeMillis) {
+        if (argv.isEmpty()) {
+            return "argv is empty (a task needs a command)";
+        }
+        for (int i = 0; i < argv.size(); i++) {
+            if (argv.get(i) == null) {
+                return "argv[" + i + "] is null";
+            }
+        }
+        if (argv.get(0).isEmpty()) {
+            return "argv[0] (the command) is empty";
+        }
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            if (e.getKey() == null || e.getKey().isEmpty() || e.getKey().indexOf('=') >= 0) {
+                return "env has an invalid variable name: '" + e.getKey() + "'";
+            }
+            if (e.getValue() == null) {
+                return "env " + e.getKey() + " has no value";
+            }
+        }
+        if (wallTimeMillis < 0 || wallTimeMillis > MAX_WALL_TIME_MILLIS) {
+            return "wall time " + wallTimeMillis + " ms is out of range 0.." + MAX_WALL_TIME_MILLIS;
+        }
+        return null;
+    }
+
+    /** A task running {@code argv} directly, no shell. */
+    public static TaskSpec of(String... argv) {
+        return new TaskSpec(List.of(argv), Map.of(), "", 0, ExtField.NONE);
+    }
+
+    /** A task running {@code command} with {@code /bin/sh -c}. */
+    public static TaskSpec shell(String command) {
+        return of("/bin/sh", "-c", command);
+    }
+
+    public static Builder builder(String... argv) {
+        return new Builder(List.of(argv));
+    }
+
+    public static Builder builder(List<String> argv) {
+        return new Builder(argv);
+    }
+
+    /** The wall-time limit, or {@link Duration#ZERO} for none. */
+    public Duration wallTime() {
+        return Duration.ofMillis(wallTimeMillis);
+    }
+
+    public Builder toBuilder() {
+        Builder b = new Builder(argv);
+        b.env.putAll(env);
+        b.workDir = workDir;
+        b.wallTimeMillis = wallTimeMillis;
+        b.ext.addAll(ext);
+        return b;
+    }
+
+    /** Builds a {@link TaskSpec}. */
+    public static final class Builder {
+        private final List<String> argv;
+        private final Map<String, String> env = new LinkedHashMap<>();
+        private final List<ExtField> ext = new ArrayList<>();
+        private String workDir = "";
+        private long wallTimeMillis;
+
+        private Builder(List<String> argv) {
+            this.argv = new ArrayList<>(argv);
+        }
+
+        public Builder env(String name, String value) {
+            env.put(name, value);
+            return this;
+        }
+
+        public Builder env(Map<String, String> vars) {
+            env.putAll(vars);
+            return this;
+        }
+
+        public Builder workDir(String dir) {
+            this.workDir = Objects.requireNonNull(dir, "workDir");
+            return this;
+        }
+
+        public Builder wallTime(Duration limit) {
+            this.wallTimeMillis = limit.toMillis();
+            return this;
+        }
+
+        public Builder ext(ExtField field) {
+            ext.add(field);
+            return this;
+        }
+
+        public TaskSpec build() {
+            return new TaskSpec(argv, env, workDir, wallTimeMillis, ext);
+        }
+    }
+}

@@ -1,0 +1,165 @@
+package io.falkon.protocol;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The golden vectors: the messages behind {@code src/test/resources/vectors/}. The files are the
+ * contract (shared with the C executor); this class only (re)writes them on purpose:
+ * {@code ./mvnw -pl protocol test-compile exec:java -Dexec.classpathScope=test
+ * -Dexec.mainClass=io.falkon.protocol.GoldenVectors -Dexec.args=protocol/src/test/resources/vectors}.
+ */
+public final class GoldenVectors {
+
+    /** One vector: a file stem, what it shows, and the message. */
+    public record Vector(String name, String description, Message message) {
+    }
+
+    /** Executor-facing types: the ones every executor implementation must decode and encode. */
+    public static final List<MessageType> EXECUTOR_TYPES = List.of(MessageType.HELLO, MessageType.WELCOME,
+            MessageType.HEARTBEAT, MessageType.ERROR, MessageType.REGISTER, MessageType.CREDIT,
+            MessageType.DISPATCH, MessageType.RESULT, MessageType.CANCEL);
+
+    private GoldenVectors() {
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Execution exec(TaskStatus status, int exit, int flags, long start, long end, String out,
+                                  byte[] err, String detail) {
+        return new Execution(status, exit, flags, start, end, utf8(out), err, detail, ExtField.NONE);
+    }
+
+    public static List<Vector> all() {
+        List<Vector> v = new ArrayList<>();
+        v.add(new Vector("01_hello_executor", "an executor opens a connection, no token",
+                Message.Hello.of(Protocol.ROLE_EXECUTOR, "", "falkon-c/0.1.0")));
+        v.add(new Vector("02_hello_client_token", "a client opens a connection with an auth token",
+                Message.Hello.of(Protocol.ROLE_CLIENT, "s3cret", "falkon-java/0.1.0")));
+        v.add(new Vector("03_welcome", "the dispatcher accepts: heartbeat every 5 s, 16 MiB frames",
+                new Message.Welcome(1, 5000, Protocol.DEFAULT_MAX_FRAME_LENGTH, "d-7f3a")));
+        v.add(new Vector("04_heartbeat", "a heartbeat stamped 2025-11-22T00:00:00Z",
+                new Message.Heartbeat(1_763_769_600_000_000L)));
+        v.add(new Vector("05_error_protocol", "a protocol error (requestId 0): the connection closes after it",
+                Message.ErrorMessage.of(0, ErrorCode.MALFORMED, "DISPATCH.tasks[0].spec: truncated")));
+        v.add(new Vector("06_error_request", "a request error answering request 7: the connection stays open",
+                Message.ErrorMessage.of(7, ErrorCode.INVALID_TASK, "task 2: argv is empty (a task needs a command)")));
+        Map<String, String> attrs = new LinkedHashMap<>();
+        attrs.put("impl", "c");
+        attrs.put("pid", "4242");
+        v.add(new Vector("07_register", "an executor with 4 slots registers",
+                new Message.Register("node1-4242", "node1", 4, 0, attrs)));
+        v.add(new Vector("08_register_no_exec", "a no-exec (benchmark) executor with 256 slots, no attributes",
+                new Message.Register("bench-1", "localhost", 256, Protocol.REGISTER_NO_EXEC, Map.of())));
+        v.add(new Vector("09_credit", "the executor offers 4 free slots", new Message.Credit(4)));
+
+        byte[] trueSpec = TaskSpecCodec.encode(TaskSpec.of("/bin/true"));
+        v.add(new Vector("10_dispatch_one", "one task, /bin/true, first attempt",
+                new Message.Dispatch(List.of(new Message.DispatchedTask(1, 0, trueSpec, ExtField.NONE)))));
+        TaskSpec rich = TaskSpec.builder("/usr/bin/env", "héllo ✓", "")
+                .env("A", "1").env("PATH_EXTRA", "/opt/x")
+                .workDir("/tmp/work").wallTime(java.time.Duration.ofMillis(2500)).build();
+        TaskSpec withExt = TaskSpec.builder("/bin/echo", "a\tb\"c\\d\n")
+                .ext(new ExtField(0x8001, new byte[]{1, 2, (byte) 0xff})).build();
+        v.add(new Vector("11_dispatch_bundle",
+                "a bundle of three: a shell line; env, workDir, 2.5 s wall time and non-ASCII argv; "
+                        + "escapes, an unknown ext tag in the spec and in the dispatch entry, attempt 2, "
+                        + "a task id above 2^63",
+                new Message.Dispatch(List.of(
+                        new Message.DispatchedTask(2, 0, TaskSpecCodec.encode(TaskSpec.shell("echo hi; exit 3")),
+                                ExtField.NONE),
+                        new Message.DispatchedTask(3, 1, TaskSpecCodec.encode(rich), ExtField.NONE),
+                        new Message.DispatchedTask(0x8000_0000_0000_0005L, 2, TaskSpecCodec.encode(withExt),
+                                List.of(new ExtField(0x8002, utf8("hint"))))))));
+        v.add(new Vector("12_result_exited", "one result, exit 0 with output, returning one credit",
+                new Message.Result(1, List.of(new Message.TaskResult(1, 0,
+                        exec(TaskStatus.EXITED, 0, 0, 1_763_769_600_000_100L, 1_763_769_600_001_350L, "hello\n",
+                                new byte[0], ""))))));
+        v.add(new Vector("13_result_bundle",
+                "five results with three credits back: exit 1 with stderr; a timeout; a launch failure; "
+                        + "both streams truncated with binary bytes; a no-exec completion",
+                new Message.Result(3, List.of(
+                        new Message.TaskResult(10, 0, exec(TaskStatus.EXITED, 1, 0, 100, 200, "",
+                                utf8("oops\n"), "")),
+                        new Message.TaskResult(11, 1, exec(TaskStatus.TIMEOUT, -1, 0, 300, 2800, "partial", new byte[0],
+                                "wall time 2500 ms exceeded; process tree killed")),
+                        new Message.TaskResult(12, 0, exec(TaskStatus.LAUNCH_FAILED, -1, 0, 0, 400, "", new byte[0],
+                                "No such file or directory: /no/such/program")),
+                        new Message.TaskResult(13, 0, new Execution(TaskStatus.EXITED, 137,
+                                Execution.STDOUT_TRUNCATED | Execution.STDERR_TRUNCATED, 500, 600,
+                                new byte[]{0, (byte) 0xff, 'x'}, new byte[]{(byte) 0xc3, (byte) 0xa9},
+                                "killed by signal 9", ExtField.NONE)),
+                        new Message.TaskResult(14, 0, exec(TaskStatus.EXITED, 0, Execution.NO_EXEC, 700, 700, "",
+                                new byte[0], ""))))));
+        v.add(new Vector("14_result_credit_only", "credits returned with no results (an empty list)",
+                new Message.Result(2, List.of())));
+        v.add(new Vector("15_cancel", "cancel three running tasks", new Message.Cancel(new long[]{5, 6, 7})));
+        v.add(new Vector("16_create_instance", "request 1: create an instance for client 'montage'",
+                new Message.CreateInstance(1, "montage")));
+        v.add(new Vector("17_instance_created", "reply to request 1",
+                new Message.InstanceCreated(1, 0x1234_5678_9abc_def0L)));
+        v.add(new Vector("18_submit", "request 2: a bundle of two tasks",
+                new Message.Submit(2, 0x1234_5678_9abc_def0L, List.of(
+                        new Message.SubmittedTask(0, TaskSpecCodec.encode(TaskSpec.shell("sleep 0"))),
+                        new Message.SubmittedTask(1, TaskSpecCodec.encode(TaskSpec.of("/bin/true")))))));
+        v.add(new Vector("19_submitted", "reply to request 2: both accepted",
+                new Message.Submitted(2, 0x1234_5678_9abc_def0L, 2)));
+        v.add(new Vector("20_deliver", "two results delivered to the client; the second never ran",
+                new Message.Deliver(0x1234_5678_9abc_def0L, List.of(
+                        new Message.DeliveredResult(0, 0, "node1-4242", 1000, 1100, 1500,
+                                exec(TaskStatus.EXITED, 0, 0, 1200, 1400, "", new byte[0], "")),
+                        new Message.DeliveredResult(1, 0, "", 1000, 0, 1600,
+                                Execution.of(TaskStatus.CANCELLED, "instance destroyed", 1600))))));
+        v.add(new Vector("21_status_request", "request 3: status of the whole dispatcher",
+                new Message.StatusRequest(3, 0)));
+        v.add(new Vector("22_status", "reply to request 3",
+                new Message.Status(3, "{\"queued\":0,\"running\":2}")));
+        v.add(new Vector("23_destroy", "request 4: destroy the instance",
+                new Message.Destroy(4, 0x1234_5678_9abc_def0L)));
+        v.add(new Vector("24_destroyed", "reply to request 4: nothing was left to cancel",
+                new Message.Destroyed(4, 0x1234_5678_9abc_def0L, 0)));
+        return v;
+    }
+
+    public static byte[] frame(Message m) {
+        ByteBuf buf = Unpooled.buffer();
+        MessageCodec.encodeFrame(m, buf);
+        byte[] b = new byte[buf.readableBytes()];
+        buf.readBytes(b);
+        return b;
+    }
+
+    /** The {@code .txt} text for a vector: comment lines, then the dump. */
+    public static String describe(Vector v) {
+        return "# " + v.name() + ": " + v.description() + "\n"
+                + "# " + (EXECUTOR_TYPES.contains(v.message().type()) ? "executor-facing" : "client-facing")
+                + " message; see docs/protocol.md\n"
+                + MessageDump.dump(v.message());
+    }
+
+    public static void main(String[] args) {
+        Path dir = Path.of(args.length > 0 ? args[0] : "protocol/src/test/resources/vectors");
+        try {
+            Files.createDirectories(dir);
+            for (Vector v : all()) {
+                Files.write(dir.resolve(v.name() + ".bin"), frame(v.message()));
+                Files.writeString(dir.resolve(v.name() + ".txt"), describe(v));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        System.out.println("wrote " + all().size() + " vectors to " + dir);
+    }
+}
