@@ -1,0 +1,16 @@
+package io.falkon.dispatcher.policy;
+
+/**
+ * Decides which queued task goes to which executor. The scheduler calls {@link #schedule} on its
+ * own thread once per scheduling round, whenever tasks are queued and some executor has free
+ * credits; the policy assigns tasks through the round and must not keep references to it.
+ * Implementations are plug-ins: each one passes the shared {@code DispatchPolicyContract} test.
+ */
+public interface DispatchPolicy {
+
+    /** The policy's name as given on the command line, e.g. {@code first-available}. */
+    String name();
+
+    /** Assigns zero or more queued tasks to executors with credits. */
+    void schedule(SchedulingRound round);
+}

@@ -1,0 +1,17 @@
+package io.falkon.dispatcher.policy;
+
+/** A task waiting in the dispatcher's queue, as a policy sees it. */
+public interface QueuedTask {
+
+    /** The dispatcher's id for the task. */
+    long id();
+
+    /** The task behind this one in the queue, or {@code null} at the tail. */
+    QueuedTask next();
+
+    /** When the dispatcher accepted the task, microseconds since the epoch. */
+    long submittedMicros();
+
+    /** How many times the task has been dispatched before (0 on its first dispatch). */
+    int attempt();
+}

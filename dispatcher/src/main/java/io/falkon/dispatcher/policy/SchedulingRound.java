@@ -1,0 +1,39 @@
+package io.falkon.dispatcher.policy;
+
+import java.util.Collection;
+
+/**
+ * What a {@link DispatchPolicy} sees and does in one scheduling round: the queue (from its head,
+ * so a policy can look at a window of it), every registered executor, and {@link #assign}.
+ */
+public interface SchedulingRound {
+
+    /** The scheduler's clock, microseconds since the epoch. */
+    long nowMicros();
+
+    /** The oldest queued task, or {@code null} when the queue is empty. */
+    QueuedTask head();
+
+    /** How many tasks are queued. */
+    int queued();
+
+    /** Every registered executor, in registration order. */
+    Collection<? extends ExecutorView> executors();
+
+    /**
+     * The next executor with at least one credit, in round-robin order over those with credits,
+     * or {@code null} when none has any. Executors that are taken but get no task stay in the ring.
+     */
+    ExecutorView nextWithCredit();
+
+    /** How many credits all executors together have left in this round. */
+    int totalCredits();
+
+    /**
+     * Removes {@code task} from the queue and sends it to {@code executor} (in one bundle with the
+     * executor's other assignments of this round), consuming one credit.
+     *
+     * @throws IllegalStateException if the executor has no credit left or the task is not queued
+     */
+    void assign(QueuedTask task, ExecutorView executor);
+}

@@ -1,0 +1,90 @@
+package io.falkon.dispatcher.transport;
+
+import io.falkon.dispatcher.core.SchedulerLoop;
+import io.falkon.protocol.netty.Frames;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+
+/** The dispatcher's TCP endpoint: Netty decodes frames and hands events to the scheduler loop. */
+public final class TcpTransport implements AutoCloseable {
+
+    /**
+     * @param heartbeatMillis send a heartbeat after this long without writing (0: off)
+     * @param deadAfterMillis close a connection after this long without reading anything (0: never)
+     */
+    public record Settings(String token, int maxFrameLength, long heartbeatMillis, long deadAfterMillis,
+                           long handshakeTimeoutMillis) {
+    }
+
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private final Channel server;
+
+    private TcpTransport(EventLoopGroup boss, EventLoopGroup workers, Channel server) {
+        this.boss = boss;
+        this.workers = workers;
+        this.server = server;
+    }
+
+    public static TcpTransport bind(InetSocketAddress address, int ioThreads, Settings settings, SchedulerLoop loop)
+            throws InterruptedException {
+        EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-accept", true),
+                NioIoHandler.newFactory());
+        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(ioThreads,
+                new DefaultThreadFactory("falkon-io", true), NioIoHandler.newFactory());
+        try {
+            ServerBootstrap b = new ServerBootstrap()
+                    .group(boss, workers)
+                    .channel(NioServerSocketChannel.class)
+                    .option(ChannelOption.SO_BACKLOG, 1024)
+                    .option(ChannelOption.SO_REUSEADDR, true)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childOption(ChannelOption.SO_KEEPALIVE, true)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            if (settings.heartbeatMillis() > 0 || settings.deadAfterMillis() > 0) {
+                                ch.pipeline().addLast(new IdleStateHandler(settings.deadAfterMillis(),
+                                        settings.heartbeatMillis(), 0, TimeUnit.MILLISECONDS));
+                            }
+                            Frames.install(ch.pipeline(), settings.maxFrameLength());
+                            ch.pipeline().addLast(new PeerHandler(settings, loop));
+                        }
+                    });
+            Channel server = b.bind(address).sync().channel();
+            return new TcpTransport(boss, workers, server);
+        } catch (InterruptedException | RuntimeException e) {
+            boss.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            workers.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            throw e;
+        }
+    }
+
+    public InetSocketAddress localAddress() {
+        return (InetSocketAddress) server.localAddress();
+    }
+
+    /** Stops accepting connections (existing ones stay open until {@link #close()}). */
+    public void stopAccepting() {
+        server.close().syncUninterruptibly();
+    }
+
+    @Override
+    public void close() {
+        server.close().syncUninterruptibly();
+        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+}

@@ -1,0 +1,19 @@
+package io.falkon.dispatcher.core;
+
+/** A clock that moves only when told to. */
+public final class FakeClock implements Clock {
+    private long micros;
+
+    public FakeClock(long startMicros) {
+        this.micros = startMicros;
+    }
+
+    @Override
+    public long nowMicros() {
+        return micros;
+    }
+
+    public void advanceMillis(long ms) {
+        micros += ms * 1000;
+    }
+}

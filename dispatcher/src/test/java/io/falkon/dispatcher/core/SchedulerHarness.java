@@ -1,0 +1,100 @@
+package io.falkon.dispatcher.core;
+
+import io.falkon.dispatcher.policy.DispatchPolicy;
+import io.falkon.protocol.Execution;
+import io.falkon.protocol.ExtField;
+import io.falkon.protocol.Message;
+import io.falkon.protocol.TaskSpec;
+import io.falkon.protocol.TaskSpecCodec;
+import io.falkon.protocol.TaskStatus;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Drives a {@link Scheduler} the way the transport does, with fake links and a fake clock. */
+public final class SchedulerHarness {
+    public final FakeClock clock = new FakeClock(1_000_000_000L);
+    public final Scheduler scheduler;
+    private long requestIds = 1;
+    private long clientTaskIds;
+
+    public SchedulerHarness(DispatchPolicy policy) {
+        this.scheduler = new Scheduler(policy, clock, "d-test");
+    }
+
+    public FakeLink executor(String id, int slots, int credits) {
+        FakeLink link = new FakeLink(id);
+        scheduler.registerExecutor(link, new Message.Register(id, "host-" + id, slots, 0, Map.of()));
+        if (credits > 0) {
+            scheduler.credit(link, credits);
+        }
+        scheduler.endBatch();
+        return link;
+    }
+
+    /** A connected client with one instance; returns the link, the instance id is {@link #instanceOf}. */
+    public FakeLink client(String name) {
+        FakeLink link = new FakeLink(name);
+        scheduler.createInstance(link, new Message.CreateInstance(requestIds++, name));
+        scheduler.endBatch();
+        return link;
+    }
+
+    public long instanceOf(FakeLink client) {
+        return client.sent(Message.InstanceCreated.class).get(0).instanceId();
+    }
+
+    public List<Long> submit(FakeLink client, int n) {
+        return submit(client, instanceOf(client), n);
+    }
+
+    public List<Long> submit(FakeLink client, long instanceId, int n) {
+        List<Message.SubmittedTask> tasks = new ArrayList<>();
+        List<Long> ids = new ArrayList<>();
+        byte[] spec = TaskSpecCodec.encode(TaskSpec.of("/bin/true"));
+        for (int i = 0; i < n; i++) {
+            long id = clientTaskIds++;
+            ids.add(id);
+            tasks.add(new Message.SubmittedTask(id, spec));
+        }
+        scheduler.submit(client, new Message.Submit(requestIds++, instanceId, tasks));
+        scheduler.endBatch();
+        return ids;
+    }
+
+    /** Everything the executor was sent in DISPATCH bundles since the last call. */
+    public static List<Message.DispatchedTask> dispatched(FakeLink executor) {
+        List<Message.DispatchedTask> out = new ArrayList<>();
+        for (Message m : executor.drain()) {
+            if (m instanceof Message.Dispatch d) {
+                out.addAll(d.tasks());
+            }
+        }
+        return out;
+    }
+
+    public static Execution exited(int code) {
+        return new Execution(TaskStatus.EXITED, code, 0, 1, 2, new byte[0], new byte[0], "", ExtField.NONE);
+    }
+
+    /** The executor reports these tasks finished with exit 0 and returns one credit for each. */
+    public void complete(FakeLink executor, List<Message.DispatchedTask> tasks) {
+        List<Message.TaskResult> results = new ArrayList<>();
+        for (Message.DispatchedTask t : tasks) {
+            results.add(new Message.TaskResult(t.taskId(), t.attempt(), exited(0)));
+        }
+        scheduler.results(executor, new Message.Result(tasks.size(), results));
+        scheduler.endBatch();
+    }
+
+    public static List<Message.DeliveredResult> delivered(FakeLink client) {
+        List<Message.DeliveredResult> out = new ArrayList<>();
+        for (Message m : client.sent) {
+            if (m instanceof Message.Deliver d) {
+                out.addAll(d.results());
+            }
+        }
+        return out;
+    }
+}
