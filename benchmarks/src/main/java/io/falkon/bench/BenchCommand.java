@@ -1,0 +1,10 @@
+package io.falkon.bench;
+
+import picocli.CommandLine.Command;
+
+/** {@code falkon bench WORKLOAD}: the papers' workloads. Each prints a table and writes CSV and JSON. */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Benchmarks: reproduce the papers' figures on this machine.",
+        subcommands = {ThroughputBenchmark.class})
+public final class BenchCommand {
+}

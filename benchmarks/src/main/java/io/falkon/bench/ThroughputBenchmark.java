@@ -1,0 +1,138 @@
+package io.falkon.bench;
+
+import io.falkon.client.ClientOptions;
+import io.falkon.client.FalkonClient;
+import io.falkon.client.Instance;
+import io.falkon.dispatcher.DispatcherConfig;
+import io.falkon.protocol.TaskSpec;
+import org.HdrHistogram.Histogram;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The papers' "sleep 0" microbenchmark (Falkon SC07 section 4.1): N tasks over E executors x S
+ * slots, end to end (client, dispatcher, executors, back to the client over 127.0.0.1), in no-exec
+ * mode (dispatch overhead alone) and with real {@code /bin/true} processes, for several bundle
+ * sizes; plus the C posix_spawn + waitpid loop as the physical limit, in the same run.
+ */
+@Command(name = "throughput", mixinStandardHelpOptions = true,
+        description = "Tasks/s end to end vs bundle size, no-exec and real /bin/true, beside a C spawn loop.")
+final class ThroughputBenchmark implements Callable<Integer> {
+
+    @Option(names = "--tasks", description = "tasks per no-exec measurement (default: ${DEFAULT-VALUE})")
+    int tasks = 100_000;
+
+    @Option(names = "--real-tasks", description = "tasks per /bin/true measurement (default: ${DEFAULT-VALUE})")
+    int realTasks = 20_000;
+
+    @Option(names = "--executors", description = "executors (default: ${DEFAULT-VALUE})")
+    int executors = 2;
+
+    @Option(names = "--slots", description = "slots per executor in no-exec mode (default: ${DEFAULT-VALUE})")
+    int noExecSlots = 1000;
+
+    @Option(names = "--real-slots", description = "slots per executor with real processes (default: cores)")
+    int realSlots = Runtime.getRuntime().availableProcessors();
+
+    @Option(names = "--bundles", split = ",", description = "client bundle sizes (default: 1,10,100)")
+    List<Integer> bundles = List.of(1, 10, 100);
+
+    @Option(names = "--modes", split = ",", description = "no-exec and/or true (default: no-exec,true)")
+    List<String> modes = List.of("no-exec", "true");
+
+    @Option(names = "--spawners", description = "concurrent spawners in the C baseline (default: ${DEFAULT-VALUE})")
+    int spawners = 2;
+
+    @Option(names = "--warmup", description = "fraction of the tasks run first to warm up (default: ${DEFAULT-VALUE})")
+    double warmup = 0.2;
+
+    @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
+    Path out = Path.of("bench-results");
+
+    @Override
+    public Integer call() throws Exception {
+        ResultTable table = new ResultTable("throughput: tasks/s end to end (client -> dispatcher -> executors -> client)",
+                List.of("mode", "executors", "slots", "bundle", "tasks", "seconds", "tasksPerSecond", "p50ms", "p99ms"));
+        Machine.describe(table);
+        for (String mode : modes) {
+            boolean noExec = switch (mode) {
+                case "no-exec" -> true;
+                case "true" -> false;
+                default -> throw new IllegalArgumentException("unknown mode '" + mode + "' (no-exec or true)");
+            };
+            for (int bundle : bundles) {
+                int n = noExec ? tasks : realTasks;
+                int slots = noExec ? noExecSlots : realSlots;
+                Measurement m = measure(noExec, bundle, n, slots);
+                table.add(mode, executors, slots, bundle, n, m.seconds, m.tasksPerSecond(), m.p50ms, m.p99ms);
+                System.err.printf("  %s bundle %d: %,.0f tasks/s%n", mode, bundle, m.tasksPerSecond());
+            }
+        }
+        if (modes.contains("true")) {
+            double c = SpawnBaseline.compile().run(realTasks, spawners, "/bin/true");
+            table.add("c-spawn-loop", 0, spawners, 0, realTasks, realTasks / c, c, 0.0, 0.0);
+            table.meta("cSpawnLoopTasksPerSecond", c);
+        }
+        table.print(System.out);
+        table.write(out, "throughput");
+        System.out.println("wrote " + out.resolve("throughput.csv") + " and throughput.json");
+        return 0;
+    }
+
+    record Measurement(long tasks, double seconds, double p50ms, double p99ms) {
+        double tasksPerSecond() {
+            return tasks / seconds;
+        }
+    }
+
+    private Measurement measure(boolean noExec, int bundle, int n, int slots) throws Exception {
+        ClientOptions opts = ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(Math.max(bundle, 100_000));
+        try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local(), executors, slots, noExec);
+             FalkonClient client = cluster.client(opts)) {
+            runOnce(client, bundle, (int) Math.max(bundle, n * warmup), null);
+            Histogram latency = new Histogram(3_600_000_000L, 3);
+            long t0 = System.nanoTime();
+            runOnce(client, bundle, n, latency);
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            return new Measurement(n, seconds, latency.getValueAtPercentile(50) / 1000.0,
+                    latency.getValueAtPercentile(99) / 1000.0);
+        }
+    }
+
+    /** Submits n /bin/true tasks in bundles and waits for all; records submit-to-delivery latency. */
+    static void runOnce(FalkonClient client, int bundle, int n, Histogram latency) throws InterruptedException {
+        TaskSpec spec = TaskSpec.of("/bin/true");
+        AtomicLong failures = new AtomicLong();
+        try (Instance instance = client.createInstance("throughput")) {
+            instance.onResult(r -> {
+                if (!r.succeeded()) {
+                    failures.incrementAndGet();
+                }
+                if (latency != null) {
+                    latency.recordValue(Math.max(0, r.deliveredMicros() - r.submittedMicros()));
+                }
+            });
+            List<TaskSpec> chunk = new ArrayList<>(bundle);
+            for (int i = 0; i < n; i++) {
+                chunk.add(spec);
+                if (chunk.size() == bundle) {
+                    instance.submit(chunk);
+                    chunk = new ArrayList<>(bundle);
+                }
+            }
+            if (!chunk.isEmpty()) {
+                instance.submit(chunk);
+            }
+            instance.awaitAll();
+        }
+        if (failures.get() > 0) {
+            throw new IllegalStateException(failures.get() + " of " + n + " benchmark tasks failed");
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package io.falkon.cli;
+
+import io.falkon.client.FalkonClient;
+import io.falkon.dispatcher.Dispatcher;
+import io.falkon.dispatcher.DispatcherConfig;
+import io.falkon.executor.LocalExecutors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+@Command(name = "run", mixinStandardHelpOptions = true,
+        description = "Run a task file on this machine: an embedded dispatcher plus local executor processes. "
+                + "Exit 0 iff every task succeeded.")
+final class RunCommand implements java.util.concurrent.Callable<Integer> {
+
+    @Option(names = "--executors", description = "executor processes to start (default: ${DEFAULT-VALUE})")
+    int executors = 1;
+
+    @Option(names = "--slots", description = "tasks each executor runs at once (default: cores)")
+    int slots = Runtime.getRuntime().availableProcessors();
+
+    @Option(names = "--no-exec", description = "BENCHMARKING ONLY: executors complete tasks without running them")
+    boolean noExec;
+
+    @Option(names = {"-v", "--verbose"}, description = "log what the dispatcher and executors do")
+    boolean verbose;
+
+    @Mixin
+    WorkloadOptions workload;
+
+    @Override
+    public Integer call() throws Exception {
+        Logging.level(verbose ? "INFO" : "WARN");
+        if (executors < 1 || slots < 1) {
+            throw new Falkon.UserError("--executors and --slots must be at least 1");
+        }
+        long total = workload.validate();
+        Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local());
+        LocalExecutors local = null;
+        try {
+            local = LocalExecutors.start(executors, slots, noExec, dispatcher.port(),
+                    "local-" + ProcessHandle.current().pid(), List.of());
+            awaitExecutors(dispatcher, local);
+            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
+                    workload.clientOptions(""));
+                 TaskFile file = TaskFile.open(workload.file, workload.defaultWallTime())) {
+                return workload.report(new Workload().run(client, file, total, workload.results));
+            }
+        } finally {
+            // closing the dispatcher closes the executors' connections, which makes them exit
+            dispatcher.close();
+            if (local != null) {
+                local.close();
+            }
+        }
+    }
+
+    private void awaitExecutors(Dispatcher dispatcher, LocalExecutors local) throws InterruptedException {
+        try {
+            CompletableFuture.anyOf(dispatcher.whenExecutors(executors), local.died()).get(120, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw new Falkon.UserError(e.getCause().getMessage());
+        } catch (TimeoutException e) {
+            throw new Falkon.UserError(executors + " local executors did not register within 120 s");
+        }
+    }
+}

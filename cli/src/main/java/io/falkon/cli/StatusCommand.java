@@ -1,0 +1,51 @@
+package io.falkon.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.falkon.client.ClientOptions;
+import io.falkon.client.FalkonClient;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.util.concurrent.Callable;
+
+@Command(name = "status", mixinStandardHelpOptions = true, description = "Show a dispatcher's state.")
+final class StatusCommand implements Callable<Integer> {
+
+    @Option(names = "--dispatcher", required = true, paramLabel = "HOST:PORT", description = "the dispatcher")
+    String dispatcher;
+
+    @Option(names = "--json", description = "print the raw status document")
+    boolean json;
+
+    @Option(names = "--token", description = "the dispatcher's shared secret")
+    String token = "";
+
+    @Override
+    public Integer call() throws Exception {
+        Logging.level("WARN");
+        String doc;
+        try (FalkonClient c = FalkonClient.connect(dispatcher, ClientOptions.defaults().withToken(token))) {
+            doc = c.status();
+        }
+        if (json) {
+            System.out.println(doc);
+            return 0;
+        }
+        JsonNode s = new ObjectMapper().readTree(doc);
+        System.out.printf("dispatcher %s  up %.0f s  policy %s%n", s.path("dispatcherId").asText(),
+                s.path("uptimeSeconds").asDouble(), s.path("policy").asText());
+        System.out.printf("tasks: %d queued, %d running, %d completed (%d failed); %d instances%n",
+                s.path("queued").asLong(), s.path("running").asLong(), s.path("completed").asLong(),
+                s.path("failed").asLong(), s.path("instances").asLong());
+        JsonNode ex = s.path("executors");
+        System.out.printf("executors: %d registered, %d/%d slots busy%n", ex.path("registered").asInt(),
+                ex.path("busySlots").asInt(), ex.path("slots").asInt());
+        for (JsonNode e : s.path("executorList")) {
+            System.out.printf("  %-32s %-20s %3d/%-3d busy  %8d done%s%n", e.path("id").asText(),
+                    e.path("host").asText(), e.path("running").asInt(), e.path("slots").asInt(),
+                    e.path("completed").asLong(), e.path("noExec").asBoolean() ? "  (no-exec)" : "");
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,32 @@
+package io.falkon.cli;
+
+import io.falkon.client.FalkonClient;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.util.concurrent.Callable;
+
+@Command(name = "submit", mixinStandardHelpOptions = true,
+        description = "Run a task file on a running dispatcher; exit 0 iff every task succeeded.")
+final class SubmitCommand implements Callable<Integer> {
+
+    @Option(names = "--dispatcher", required = true, paramLabel = "HOST:PORT", description = "the dispatcher")
+    String dispatcher;
+
+    @Option(names = "--token", description = "the dispatcher's shared secret")
+    String token = "";
+
+    @Mixin
+    WorkloadOptions workload;
+
+    @Override
+    public Integer call() throws Exception {
+        Logging.level("WARN");
+        long total = workload.validate();
+        try (FalkonClient client = FalkonClient.connect(dispatcher, workload.clientOptions(token));
+             TaskFile file = TaskFile.open(workload.file, workload.defaultWallTime())) {
+            return workload.report(new Workload().run(client, file, total, workload.results));
+        }
+    }
+}

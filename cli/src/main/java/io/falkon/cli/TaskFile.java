@@ -1,0 +1,219 @@
+package io.falkon.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.falkon.protocol.TaskSpec;
+
+import java.io.BufferedReader;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Set;
+
+/**
+ * A task file, read as a stream. Plain files hold one shell command per line (run with
+ * {@code /bin/sh -c}); blank lines and lines starting with {@code #} are skipped. Files ending in
+ * {@code .jsonl} hold one JSON task spec per line:
+ * {@code {"shell": "echo hi"}} or {@code {"args": ["/bin/echo", "hi"]}}, optionally with
+ * {@code "env": {...}}, {@code "dir": "..."} and {@code "timeout": seconds}.
+ * A bad line raises {@link BadLine} naming the file and line.
+ */
+final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Set<String> JSON_FIELDS = Set.of("shell", "args", "env", "dir", "timeout");
+
+    /** One task and the line it came from. */
+    record Entry(int line, TaskSpec spec) {
+    }
+
+    /** A line that is not a valid task. */
+    static final class BadLine extends RuntimeException {
+        BadLine(String name, int line, String message) {
+            super(name + ":" + line + ": " + message);
+        }
+    }
+
+    private final String name;
+    private final BufferedReader reader;
+    private final boolean jsonl;
+    private final long defaultWallTimeMillis;
+    private int lineNo;
+    private Entry next;
+
+    private TaskFile(String name, InputStream in, boolean jsonl, Duration defaultWallTime) {
+        this.name = name;
+        this.reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT)),
+                1 << 16);
+        this.jsonl = jsonl;
+        this.defaultWallTimeMillis = defaultWallTime == null ? 0 : defaultWallTime.toMillis();
+    }
+
+    /** Opens {@code path}, or standard input for {@code -}. */
+    static TaskFile open(String path, Duration defaultWallTime) throws IOException {
+        if (path.equals("-")) {
+            return new TaskFile("<stdin>", System.in, false, defaultWallTime);
+        }
+        Path p = Path.of(path);
+        if (!Files.isRegularFile(p)) {
+            throw new IOException("task file " + path + " does not exist or is not a file");
+        }
+        return new TaskFile(path, Files.newInputStream(p), path.endsWith(".jsonl"), defaultWallTime);
+    }
+
+    /** Reads the whole file once to check every line and count the tasks. */
+    static int validate(String path, Duration defaultWallTime) throws IOException {
+        int n = 0;
+        try (TaskFile f = open(path, defaultWallTime)) {
+            while (f.hasNext()) {
+                f.next();
+                n++;
+            }
+        }
+        return n;
+    }
+
+    @Override
+    public boolean hasNext() {
+        if (next == null) {
+            next = read();
+        }
+        return next != null;
+    }
+
+    @Override
+    public Entry next() {
+        if (!hasNext()) {
+            throw new NoSuchElementException();
+        }
+        Entry e = next;
+        next = null;
+        return e;
+    }
+
+    private Entry read() {
+        while (true) {
+            String line;
+            try {
+                line = reader.readLine();
+            } catch (CharacterCodingException e) {
+                throw new BadLine(name, lineNo + 1, "not valid UTF-8");
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read " + name, e);
+            }
+            if (line == null) {
+                return null;
+            }
+            lineNo++;
+            String trimmed = line.strip();
+            if (trimmed.isEmpty() || trimmed.startsWith("#")) {
+                continue;
+            }
+            if (line.indexOf('\0') >= 0) {
+                throw new BadLine(name, lineNo, "contains a NUL character");
+            }
+            return new Entry(lineNo, jsonl ? parseJson(trimmed) : withDefaults(TaskSpec.builder("/bin/sh", "-c", line)));
+        }
+    }
+
+    private TaskSpec withDefaults(TaskSpec.Builder b) {
+        if (defaultWallTimeMillis > 0) {
+            b.wallTime(Duration.ofMillis(defaultWallTimeMillis));
+        }
+        return b.build();
+    }
+
+    private TaskSpec parseJson(String line) {
+        JsonNode node;
+        try {
+            node = JSON.readTree(line);
+        } catch (JsonProcessingException e) {
+            throw new BadLine(name, lineNo, "not valid JSON: " + e.getOriginalMessage());
+        }
+        if (node == null || !node.isObject()) {
+            throw new BadLine(name, lineNo, "expected a JSON object like {\"shell\": \"echo hi\"}");
+        }
+        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!JSON_FIELDS.contains(f)) {
+                throw new BadLine(name, lineNo, "unknown field \"" + f + "\" (known: shell, args, env, dir, timeout)");
+            }
+        }
+        JsonNode shell = node.get("shell");
+        JsonNode args = node.get("args");
+        if ((shell == null) == (args == null)) {
+            throw new BadLine(name, lineNo, "needs exactly one of \"shell\" (a command line) or \"args\" (an array)");
+        }
+        List<String> argv = new ArrayList<>();
+        if (shell != null) {
+            if (!shell.isTextual() || shell.asText().isBlank()) {
+                throw new BadLine(name, lineNo, "\"shell\" must be a non-empty string");
+            }
+            argv.addAll(List.of("/bin/sh", "-c", shell.asText()));
+        } else {
+            if (!args.isArray() || args.isEmpty()) {
+                throw new BadLine(name, lineNo, "\"args\" must be a non-empty array of strings");
+            }
+            for (JsonNode a : args) {
+                if (!a.isTextual()) {
+                    throw new BadLine(name, lineNo, "\"args\" must hold only strings, found " + a);
+                }
+                argv.add(a.asText());
+            }
+            if (argv.get(0).isEmpty()) {
+                throw new BadLine(name, lineNo, "\"args\"[0] (the program) is empty");
+            }
+        }
+        TaskSpec.Builder b = TaskSpec.builder(argv);
+        JsonNode env = node.get("env");
+        if (env != null) {
+            if (!env.isObject()) {
+                throw new BadLine(name, lineNo, "\"env\" must be an object of strings");
+            }
+            for (Iterator<Map.Entry<String, JsonNode>> it = env.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                if (!e.getValue().isTextual() || e.getKey().isEmpty() || e.getKey().contains("=")) {
+                    throw new BadLine(name, lineNo, "\"env\": \"" + e.getKey() + "\" must be a valid name with a string value");
+                }
+                b.env(e.getKey(), e.getValue().asText());
+            }
+        }
+        JsonNode dir = node.get("dir");
+        if (dir != null) {
+            if (!dir.isTextual()) {
+                throw new BadLine(name, lineNo, "\"dir\" must be a string");
+            }
+            b.workDir(dir.asText());
+        }
+        JsonNode timeout = node.get("timeout");
+        if (timeout != null) {
+            if (!timeout.isNumber() || timeout.asDouble() <= 0 || timeout.asDouble() > 4_000_000) {
+                throw new BadLine(name, lineNo, "\"timeout\" must be a positive number of seconds");
+            }
+            b.wallTime(Duration.ofMillis(Math.round(timeout.asDouble() * 1000)));
+            return b.build();
+        }
+        return withDefaults(b);
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (reader != null && !name.equals("<stdin>")) {
+            reader.close();
+        }
+    }
+}

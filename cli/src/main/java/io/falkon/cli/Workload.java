@@ -1,0 +1,175 @@
+package io.falkon.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.falkon.client.FalkonClient;
+import io.falkon.client.Instance;
+import io.falkon.client.TaskResult;
+import io.falkon.protocol.TaskSpec;
+import io.falkon.protocol.TaskStatus;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Runs a task file through a client: streams the tasks in (bundled, with backpressure), counts
+ * the results, reports failures with the line they came from, optionally writes every result as
+ * JSON lines, and sums up. Shared by {@code falkon submit} and {@code falkon run}.
+ */
+final class Workload {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final int MAX_FAILURES_SHOWN = 10;
+
+    /** What happened. */
+    record Summary(long tasks, long succeeded, long failed, double seconds) {
+        double tasksPerSecond() {
+            return seconds > 0 ? tasks / seconds : 0;
+        }
+
+        String json() {
+            ObjectNode o = JSON.createObjectNode();
+            o.put("tasks", tasks);
+            o.put("succeeded", succeeded);
+            o.put("failed", failed);
+            o.put("seconds", Math.round(seconds * 1000) / 1000.0);
+            o.put("tasksPerSecond", Math.round(tasksPerSecond() * 10) / 10.0);
+            return o.toString();
+        }
+
+        String text() {
+            return String.format("%d tasks: %d succeeded, %d failed in %.3f s (%.1f tasks/s)", tasks, succeeded,
+                    failed, seconds, tasksPerSecond());
+        }
+    }
+
+    private final PrintStream err = System.err;
+    private final AtomicLong done = new AtomicLong();
+    private final AtomicLong succeeded = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
+    private final AtomicLong failuresShown = new AtomicLong();
+    private int[] lines = new int[1024];
+    private BufferedWriter results;
+
+    /**
+     * @param total       tasks in the file if known (for the progress bar), else -1
+     * @param resultsFile where to write one JSON line per result, or null
+     */
+    Summary run(FalkonClient client, TaskFile file, long total, Path resultsFile) throws IOException,
+            InterruptedException {
+        if (resultsFile != null) {
+            results = Files.newBufferedWriter(resultsFile, StandardCharsets.UTF_8);
+        }
+        int bundle = client.options().bundleSize();
+        long start = System.nanoTime();
+        long submitted = 0;
+        try (Instance instance = client.createInstance();
+             AutoCloseable progress = Progress.startIfTerminal(done::get, total)) {
+            instance.onResult(this::result);
+            List<TaskSpec> chunk = new ArrayList<>(bundle);
+            while (file.hasNext()) {
+                TaskFile.Entry e = file.next();
+                remember(submitted++, e.line());
+                chunk.add(e.spec());
+                if (chunk.size() == bundle) {
+                    instance.submit(chunk);
+                    chunk = new ArrayList<>(bundle);
+                }
+            }
+            if (!chunk.isEmpty()) {
+                instance.submit(chunk);
+            }
+            instance.awaitAll();
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        } finally {
+            if (results != null) {
+                results.close();
+            }
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        return new Summary(submitted, succeeded.get(), failed.get(), seconds);
+    }
+
+    private synchronized void remember(long taskId, int line) {
+        if (taskId >= lines.length) {
+            lines = Arrays.copyOf(lines, lines.length * 2);
+        }
+        lines[(int) taskId] = line;
+    }
+
+    private synchronized int lineOf(long taskId) {
+        return taskId < lines.length ? lines[(int) taskId] : -1;
+    }
+
+    /** On the client's I/O thread, for every result. */
+    private void result(TaskResult r) {
+        if (r.succeeded()) {
+            succeeded.incrementAndGet();
+        } else {
+            failed.incrementAndGet();
+            if (failuresShown.incrementAndGet() <= MAX_FAILURES_SHOWN) {
+                err.println("line " + lineOf(r.taskId()) + ": " + describe(r));
+            } else if (failuresShown.get() == MAX_FAILURES_SHOWN + 1) {
+                err.println("(more failures not shown" + (results == null ? "; use --results FILE to keep them all)" : ")"));
+            }
+        }
+        if (results != null) {
+            write(r);
+        }
+        done.incrementAndGet();
+    }
+
+    static String describe(TaskResult r) {
+        String what = r.status() == TaskStatus.EXITED ? "exit " + r.exitCode() : r.status().toString().toLowerCase();
+        String detail = r.execution().detail().isEmpty() ? "" : " (" + r.execution().detail() + ")";
+        String stderr = r.stderr().strip();
+        int nl = stderr.indexOf('\n');
+        if (nl >= 0) {
+            stderr = stderr.substring(0, nl) + " ...";
+        }
+        return what + detail + (stderr.isEmpty() ? "" : ": " + stderr);
+    }
+
+    private void write(TaskResult r) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("task", r.taskId());
+        o.put("line", lineOf(r.taskId()));
+        o.put("status", r.status().name());
+        o.put("exitCode", r.exitCode());
+        o.put("executor", r.executorId());
+        o.put("attempt", r.attempt());
+        o.put("stdout", r.stdout());
+        o.put("stderr", r.stderr());
+        if (r.execution().stdoutTruncated()) {
+            o.put("stdoutTruncated", true);
+        }
+        if (r.execution().stderrTruncated()) {
+            o.put("stderrTruncated", true);
+        }
+        if (!r.execution().detail().isEmpty()) {
+            o.put("detail", r.execution().detail());
+        }
+        o.put("submittedMicros", r.submittedMicros());
+        o.put("dispatchedMicros", r.dispatchedMicros());
+        o.put("startedMicros", r.execution().startedMicros());
+        o.put("finishedMicros", r.execution().finishedMicros());
+        o.put("deliveredMicros", r.deliveredMicros());
+        try {
+            results.write(o.toString());
+            results.newLine();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+package io.falkon.client;
+
+import io.falkon.client.transport.Connection;
+import io.falkon.client.transport.TcpConnection;
+import io.falkon.protocol.HostPort;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * Entry point of the client library: a connection to one dispatcher, on which instances are
+ * created.
+ *
+ * <pre>{@code
+ * try (FalkonClient client = FalkonClient.connect("head-node:50500");
+ *      Instance instance = client.createInstance("sweep")) {
+ *     List<CompletableFuture<TaskResult>> results =
+ *             instance.submit(List.of(TaskSpec.shell("echo hi"), TaskSpec.of("/bin/hostname")));
+ *     instance.awaitAll();
+ *     for (CompletableFuture<TaskResult> r : results) {
+ *         System.out.println(r.join().stdout());
+ *     }
+ * }
+ * }</pre>
+ *
+ * Thread-safe; one client can serve many threads and many instances.
+ */
+public final class FalkonClient implements AutoCloseable {
+    private final Connection connection;
+    private final ClientOptions options;
+    private final List<Instance> instances = new CopyOnWriteArrayList<>();
+
+    private FalkonClient(Connection connection, ClientOptions options) {
+        this.connection = connection;
+        this.options = options;
+    }
+
+    /** Connects with default options to {@code host:port} (or {@code tcp://host:port}, or just {@code host}). */
+    public static FalkonClient connect(String address) {
+        return connect(address, ClientOptions.defaults());
+    }
+
+    /**
+     * Connects to a dispatcher.
+     *
+     * @throws IllegalArgumentException if the address cannot be parsed
+     * @throws FalkonException          if the dispatcher cannot be reached or refuses the handshake
+     */
+    public static FalkonClient connect(String address, ClientOptions options) {
+        HostPort hp = HostPort.parse(address);
+        return new FalkonClient(TcpConnection.connect(hp.host(), hp.port(), options.token(),
+                options.connectTimeout()), options);
+    }
+
+    public ClientOptions options() {
+        return options;
+    }
+
+    /** Creates an instance named after {@link ClientOptions#clientName()}. */
+    public Instance createInstance() {
+        return createInstance(options.clientName());
+    }
+
+    /** Creates a new, isolated instance on the dispatcher. */
+    public Instance createInstance(String name) {
+        long id = Instance.await(connection.createInstance(name), "create instance");
+        Instance[] self = new Instance[1];
+        Instance in = new Instance(connection, id, options, () -> instances.remove(self[0]));
+        self[0] = in;
+        instances.add(in);
+        return in;
+    }
+
+    /** The dispatcher-wide status document (JSON; see docs/protocol.md section 7). */
+    public String status() {
+        return Instance.await(connection.status(0), "status");
+    }
+
+    /** Closes every open instance (cancelling unfinished tasks), then the connection. */
+    @Override
+    public void close() {
+        try {
+            for (Instance in : instances) {
+                try {
+                    in.close();
+                } catch (FalkonException e) {
+                    // the connection is going away anyway
+                }
+            }
+        } finally {
+            connection.close();
+        }
+    }
+}

@@ -1,0 +1,321 @@
+package io.falkon.client;
+
+import io.falkon.client.transport.Connection;
+import io.falkon.client.transport.ResultSink;
+import io.falkon.protocol.Message;
+import io.falkon.protocol.TaskSpec;
+import io.falkon.protocol.TaskSpecCodec;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * An isolated instance on a dispatcher (the factory/instance pattern): tasks submitted here run on
+ * the dispatcher's executors and their results come back only here.
+ *
+ * <p>Submissions are bundled automatically: tasks submitted from any thread are queued and sent
+ * in SUBMIT messages of up to {@link ClientOptions#bundleSize()} tasks by the connection's I/O
+ * thread. At most {@link ClientOptions#maxInFlight()} tasks may be unfinished at once; beyond that
+ * {@code submit} blocks until results come back (backpressure).
+ *
+ * <p>Futures complete on the connection's I/O thread: keep dependent actions short, or attach
+ * them with the {@code ...Async} variants. {@link #close()} destroys the instance, cancelling
+ * whatever is unfinished. Thread-safe.
+ */
+public final class Instance implements AutoCloseable {
+    private final Connection connection;
+    private final long id;
+    private final int bundleSize;
+    private final int maxInFlight;
+    private final Semaphore permits;
+    private final Map<Long, CompletableFuture<TaskResult>> pending = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedQueue<Message.SubmittedTask> toSend = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger queuedToSend = new AtomicInteger();
+    private final AtomicBoolean flushScheduled = new AtomicBoolean();
+    private final AtomicInteger outstanding = new AtomicInteger();
+    private final Object idle = new Object();
+    private final Runnable onClose;
+    private long nextTaskId;
+    private volatile Consumer<TaskResult> listener;
+    private volatile FalkonException lost;
+    private volatile boolean closed;
+
+    Instance(Connection connection, long id, ClientOptions options, Runnable onClose) {
+        this.connection = connection;
+        this.id = id;
+        this.bundleSize = options.bundleSize();
+        this.maxInFlight = options.maxInFlight();
+        this.permits = new Semaphore(options.maxInFlight());
+        this.onClose = onClose;
+        connection.attach(id, new Sink());
+    }
+
+    /** The dispatcher's id for this instance. */
+    public long id() {
+        return id;
+    }
+
+    /** Submits one task; it travels in a bundle with others submitted around the same time. */
+    public CompletableFuture<TaskResult> submit(TaskSpec spec) {
+        return submit(List.of(spec)).get(0);
+    }
+
+    /**
+     * Submits tasks; returns one future per task, in the same order. Blocks while
+     * {@link ClientOptions#maxInFlight()} tasks are unfinished.
+     *
+     * @throws FalkonException if the instance is closed or its connection is lost
+     */
+    public List<CompletableFuture<TaskResult>> submit(List<TaskSpec> specs) {
+        List<CompletableFuture<TaskResult>> futures = new ArrayList<>(specs.size());
+        int sinceFlush = 0;
+        for (TaskSpec spec : specs) {
+            Objects.requireNonNull(spec, "spec");
+            byte[] encoded = TaskSpecCodec.encode(spec);
+            acquirePermit();
+            CompletableFuture<TaskResult> f = new CompletableFuture<>();
+            long taskId;
+            synchronized (this) {
+                taskId = nextTaskId++;
+            }
+            outstanding.incrementAndGet();
+            pending.put(taskId, f);
+            toSend.add(new Message.SubmittedTask(taskId, encoded));
+            queuedToSend.incrementAndGet();
+            futures.add(f);
+            if (++sinceFlush == bundleSize) {
+                scheduleFlush();
+                sinceFlush = 0;
+            }
+        }
+        scheduleFlush();
+        return futures;
+    }
+
+    private void acquirePermit() {
+        checkUsable();
+        try {
+            permits.acquire();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new FalkonException("interrupted while waiting for room to submit", e);
+        }
+        if (lost != null || closed) {
+            permits.release();
+            checkUsable();
+        }
+    }
+
+    private void checkUsable() {
+        if (lost != null) {
+            throw lost;
+        }
+        if (closed) {
+            throw new FalkonException(null, "instance " + Long.toUnsignedString(id, 16) + " is closed");
+        }
+    }
+
+    private void scheduleFlush() {
+        if (flushScheduled.compareAndSet(false, true)) {
+            connection.executor().execute(this::flush);
+        }
+    }
+
+    /** On the I/O thread: sends everything queued, in bundles of at most bundleSize. */
+    private void flush() {
+        flushScheduled.set(false);
+        while (queuedToSend.get() > 0) {
+            int n = Math.min(bundleSize, queuedToSend.get());
+            List<Message.SubmittedTask> bundle = new ArrayList<>(n);
+            Message.SubmittedTask t;
+            while (bundle.size() < n && (t = toSend.poll()) != null) {
+                bundle.add(t);
+            }
+            if (bundle.isEmpty()) {
+                return;
+            }
+            queuedToSend.addAndGet(-bundle.size());
+            connection.submit(id, bundle).whenComplete((accepted, err) -> {
+                if (err != null) {
+                    failBundle(bundle, err);
+                }
+            });
+        }
+    }
+
+    private void failBundle(List<Message.SubmittedTask> bundle, Throwable err) {
+        Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+                ? err.getCause() : err;
+        int released = 0;
+        for (Message.SubmittedTask t : bundle) {
+            CompletableFuture<TaskResult> f = pending.remove(t.clientTaskId());
+            if (f != null) {
+                released++;
+                f.completeExceptionally(cause);
+            }
+        }
+        finished(released);
+    }
+
+    private void finished(int n) {
+        if (n == 0) {
+            return;
+        }
+        permits.release(n);
+        if (outstanding.addAndGet(-n) == 0) {
+            synchronized (idle) {
+                idle.notifyAll();
+            }
+        }
+    }
+
+    /** Calls {@code listener} with every result as it arrives (on the I/O thread), besides the futures. */
+    public void onResult(Consumer<TaskResult> listener) {
+        this.listener = listener;
+    }
+
+    /** Tasks submitted and not yet finished. */
+    public int outstanding() {
+        return outstanding.get();
+    }
+
+    /** Waits until every task submitted so far has a result. */
+    public void awaitAll() throws InterruptedException {
+        synchronized (idle) {
+            while (outstanding.get() > 0) {
+                idle.wait(1000);
+            }
+        }
+    }
+
+    /** Waits up to {@code timeout} for every task submitted so far; returns whether they all finished. */
+    public boolean awaitAll(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (idle) {
+            while (outstanding.get() > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(idle, left);
+            }
+        }
+        return true;
+    }
+
+    /** The instance's status document (queued, running, completed, failed, ...). */
+    public String status() {
+        checkUsable();
+        return await(connection.status(id), "status");
+    }
+
+    /**
+     * Destroys the instance on the dispatcher: unfinished tasks are cancelled (their futures
+     * complete with status CANCELLED). Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            if (lost == null) {
+                CompletableFuture<Void> sent = new CompletableFuture<>();
+                connection.executor().execute(() -> {
+                    flush();
+                    sent.complete(null);
+                });
+                await(sent.thenCompose(v -> connection.destroy(id)), "destroy");
+            }
+        } catch (FalkonException e) {
+            if (lost == null) {
+                throw e;
+            }
+        } finally {
+            connection.detach(id);
+            FalkonException gone = new FalkonException(null, "instance closed before the task finished");
+            failAll(gone);
+            onClose.run();
+        }
+    }
+
+    private void failAll(FalkonException cause) {
+        int n = 0;
+        for (Long taskId : pending.keySet()) {
+            CompletableFuture<TaskResult> f = pending.remove(taskId);
+            if (f != null) {
+                n++;
+                f.completeExceptionally(cause);
+            }
+        }
+        finished(n);
+    }
+
+    static <T> T await(CompletableFuture<T> f, String what) {
+        try {
+            return f.get(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new FalkonException("interrupted while waiting for " + what, e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof FalkonException fe) {
+                throw fe;
+            }
+            throw new FalkonException(what + " failed: " + e.getCause(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new FalkonException("no answer to " + what + " within 60 s", e);
+        }
+    }
+
+    private final class Sink implements ResultSink {
+        @Override
+        public void deliver(List<Message.DeliveredResult> results) {
+            Instant now = Instant.now();
+            long deliveredMicros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+            Consumer<TaskResult> l = listener;
+            int done = 0;
+            for (int i = 0, n = results.size(); i < n; i++) {
+                Message.DeliveredResult d = results.get(i);
+                CompletableFuture<TaskResult> f = pending.remove(d.clientTaskId());
+                if (f == null) {
+                    continue;
+                }
+                done++;
+                TaskResult r = new TaskResult(d.clientTaskId(), d.attempt(), d.executorId(), d.submittedMicros(),
+                        d.dispatchedMicros(), d.completedMicros(), deliveredMicros, d.execution());
+                f.complete(r);
+                if (l != null) {
+                    l.accept(r);
+                }
+            }
+            finished(done);
+        }
+
+        @Override
+        public void connectionLost(Throwable cause) {
+            lost = cause instanceof FalkonException fe ? fe : new FalkonException("connection lost", cause);
+            failAll(lost);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Instance[" + Long.toUnsignedString(id, 16) + " on " + connection.address() + ", "
+                + outstanding.get() + " outstanding of at most " + maxInFlight + "]";
+    }
+}

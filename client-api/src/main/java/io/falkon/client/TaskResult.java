@@ -1,0 +1,44 @@
+package io.falkon.client;
+
+import io.falkon.protocol.Execution;
+import io.falkon.protocol.TaskStatus;
+
+/**
+ * The outcome of one task, as delivered to the client.
+ *
+ * @param taskId           the id this client gave the task (its position in submission order)
+ * @param attempt          which dispatch attempt produced this result (0 = the first)
+ * @param executorId       the executor that ran it, empty if it never reached one
+ * @param submittedMicros  dispatcher clock: when the dispatcher accepted the task
+ * @param dispatchedMicros dispatcher clock: when it was sent to the executor (0 if never)
+ * @param completedMicros  dispatcher clock: when its result reached the dispatcher
+ * @param deliveredMicros  client clock: when the result reached this client
+ * @param execution        what happened: status, exit code, output, executor timestamps
+ */
+public record TaskResult(long taskId, int attempt, String executorId, long submittedMicros, long dispatchedMicros,
+                         long completedMicros, long deliveredMicros, Execution execution) {
+
+    /** Did the task run and exit 0? */
+    public boolean succeeded() {
+        return execution.succeeded();
+    }
+
+    public TaskStatus status() {
+        return execution.status();
+    }
+
+    /** The exit code for {@link TaskStatus#EXITED}, else -1. */
+    public int exitCode() {
+        return execution.exitCode();
+    }
+
+    /** Captured standard output as UTF-8 text (up to the executor's cap). */
+    public String stdout() {
+        return execution.stdoutText();
+    }
+
+    /** Captured standard error as UTF-8 text (up to the executor's cap). */
+    public String stderr() {
+        return execution.stderrText();
+    }
+}

@@ -1,0 +1,320 @@
+package io.falkon.executor;
+
+import io.falkon.executor.run.Job;
+import io.falkon.executor.run.SlotPool;
+import io.falkon.protocol.Execution;
+import io.falkon.protocol.ExtField;
+import io.falkon.protocol.Message;
+import io.falkon.protocol.Protocol;
+import io.falkon.protocol.TaskSpec;
+import io.falkon.protocol.TaskSpecCodec;
+import io.falkon.protocol.TaskStatus;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+
+/**
+ * The Java executor: dials the dispatcher, registers its slots, runs the tasks it is sent as OS
+ * processes, and returns each result with its credit (piggy-backing). Results finishing close
+ * together go back in one RESULT frame. It stops when the dispatcher closes the connection or
+ * on {@link #close()}, killing whatever still runs.
+ *
+ * <p>In no-exec mode (benchmarking only) it completes every task at once without starting a
+ * process, and says so in each result's flags.
+ */
+public final class Executor implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Executor.class);
+    private static final AtomicInteger SEQUENCE = new AtomicInteger();
+    private static final long HEARTBEAT_MILLIS = 5000;
+    static final String LAUNCH_MECHANISM = "jdk.lang.Process.launchMechanism";
+
+    static {
+        preferFastSpawn();
+    }
+
+    /**
+     * On JDK 17-21 under Linux, starts processes with vfork instead of the default posix_spawn of
+     * the jspawnhelper trampoline: one exec per task instead of two, about twice the spawn rate
+     * (see docs/benchmarks.md). Later JDKs deprecate VFORK, so there the default stays. An explicit
+     * {@code -Djdk.lang.Process.launchMechanism} always wins. Must run before the first process
+     * starts in this JVM; {@link #start} and the falkon command call it early.
+     */
+    public static void preferFastSpawn() {
+        if (System.getProperty(LAUNCH_MECHANISM) == null && Runtime.version().feature() < 22
+                && System.getProperty("os.name", "").startsWith("Linux")) {
+            System.setProperty(LAUNCH_MECHANISM, "VFORK");
+        }
+    }
+
+    private final ExecutorConfig config;
+    private final EventLoopGroup group;
+    private final Path spoolDir;
+    private final SlotPool slots;
+    private final ConcurrentLinkedQueue<Message.TaskResult> finished = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean flushScheduled = new AtomicBoolean();
+    private final CompletableFuture<Void> registered = new CompletableFuture<>();
+    private final CompletableFuture<String> terminated = new CompletableFuture<>();
+    private volatile Channel channel;
+    private volatile boolean closing;
+
+    private Executor(ExecutorConfig config, EventLoopGroup group, Path spoolDir) {
+        this.config = config;
+        this.group = group;
+        this.spoolDir = spoolDir;
+        this.slots = config.noExec() ? null : new SlotPool(config.slots(), spoolDir, config.outputCap(),
+                config.spoolLimit(), config.workDir(), this::taskFinished);
+    }
+
+    /** {@code host-pid-n}: unique per process and per executor within it. */
+    public static String defaultId() {
+        return hostName() + "-" + ProcessHandle.current().pid() + "-" + SEQUENCE.incrementAndGet();
+    }
+
+    static String hostName() {
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "localhost";
+        }
+    }
+
+    /**
+     * Connects, registers and starts taking tasks.
+     *
+     * @throws IllegalStateException if the dispatcher cannot be reached or refuses the executor
+     */
+    public static Executor start(ExecutorConfig config) {
+        Path spool;
+        try {
+            spool = Files.createTempDirectory("falkon-executor-");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the executor's spool directory", e);
+        }
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-executor", true),
+                NioIoHandler.newFactory());
+        Executor ex = new Executor(config, group, spool);
+        try {
+            ex.connect();
+        } catch (RuntimeException e) {
+            ex.close();
+            throw e;
+        }
+        return ex;
+    }
+
+    private void connect() {
+        Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) config.connectTimeout().toMillis())
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new IdleStateHandler(0, HEARTBEAT_MILLIS, 0, TimeUnit.MILLISECONDS));
+                        io.falkon.protocol.netty.Frames.install(ch.pipeline(), Protocol.DEFAULT_MAX_FRAME_LENGTH);
+                        ch.pipeline().addLast(new Handler());
+                    }
+                });
+        String where = config.dispatcherHost() + ":" + config.dispatcherPort();
+        ChannelFuture cf = b.connect(new InetSocketAddress(config.dispatcherHost(), config.dispatcherPort()))
+                .awaitUninterruptibly();
+        if (!cf.isSuccess()) {
+            throw new IllegalStateException("cannot connect to dispatcher at " + where + ": "
+                    + (cf.cause() == null ? "timed out" : cf.cause().getMessage()), cf.cause());
+        }
+        channel = cf.channel();
+        channel.writeAndFlush(Message.Hello.of(Protocol.ROLE_EXECUTOR, config.token(),
+                "falkon-java-executor/" + Protocol.VERSION));
+        try {
+            registered.get(config.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            Throwable c = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
+            throw new IllegalStateException("dispatcher at " + where + " did not accept the executor: "
+                    + (c.getMessage() == null ? c.toString() : c.getMessage()), c);
+        }
+        log.info("executor {} registered with {} ({} slots{})", config.executorId(), where, config.slots(),
+                config.noExec() ? ", NO-EXEC benchmark mode: tasks are not run" : "");
+    }
+
+    public String id() {
+        return config.executorId();
+    }
+
+    public ExecutorConfig config() {
+        return config;
+    }
+
+    /** Completes (with the reason) when the connection to the dispatcher has ended. */
+    public CompletableFuture<String> terminated() {
+        return terminated;
+    }
+
+    private void taskFinished(Message.TaskResult r) {
+        finished.add(r);
+        if (flushScheduled.compareAndSet(false, true)) {
+            Channel ch = channel;
+            if (ch != null) {
+                ch.eventLoop().execute(this::flushResults);
+            }
+        }
+    }
+
+    /** On the I/O thread: every result finished since the last flush, with as many credits, in one frame. */
+    private void flushResults() {
+        flushScheduled.set(false);
+        List<Message.TaskResult> batch = new ArrayList<>();
+        Message.TaskResult r;
+        while ((r = finished.poll()) != null) {
+            batch.add(r);
+        }
+        if (!batch.isEmpty() && channel.isActive()) {
+            channel.writeAndFlush(new Message.Result(batch.size(), batch), channel.voidPromise());
+        }
+    }
+
+    private void dispatched(ChannelHandlerContext ctx, Message.Dispatch d) {
+        List<Message.DispatchedTask> tasks = d.tasks();
+        if (config.noExec()) {
+            // benchmark mode: complete everything at once, in one RESULT frame
+            long now = nowMicros();
+            List<Message.TaskResult> results = new ArrayList<>(tasks.size());
+            for (Message.DispatchedTask t : tasks) {
+                results.add(new Message.TaskResult(t.taskId(), t.attempt(), new Execution(TaskStatus.EXITED, 0,
+                        Execution.NO_EXEC, now, now, NO_BYTES, NO_BYTES, "", ExtField.NONE)));
+            }
+            ctx.writeAndFlush(new Message.Result(results.size(), results), ctx.voidPromise());
+            return;
+        }
+        for (Message.DispatchedTask t : tasks) {
+            TaskSpec spec;
+            try {
+                spec = TaskSpecCodec.decode(t.spec());
+            } catch (RuntimeException e) {
+                taskFinished(new Message.TaskResult(t.taskId(), t.attempt(),
+                        Execution.of(TaskStatus.LAUNCH_FAILED, "undecodable task spec: " + e.getMessage(), nowMicros())));
+                continue;
+            }
+            slots.submit(new Job(t.taskId(), t.attempt(), spec));
+        }
+    }
+
+    private static final byte[] NO_BYTES = new byte[0];
+
+    private static long nowMicros() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+    }
+
+    private final class Handler extends SimpleChannelInboundHandler<Message> {
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, Message m) {
+            switch (m.type()) {
+                case DISPATCH -> dispatched(ctx, (Message.Dispatch) m);
+                case CANCEL -> {
+                    for (long id : ((Message.Cancel) m).taskIds()) {
+                        if (slots != null) {
+                            slots.cancel(id);
+                        }
+                    }
+                }
+                case WELCOME -> {
+                    Map<String, String> attrs = new LinkedHashMap<>();
+                    attrs.put("impl", "java");
+                    attrs.put("pid", Long.toString(ProcessHandle.current().pid()));
+                    attrs.put("java", System.getProperty("java.version"));
+                    ctx.write(new Message.Register(config.executorId(), hostName(), config.slots(),
+                            config.noExec() ? Protocol.REGISTER_NO_EXEC : 0, attrs));
+                    ctx.writeAndFlush(new Message.Credit(config.slots()));
+                    registered.complete(null);
+                }
+                case HEARTBEAT -> {
+                }
+                case ERROR -> {
+                    Message.ErrorMessage e = (Message.ErrorMessage) m;
+                    String why = "dispatcher error " + e.errorCode() + ": " + e.message();
+                    log.error("{}", why);
+                    registered.completeExceptionally(new IllegalStateException(e.message()));
+                    terminated.complete(why);
+                }
+                default -> log.warn("ignoring unexpected {} from the dispatcher", m.type());
+            }
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+            if (evt instanceof IdleStateEvent) {
+                ctx.writeAndFlush(new Message.Heartbeat(nowMicros()), ctx.voidPromise());
+                return;
+            }
+            super.userEventTriggered(ctx, evt);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            registered.completeExceptionally(new IllegalStateException("connection closed during registration"));
+            if (!closing) {
+                log.info("executor {}: the dispatcher closed the connection; stopping", config.executorId());
+            }
+            terminated.complete("connection closed");
+            super.channelInactive(ctx);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            log.warn("executor {}: connection failed: {}", config.executorId(), cause.toString());
+            ctx.close();
+        }
+    }
+
+    /** Disconnects, kills running tasks, removes the spool directory. */
+    @Override
+    public void close() {
+        closing = true;
+        Channel ch = channel;
+        if (ch != null) {
+            ch.close().awaitUninterruptibly();
+        }
+        if (slots != null) {
+            slots.close();
+        }
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+        try (Stream<Path> files = Files.walk(spoolDir)) {
+            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            log.debug("could not remove {}: {}", spoolDir, e.toString());
+        }
+        terminated.complete("closed");
+    }
+}

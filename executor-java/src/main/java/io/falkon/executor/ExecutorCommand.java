@@ -1,0 +1,74 @@
+package io.falkon.executor;
+
+import io.falkon.protocol.HostPort;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code falkon executor}: also the whole command line of the standalone
+ * {@code falkon-executor.jar} ({@link #main}), which is what compute nodes need.
+ */
+@Command(name = "executor", mixinStandardHelpOptions = true,
+        description = "Run an executor: it dials the dispatcher and runs the tasks it is sent.")
+public final class ExecutorCommand implements Callable<Integer> {
+
+    @Option(names = "--dispatcher", required = true, paramLabel = "HOST:PORT", description = "the dispatcher")
+    String dispatcher;
+
+    @Option(names = "--slots", description = "tasks run at once (default: cores)")
+    int slots = Runtime.getRuntime().availableProcessors();
+
+    @Option(names = "--no-exec", description = "BENCHMARKING ONLY: complete tasks without running them, "
+            + "to measure dispatch overhead")
+    boolean noExec;
+
+    @Option(names = "--id", description = "executor id, unique per dispatcher (default: host-pid-n)")
+    String id;
+
+    @Option(names = "--output-cap", paramLabel = "BYTES",
+            description = "bytes of stdout and of stderr kept per task (default: ${DEFAULT-VALUE})")
+    int outputCap = ExecutorConfig.DEFAULT_OUTPUT_CAP;
+
+    @Option(names = "--workdir", description = "working directory for tasks that do not set one (default: here)")
+    Path workDir = Path.of("").toAbsolutePath();
+
+    @Option(names = "--token", description = "the dispatcher's shared secret")
+    String token = "";
+
+    /** The standalone executor: {@code java -jar falkon-executor.jar --dispatcher HOST:PORT ...}. */
+    public static void main(String[] args) {
+        Executor.preferFastSpawn();
+        System.exit(new CommandLine(new ExecutorCommand()).setCommandName("falkon-executor").execute(args));
+    }
+
+    @Override
+    public Integer call() {
+        HostPort hp;
+        try {
+            hp = HostPort.parse(dispatcher);
+        } catch (IllegalArgumentException e) {
+            System.err.println("falkon executor: " + e.getMessage());
+            return 2;
+        }
+        ExecutorConfig cfg = ExecutorConfig.of(hp.host(), hp.port()).withSlots(slots).withNoExec(noExec)
+                .withOutputCap(outputCap).withWorkDir(workDir).withToken(token);
+        if (id != null) {
+            cfg = cfg.withId(id);
+        }
+        Executor ex;
+        try {
+            ex = Executor.start(cfg);
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            System.err.println("falkon executor: " + e.getMessage());
+            return 2;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(ex::close, "falkon-shutdown"));
+        ex.terminated().join();
+        ex.close();
+        return 0;
+    }
+}

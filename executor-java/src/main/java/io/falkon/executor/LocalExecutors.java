@@ -1,0 +1,112 @@
+package io.falkon.executor;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Executor processes on this machine (the embedded default of {@code falkon run}, and the
+ * benchmarks): each is its own lean JVM running the standalone executor, dialling a dispatcher on
+ * 127.0.0.1. They exit by themselves when the dispatcher closes their connection; {@link #close()}
+ * waits for that and kills stragglers.
+ *
+ * <p>The JVM runs {@code falkon-executor.jar} when the system property {@value #JAR_PROPERTY}
+ * names it (bin/falkon sets it): one jar means few open descriptors, which the JDK closes one by
+ * one in every child it starts. Otherwise it runs the executor from this JVM's class path.
+ */
+public final class LocalExecutors implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(LocalExecutors.class);
+    public static final String JAR_PROPERTY = "falkon.executor.jar";
+
+    private final List<Process> processes = new ArrayList<>();
+    private final CompletableFuture<Void> died = new CompletableFuture<>();
+    private volatile boolean closing;
+
+    private LocalExecutors() {
+    }
+
+    /** The command that starts one executor JVM, up to (not including) the executor's own options. */
+    public static List<String> javaCommand() {
+        List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + File.separator + "bin"
+                + File.separator + "java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Dfalkon.log.level=WARN"));
+        String jar = System.getProperty(JAR_PROPERTY);
+        if (jar != null && Files.isRegularFile(Path.of(jar))) {
+            cmd.addAll(List.of("-jar", jar));
+        } else {
+            cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), ExecutorCommand.class.getName()));
+        }
+        return cmd;
+    }
+
+    /**
+     * Starts {@code count} executor JVMs that dial {@code 127.0.0.1:port}, with ids
+     * {@code idPrefix-0 ...}.
+     *
+     * @throws IOException if a process cannot be started
+     */
+    public static LocalExecutors start(int count, int slots, boolean noExec, int port, String idPrefix,
+                                       List<String> extraArgs) throws IOException {
+        LocalExecutors ex = new LocalExecutors();
+        for (int i = 0; i < count; i++) {
+            List<String> cmd = javaCommand();
+            cmd.addAll(List.of("--dispatcher", "127.0.0.1:" + port, "--slots", Integer.toString(slots),
+                    "--id", idPrefix + "-" + i));
+            if (noExec) {
+                cmd.add("--no-exec");
+            }
+            cmd.addAll(extraArgs);
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                    .redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
+            try {
+                Process p = pb.start();
+                ex.processes.add(p);
+                int n = i;
+                p.onExit().thenAccept(done -> {
+                    if (!ex.closing) {
+                        ex.died.completeExceptionally(new IllegalStateException("local executor " + n
+                                + " exited unexpectedly with status " + done.exitValue()));
+                    }
+                });
+            } catch (IOException e) {
+                ex.close();
+                throw new IOException("cannot start a local executor process: " + e.getMessage(), e);
+            }
+        }
+        return ex;
+    }
+
+    /** Fails as soon as any of the executors exits before {@link #close()}. */
+    public CompletableFuture<Void> died() {
+        return died;
+    }
+
+    public List<Process> processes() {
+        return List.copyOf(processes);
+    }
+
+    /** Waits up to 10 s for each executor to exit (they do when the dispatcher goes), then kills it. */
+    @Override
+    public void close() {
+        closing = true;
+        for (Process p : processes) {
+            try {
+                if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                    log.warn("executor process {} did not exit; killing it", p.pid());
+                    p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

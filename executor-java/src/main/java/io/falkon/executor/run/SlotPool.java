@@ -1,0 +1,101 @@
+package io.falkon.executor.run;
+
+import io.falkon.protocol.Execution;
+import io.falkon.protocol.Message;
+import io.falkon.protocol.TaskStatus;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.Consumer;
+
+/**
+ * The executor's slots: one long-lived thread per slot, each taking jobs from a shared queue and
+ * running them with its own {@link ProcessRunner}. The dispatcher never sends more jobs than there
+ * are free slots, so the queue holds at most a few.
+ */
+public final class SlotPool implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(SlotPool.class);
+
+    private final BlockingQueue<Job> queue = new LinkedBlockingQueue<>();
+    private final List<ProcessRunner> runners = new ArrayList<>();
+    private final List<Thread> threads = new ArrayList<>();
+    private final Consumer<Message.TaskResult> done;
+    private volatile boolean closing;
+
+    /**
+     * @param done called on a slot thread with each finished task's result
+     */
+    public SlotPool(int slots, Path spoolDir, int outputCap, long spoolLimit, Path workDir,
+                    Consumer<Message.TaskResult> done) {
+        this.done = done;
+        for (int i = 0; i < slots; i++) {
+            ProcessRunner runner = new ProcessRunner(spoolDir, i, outputCap, spoolLimit, workDir);
+            runners.add(runner);
+            Thread t = new Thread(() -> work(runner), "falkon-slot-" + i);
+            t.setDaemon(true);
+            threads.add(t);
+        }
+        threads.forEach(Thread::start);
+    }
+
+    public void submit(Job job) {
+        queue.add(job);
+    }
+
+    private void work(ProcessRunner runner) {
+        while (!closing) {
+            Job job;
+            try {
+                job = queue.take();
+            } catch (InterruptedException e) {
+                return;
+            }
+            Execution x;
+            try {
+                x = runner.run(job.taskId(), job.spec());
+            } catch (RuntimeException e) {
+                log.error("task {} failed inside the executor", job.taskId(), e);
+                x = Execution.of(TaskStatus.LAUNCH_FAILED, "executor error: " + e, ProcessRunner.nowMicros());
+            }
+            done.accept(new Message.TaskResult(job.taskId(), job.attempt(), x));
+        }
+    }
+
+    /** Cancels a task whether it is waiting or running; its result is still reported. */
+    public void cancel(long taskId) {
+        for (Job j : queue) {
+            if (j.taskId() == taskId && queue.remove(j)) {
+                done.accept(new Message.TaskResult(taskId, j.attempt(),
+                        Execution.of(TaskStatus.CANCELLED, "cancelled before it started", ProcessRunner.nowMicros())));
+                return;
+            }
+        }
+        for (ProcessRunner r : runners) {
+            if (r.cancel(taskId)) {
+                return;
+            }
+        }
+    }
+
+    /** Kills every running task and stops the slot threads. */
+    @Override
+    public void close() {
+        closing = true;
+        queue.clear();
+        runners.forEach(ProcessRunner::killCurrent);
+        threads.forEach(Thread::interrupt);
+        for (Thread t : threads) {
+            try {
+                t.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+}
