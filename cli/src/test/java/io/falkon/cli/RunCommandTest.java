@@ -1,0 +1,123 @@
+package io.falkon.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code falkon run} end to end: real dispatcher, real executor JVMs, real processes. */
+class RunCommandTest {
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void tenThousandTrueTasksAllSucceed() throws Exception {
+        Path file = dir.resolve("tasks.txt");
+        Files.writeString(file, "# ten thousand no-op tasks\n\n" + "/bin/true\n".repeat(10_000));
+        Cli.Result r = Cli.run(dir, "run", "--executors", "2", "--slots", "2", "--json", file.toString());
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        JsonNode summary = JSON.readTree(r.stdout());
+        assertThat(summary.get("tasks").asLong()).isEqualTo(10_000);
+        assertThat(summary.get("succeeded").asLong()).isEqualTo(10_000);
+        assertThat(summary.get("failed").asLong()).isZero();
+        assertThat(summary.get("seconds").asDouble()).isPositive();
+        assertThat(summary.get("tasksPerSecond").asDouble()).isPositive();
+        assertThat(summary.size()).isEqualTo(5);
+    }
+
+    @Test
+    void aTaskOverItsWallTimeIsKilledAndReportedAsTimeoutAndTheExitCodeSaysSo() throws Exception {
+        Path file = dir.resolve("tasks.jsonl");
+        Files.writeString(file, """
+                {"shell": "sleep 30", "timeout": 0.5}
+                {"args": ["/bin/echo", "fine"]}
+                """);
+        Path results = dir.resolve("results.jsonl");
+        long t0 = System.nanoTime();
+        Cli.Result r = Cli.run(dir, "run", "--json", "--results", results.toString(), file.toString());
+        assertThat((System.nanoTime() - t0) / 1e9).as("did not wait for sleep 30").isLessThan(25);
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(JSON.readTree(r.stdout()).get("failed").asInt()).isEqualTo(1);
+        assertThat(r.stderr()).contains("line 1: timeout (wall time 500 ms exceeded; process tree killed)");
+        List<JsonNode> lines = Files.readAllLines(results).stream().map(Cli2::parse).collect(Collectors.toList());
+        JsonNode timedOut = lines.stream().filter(n -> n.get("line").asInt() == 1).findFirst().orElseThrow();
+        assertThat(timedOut.get("status").asText()).isEqualTo("TIMEOUT");
+        JsonNode fine = lines.stream().filter(n -> n.get("line").asInt() == 2).findFirst().orElseThrow();
+        assertThat(fine.get("stdout").asText()).isEqualTo("fine\n");
+        assertThat(fine.get("status").asText()).isEqualTo("EXITED");
+    }
+
+    @Test
+    void stdoutBeyondTheCapIsTruncatedAndMarked() throws Exception {
+        Path file = dir.resolve("big.txt");
+        Files.writeString(file, "head -c 200000 /dev/zero | tr '\\0' x\n");
+        Path results = dir.resolve("results.jsonl");
+        Cli.Result r = Cli.run(dir, "run", "--results", results.toString(), file.toString());
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        JsonNode n = Cli2.parse(Files.readAllLines(results).get(0));
+        assertThat(n.get("stdout").asText()).hasSize(64 * 1024).matches("x+");
+        assertThat(n.get("stdoutTruncated").asBoolean()).isTrue();
+    }
+
+    @Test
+    void failingTasksMakeTheExitCodeNonZeroAndAreReportedWithTheirLine() throws Exception {
+        Path file = dir.resolve("mixed.txt");
+        Files.writeString(file, "true\n# comment\necho broken >&2; exit 4\ntrue\n");
+        Cli.Result r = Cli.run(dir, "run", file.toString());
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.stdout()).startsWith("3 tasks: 2 succeeded, 1 failed");
+        assertThat(r.stderr()).contains("line 3: exit 4: broken");
+    }
+
+    @Test
+    void aBadTaskFileLineIsReportedWithItsNumberAndNothingRuns() throws Exception {
+        Path file = dir.resolve("bad.jsonl");
+        Files.writeString(file, """
+                {"shell": "touch ran"}
+                # fine so far
+                {"shell": "true", "tiemout": 3}
+                """);
+        Cli.Result r = Cli.run(dir, "run", file.toString());
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr().strip()).isEqualTo("falkon run: " + file + ":3: unknown field \"tiemout\" "
+                + "(known: shell, args, env, dir, timeout)");
+        assertThat(dir.resolve("ran")).doesNotExist();
+    }
+
+    @Test
+    void noExecModeCompletesWithoutRunningAnything() throws Exception {
+        Path file = dir.resolve("touch.txt");
+        Files.writeString(file, "touch should-not-exist\n".repeat(100));
+        Cli.Result r = Cli.run(dir, "run", "--no-exec", "--json", file.toString());
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        assertThat(JSON.readTree(r.stdout()).get("succeeded").asInt()).isEqualTo(100);
+        assertThat(dir.resolve("should-not-exist")).doesNotExist();
+    }
+
+    @Test
+    void commandsCanComeFromStandardInput() throws Exception {
+        Cli.Result r = Cli.runWithInput(dir, "echo a\necho b\n", "run", "--json", "-");
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        assertThat(JSON.readTree(r.stdout()).get("tasks").asInt()).isEqualTo(2);
+    }
+
+    /** JSON parsing that fails the test instead of throwing checked exceptions. */
+    static final class Cli2 {
+        static JsonNode parse(String line) {
+            try {
+                return JSON.readTree(line);
+            } catch (Exception e) {
+                throw new AssertionError("not JSON: " + line, e);
+            }
+        }
+    }
+}

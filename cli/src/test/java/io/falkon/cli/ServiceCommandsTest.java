@@ -1,0 +1,113 @@
+package io.falkon.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The cluster workflow with separate processes: falkon dispatcher, falkon executor, submit, status. */
+class ServiceCommandsTest {
+    @TempDir
+    Path dir;
+
+    static int freePort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    static Process start(Path dir, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + "/bin/java",
+                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), Falkon.class.getName()));
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectInput(new File("/dev/null")).start();
+    }
+
+    @Test
+    void dispatcherExecutorsSubmitAndStatusAsSeparateProcesses() throws Exception {
+        int port = freePort();
+        Process dispatcher = start(dir, "dispatcher", "--host", "127.0.0.1", "--port", Integer.toString(port));
+        List<Process> executors = new ArrayList<>();
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(dispatcher.getInputStream(),
+                    StandardCharsets.UTF_8));
+            String line;
+            while ((line = out.readLine()) != null && !line.startsWith("falkon dispatcher listening on")) {
+                // skip log lines until the dispatcher says where it listens
+            }
+            assertThat(line).isEqualTo("falkon dispatcher listening on 127.0.0.1:" + port);
+            String addr = "127.0.0.1:" + port;
+            for (int i = 0; i < 2; i++) {
+                executors.add(start(dir, "executor", "--dispatcher", addr, "--slots", "2", "--id", "node" + i));
+            }
+            await().atMost(java.time.Duration.ofSeconds(60)).until(() ->
+                    new ObjectMapper().readTree(Cli.run(dir, "status", "--json", "--dispatcher", addr).stdout())
+                            .at("/executors/registered").asInt() == 2);
+
+            Path file = dir.resolve("tasks.txt");
+            Files.writeString(file, "echo $((6*7))\n".repeat(500));
+            Cli.Result r = Cli.run(dir, "submit", "--dispatcher", addr, "--json", "--bundle", "50", file.toString());
+            assertThat(r.exit()).as(r.stderr()).isZero();
+            assertThat(new ObjectMapper().readTree(r.stdout()).get("succeeded").asInt()).isEqualTo(500);
+
+            Cli.Result status = Cli.run(dir, "status", "--dispatcher", addr);
+            assertThat(status.exit()).isZero();
+            assertThat(status.stdout()).contains("executors: 2 registered, 0/4 slots busy")
+                    .contains("500 completed (0 failed)").contains("node0").contains("node1");
+            JsonNode json = new ObjectMapper().readTree(Cli.run(dir, "status", "--json", "--dispatcher", addr).stdout());
+            assertThat(json.get("completed").asInt()).isEqualTo(500);
+        } finally {
+            dispatcher.destroy();
+            assertThat(dispatcher.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            for (Process e : executors) {
+                // executors exit by themselves once their dispatcher has gone
+                assertThat(e.waitFor(30, TimeUnit.SECONDS)).as("executor exits after the dispatcher").isTrue();
+            }
+        }
+    }
+
+    @Test
+    void anUnreachableDispatcherIsOneLineAndANonZeroExit() throws Exception {
+        Path file = dir.resolve("t.txt");
+        Files.writeString(file, "true\n");
+        int port = freePort();
+        Cli.Result r = Cli.run(dir, "submit", "--dispatcher", "127.0.0.1:" + port, file.toString());
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr().strip().lines()).hasSize(1);
+        assertThat(r.stderr()).startsWith("falkon submit: cannot connect to dispatcher at 127.0.0.1:" + port);
+        Cli.Result s = Cli.run(dir, "status", "--dispatcher", "127.0.0.1:" + port);
+        assertThat(s.exit()).isEqualTo(2);
+        assertThat(s.stderr().strip().lines()).hasSize(1);
+        Cli.Result e = Cli.run(dir, "executor", "--dispatcher", "127.0.0.1:" + port);
+        assertThat(e.exit()).isEqualTo(2);
+        assertThat(e.stderr()).contains("cannot connect to dispatcher at 127.0.0.1:" + port);
+    }
+
+    @Test
+    void aMissingTaskFileAndBadOptionsAreClearErrors() throws Exception {
+        Cli.Result r = Cli.run(dir, "run", "no-such-file.txt");
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr().strip()).isEqualTo("falkon run: task file no-such-file.txt does not exist or is not a file");
+        Cli.Result bad = Cli.run(dir, "dispatcher", "--policy", "fastest");
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.stderr()).contains("unknown dispatch policy 'fastest'");
+        Cli.Result usage = Cli.run(dir, "submit");
+        assertThat(usage.exit()).isEqualTo(2);
+        assertThat(usage.stderr()).contains("Missing required");
+    }
+}

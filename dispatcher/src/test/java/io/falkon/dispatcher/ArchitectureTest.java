@@ -1,0 +1,28 @@
+package io.falkon.dispatcher;
+
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.junit.AnalyzeClasses;
+import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchRule;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+/** The dispatcher's layering: the scheduler core and the policies do no I/O and know no transport. */
+@AnalyzeClasses(packages = "io.falkon.dispatcher", importOptions = ImportOption.DoNotIncludeTests.class)
+class ArchitectureTest {
+
+    @ArchTest
+    static final ArchRule coreAndPoliciesDoNoNetworking = noClasses()
+            .that().resideInAnyPackage("..dispatcher.core..", "..dispatcher.policy..")
+            .should().dependOnClassesThat().resideInAnyPackage("io.netty..", "java.net..", "java.nio.channels..")
+            .because("the scheduler owns its state on one thread and does no I/O");
+
+    @ArchTest
+    static final ArchRule coreKnowsNoTransport = noClasses().that().resideInAPackage("..dispatcher.core..")
+            .should().dependOnClassesThat().resideInAPackage("..dispatcher.transport..");
+
+    @ArchTest
+    static final ArchRule policiesSeeOnlyTheirInterfaces = noClasses().that().resideInAPackage("..dispatcher.policy..")
+            .should().dependOnClassesThat().resideInAPackage("..dispatcher.core..")
+            .because("a policy sees the queue and executors only through SchedulingRound");
+}
