@@ -6,26 +6,39 @@ import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorConfig;
+import io.falkon.executor.LocalExecutors;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One dispatcher plus N executors in this JVM, talking over real TCP sockets on 127.0.0.1: the
- * topology the benchmarks measure (executors "emulated in one JVM" in the papers' sense: each
- * has its own connection and I/O thread, only the process is shared).
+ * One dispatcher in this JVM plus N executors talking to it over real TCP sockets on 127.0.0.1.
+ * Executors are either emulated in this JVM (each with its own connection and I/O thread; the
+ * papers' "many executors in one JVM", right for no-exec dispatch measurements) or real executor
+ * processes (their own JVMs, as in production; right when tasks start real processes).
  */
 public final class LocalCluster implements AutoCloseable {
     private final Dispatcher dispatcher;
     private final List<Executor> executors = new ArrayList<>();
+    private LocalExecutors processes;
 
-    public LocalCluster(DispatcherConfig config, int executorCount, int slots, boolean noExec) {
+    public LocalCluster(DispatcherConfig config, int executorCount, int slots, boolean noExec, boolean asProcesses) {
+        this(config, executorCount, slots, noExec, asProcesses, 0);
+    }
+
+    public LocalCluster(DispatcherConfig config, int executorCount, int slots, boolean noExec, boolean asProcesses,
+                        int prefetch) {
         this.dispatcher = Dispatcher.start(config);
         try {
-            for (int i = 0; i < executorCount; i++) {
-                executors.add(Executor.start(ExecutorConfig.of("127.0.0.1", dispatcher.port())
-                        .withId("bench-" + i).withSlots(slots).withNoExec(noExec)));
+            if (asProcesses) {
+                processes = LocalExecutors.start(executorCount, slots, noExec, dispatcher.port(), "bench",
+                        List.of("--prefetch", Integer.toString(prefetch)));
+            } else {
+                for (int i = 0; i < executorCount; i++) {
+                    executors.add(Executor.start(ExecutorConfig.of("127.0.0.1", dispatcher.port())
+                            .withId("bench-" + i).withSlots(slots).withNoExec(noExec).withPrefetch(prefetch)));
+                }
             }
             dispatcher.awaitExecutors(executorCount, Duration.ofMinutes(2));
         } catch (Exception e) {
@@ -50,5 +63,8 @@ public final class LocalCluster implements AutoCloseable {
     public void close() {
         executors.forEach(Executor::close);
         dispatcher.close();
+        if (processes != null) {
+            processes.close(); // they exit once the dispatcher has closed their connections
+        }
     }
 }

@@ -46,11 +46,19 @@ final class ThroughputBenchmark implements Callable<Integer> {
     @Option(names = "--modes", split = ",", description = "no-exec and/or true (default: no-exec,true)")
     List<String> modes = List.of("no-exec", "true");
 
+    @Option(names = "--prefetch", split = ",", description = "executor prefetch values to measure real tasks with "
+            + "(default: 0,8; no-exec runs use 0)")
+    List<Integer> prefetches = List.of(0, 8);
+
     @Option(names = "--spawners", description = "concurrent spawners in the C baseline (default: ${DEFAULT-VALUE})")
     int spawners = 2;
 
     @Option(names = "--warmup", description = "fraction of the tasks run first to warm up (default: ${DEFAULT-VALUE})")
     double warmup = 0.2;
+
+    @Option(names = "--executor-processes", negatable = true, description = "with real tasks, run executors as "
+            + "their own JVMs as in production (default: ${DEFAULT-VALUE}); no-exec executors always run in this JVM")
+    boolean executorProcesses = true;
 
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
@@ -58,7 +66,8 @@ final class ThroughputBenchmark implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         ResultTable table = new ResultTable("throughput: tasks/s end to end (client -> dispatcher -> executors -> client)",
-                List.of("mode", "executors", "slots", "bundle", "tasks", "seconds", "tasksPerSecond", "p50ms", "p99ms"));
+                List.of("mode", "executors", "slots", "prefetch", "bundle", "tasks", "seconds", "tasksPerSecond", "p50ms",
+                        "p99ms"));
         Machine.describe(table);
         for (String mode : modes) {
             boolean noExec = switch (mode) {
@@ -66,17 +75,21 @@ final class ThroughputBenchmark implements Callable<Integer> {
                 case "true" -> false;
                 default -> throw new IllegalArgumentException("unknown mode '" + mode + "' (no-exec or true)");
             };
-            for (int bundle : bundles) {
-                int n = noExec ? tasks : realTasks;
-                int slots = noExec ? noExecSlots : realSlots;
-                Measurement m = measure(noExec, bundle, n, slots);
-                table.add(mode, executors, slots, bundle, n, m.seconds, m.tasksPerSecond(), m.p50ms, m.p99ms);
-                System.err.printf("  %s bundle %d: %,.0f tasks/s%n", mode, bundle, m.tasksPerSecond());
+            for (int prefetch : noExec ? List.of(0) : prefetches) {
+                for (int bundle : bundles) {
+                    int n = noExec ? tasks : realTasks;
+                    int slots = noExec ? noExecSlots : realSlots;
+                    Measurement m = measure(noExec, bundle, n, slots, prefetch);
+                    table.add(mode, executors, slots, prefetch, bundle, n, m.seconds, m.tasksPerSecond(), m.p50ms,
+                            m.p99ms);
+                    System.err.printf("  %s prefetch %d bundle %d: %,.0f tasks/s%n", mode, prefetch, bundle,
+                            m.tasksPerSecond());
+                }
             }
         }
         if (modes.contains("true")) {
             double c = SpawnBaseline.compile().run(realTasks, spawners, "/bin/true");
-            table.add("c-spawn-loop", 0, spawners, 0, realTasks, realTasks / c, c, 0.0, 0.0);
+            table.add("c-spawn-loop", 0, spawners, 0, 0, realTasks, realTasks / c, c, 0.0, 0.0);
             table.meta("cSpawnLoopTasksPerSecond", c);
         }
         table.print(System.out);
@@ -91,9 +104,10 @@ final class ThroughputBenchmark implements Callable<Integer> {
         }
     }
 
-    private Measurement measure(boolean noExec, int bundle, int n, int slots) throws Exception {
+    private Measurement measure(boolean noExec, int bundle, int n, int slots, int prefetch) throws Exception {
         ClientOptions opts = ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(Math.max(bundle, 100_000));
-        try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local(), executors, slots, noExec);
+        try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local(), executors, slots, noExec,
+                !noExec && executorProcesses, prefetch);
              FalkonClient client = cluster.client(opts)) {
             runOnce(client, bundle, (int) Math.max(bundle, n * warmup), null);
             Histogram latency = new Histogram(3_600_000_000L, 3);

@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 /** The {@code falkon} command. */
 @Command(name = "falkon", mixinStandardHelpOptions = true, versionProvider = Falkon.Version.class,
         description = "Fast and light-weight task execution: run millions of short command-line tasks.",
-        subcommands = {RunCommand.class, DispatcherCommand.class, io.falkon.executor.ExecutorCommand.class, SubmitCommand.class,
+        subcommands = {RunCommand.class, io.falkon.dispatcher.DispatcherCommand.class, io.falkon.executor.ExecutorCommand.class, SubmitCommand.class,
                 StatusCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Falkon {
 
@@ -21,6 +21,13 @@ public final class Falkon {
 
     static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Falkon());
+        cl.setExecutionStrategy(parsed -> {
+            // benchmarks print tables; the services they start should only log problems
+            if (parsed.subcommand() != null && parsed.subcommand().commandSpec().name().equals("bench")) {
+                Logging.level("WARN");
+            }
+            return new CommandLine.RunLast().execute(parsed);
+        });
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             // expected failures get one line; anything else a stack trace
             if (e instanceof UserError || e instanceof io.falkon.client.FalkonException

@@ -28,6 +28,14 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--no-exec", description = "BENCHMARKING ONLY: executors complete tasks without running them")
     boolean noExec;
 
+    @Option(names = "--prefetch", description = "tasks each executor holds beyond its free slots: short tasks run "
+            + "back to back and results return in bundles (default: ${DEFAULT-VALUE})")
+    int prefetch;
+
+    @Option(names = "--output-cap", paramLabel = "BYTES", description = "bytes of stdout and of stderr kept per task "
+            + "(default: 65536)")
+    Integer outputCap;
+
     @Option(names = {"-v", "--verbose"}, description = "log what the dispatcher and executors do")
     boolean verbose;
 
@@ -37,15 +45,19 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Logging.level(verbose ? "INFO" : "WARN");
-        if (executors < 1 || slots < 1) {
-            throw new Falkon.UserError("--executors and --slots must be at least 1");
+        if (executors < 1 || slots < 1 || prefetch < 0) {
+            throw new Falkon.UserError("--executors and --slots must be at least 1, --prefetch at least 0");
         }
         long total = workload.validate();
         Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local());
         LocalExecutors local = null;
         try {
+            List<String> extra = new java.util.ArrayList<>(List.of("--prefetch", Integer.toString(prefetch)));
+            if (outputCap != null) {
+                extra.addAll(List.of("--output-cap", Integer.toString(outputCap)));
+            }
             local = LocalExecutors.start(executors, slots, noExec, dispatcher.port(),
-                    "local-" + ProcessHandle.current().pid(), List.of());
+                    "local-" + ProcessHandle.current().pid(), extra);
             awaitExecutors(dispatcher, local);
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
                     workload.clientOptions(""));

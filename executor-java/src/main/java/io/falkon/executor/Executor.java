@@ -85,6 +85,10 @@ public final class Executor implements AutoCloseable {
     private final SlotPool slots;
     private final ConcurrentLinkedQueue<Message.TaskResult> finished = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
+    private final AtomicBoolean lingerScheduled = new AtomicBoolean();
+    private final AtomicInteger unsent = new AtomicInteger();
+    /** With prefetch: results wait for company this long at most, while the slots still have work. */
+    static final long RESULT_LINGER_MILLIS = 10;
     private final CompletableFuture<Void> registered = new CompletableFuture<>();
     private final CompletableFuture<String> terminated = new CompletableFuture<>();
     private volatile Channel channel;
@@ -94,8 +98,8 @@ public final class Executor implements AutoCloseable {
         this.config = config;
         this.group = group;
         this.spoolDir = spoolDir;
-        this.slots = config.noExec() ? null : new SlotPool(config.slots(), spoolDir, config.outputCap(),
-                config.spoolLimit(), config.workDir(), this::taskFinished);
+        this.slots = config.noExec() ? null : new SlotPool(config.slots(), config.runner(), spoolDir,
+                config.outputCap(), config.spoolLimit(), config.workDir(), this::taskFinished);
     }
 
     /** {@code host-pid-n}: unique per process and per executor within it. */
@@ -164,8 +168,8 @@ public final class Executor implements AutoCloseable {
             throw new IllegalStateException("dispatcher at " + where + " did not accept the executor: "
                     + (c.getMessage() == null ? c.toString() : c.getMessage()), c);
         }
-        log.info("executor {} registered with {} ({} slots{})", config.executorId(), where, config.slots(),
-                config.noExec() ? ", NO-EXEC benchmark mode: tasks are not run" : "");
+        log.info("executor {} registered with {} ({} slots, {})", config.executorId(), where, config.slots(),
+                config.noExec() ? "NO-EXEC benchmark mode: tasks are not run" : "processes via " + slots.runnerName());
     }
 
     public String id() {
@@ -181,13 +185,29 @@ public final class Executor implements AutoCloseable {
         return terminated;
     }
 
+    /**
+     * A slot finished a task. Without prefetch the result (and its credit) goes back at once. With
+     * prefetch it goes at once only when enough results have gathered or no job is waiting locally;
+     * otherwise it lingers briefly so that results, credits and the dispatches they trigger travel in
+     * bundles.
+     */
     private void taskFinished(Message.TaskResult r) {
         finished.add(r);
-        if (flushScheduled.compareAndSet(false, true)) {
-            Channel ch = channel;
-            if (ch != null) {
+        int waiting = unsent.incrementAndGet();
+        Channel ch = channel;
+        if (ch == null) {
+            return;
+        }
+        int prefetch = config.prefetch();
+        if (prefetch == 0 || waiting >= Math.max(1, prefetch / 2) || slots == null || slots.queued() == 0) {
+            if (flushScheduled.compareAndSet(false, true)) {
                 ch.eventLoop().execute(this::flushResults);
             }
+        } else if (lingerScheduled.compareAndSet(false, true)) {
+            ch.eventLoop().schedule(() -> {
+                lingerScheduled.set(false);
+                flushResults();
+            }, RESULT_LINGER_MILLIS, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -199,7 +219,11 @@ public final class Executor implements AutoCloseable {
         while ((r = finished.poll()) != null) {
             batch.add(r);
         }
-        if (!batch.isEmpty() && channel.isActive()) {
+        if (batch.isEmpty()) {
+            return;
+        }
+        unsent.addAndGet(-batch.size());
+        if (channel.isActive()) {
             channel.writeAndFlush(new Message.Result(batch.size(), batch), channel.voidPromise());
         }
     }
@@ -254,9 +278,11 @@ public final class Executor implements AutoCloseable {
                     attrs.put("impl", "java");
                     attrs.put("pid", Long.toString(ProcessHandle.current().pid()));
                     attrs.put("java", System.getProperty("java.version"));
+                    attrs.put("runner", slots == null ? "no-exec" : slots.runnerName());
+                    attrs.put("prefetch", Integer.toString(config.prefetch()));
                     ctx.write(new Message.Register(config.executorId(), hostName(), config.slots(),
                             config.noExec() ? Protocol.REGISTER_NO_EXEC : 0, attrs));
-                    ctx.writeAndFlush(new Message.Credit(config.slots()));
+                    ctx.writeAndFlush(new Message.Credit(config.slots() + config.prefetch()));
                     registered.complete(null);
                 }
                 case HEARTBEAT -> {

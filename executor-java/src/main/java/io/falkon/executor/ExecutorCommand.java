@@ -39,6 +39,15 @@ public final class ExecutorCommand implements Callable<Integer> {
     @Option(names = "--token", description = "the dispatcher's shared secret")
     String token = "";
 
+    @Option(names = "--prefetch", description = "tasks to hold beyond the free slots, so that short tasks run "
+            + "back to back and results go back in bundles (default: ${DEFAULT-VALUE}: a task is sent only to a "
+            + "free slot)")
+    int prefetch;
+
+    @Option(names = "--runner", description = "how to start processes: AUTO (posix_spawn where available), POSIX "
+            + "or JDK (java.lang.ProcessBuilder) (default: ${DEFAULT-VALUE})")
+    io.falkon.executor.run.SlotPool.Runner runner = io.falkon.executor.run.SlotPool.Runner.AUTO;
+
     /** The standalone executor: {@code java -jar falkon-executor.jar --dispatcher HOST:PORT ...}. */
     public static void main(String[] args) {
         Executor.preferFastSpawn();
@@ -55,7 +64,7 @@ public final class ExecutorCommand implements Callable<Integer> {
             return 2;
         }
         ExecutorConfig cfg = ExecutorConfig.of(hp.host(), hp.port()).withSlots(slots).withNoExec(noExec)
-                .withOutputCap(outputCap).withWorkDir(workDir).withToken(token);
+                .withOutputCap(outputCap).withWorkDir(workDir).withToken(token).withRunner(runner).withPrefetch(prefetch);
         if (id != null) {
             cfg = cfg.withId(id);
         }

@@ -417,6 +417,11 @@ public final class Scheduler implements SchedulingRound {
         ex.put("registered", executorsByLink.size());
         ex.put("slots", totalSlots);
         ex.put("busySlots", running);
+        ObjectNode jvm = o.putObject("jvm");
+        Runtime rt = Runtime.getRuntime();
+        jvm.put("heapUsedBytes", rt.totalMemory() - rt.freeMemory());
+        jvm.put("heapMaxBytes", rt.maxMemory());
+        jvm.put("heapLiveAfterLastGcBytes", liveAfterGc());
         ArrayNode list = o.putArray("executorList");
         for (ExecutorState e : executorsByLink.values()) {
             ObjectNode x = list.addObject();
@@ -430,6 +435,17 @@ public final class Scheduler implements SchedulingRound {
             x.put("connectedSeconds", (nowMicros - e.connectedMicros) / 1e6);
         }
         return o.toString();
+    }
+
+    /** Heap in use right after the last collection of each pool: an estimate of live data. */
+    private static long liveAfterGc() {
+        long sum = 0;
+        for (java.lang.management.MemoryPoolMXBean pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == java.lang.management.MemoryType.HEAP && pool.getCollectionUsage() != null) {
+                sum += pool.getCollectionUsage().getUsed();
+            }
+        }
+        return sum;
     }
 
     /** Completes the future once at least {@code count} executors are registered. */

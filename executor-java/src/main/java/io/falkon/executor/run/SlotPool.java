@@ -10,44 +10,95 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
  * The executor's slots: one long-lived thread per slot, each taking jobs from a shared queue and
- * running them with its own {@link ProcessRunner}. The dispatcher never sends more jobs than there
+ * running them with its own {@link TaskRunner}. The dispatcher never sends more jobs than there
  * are free slots, so the queue holds at most a few.
  */
 public final class SlotPool implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SlotPool.class);
 
+    /** Which {@link TaskRunner} to use. */
+    public enum Runner {
+        /** posix_spawn where available, else the JDK. */
+        AUTO,
+        POSIX,
+        JDK
+    }
+
     private final BlockingQueue<Job> queue = new LinkedBlockingQueue<>();
-    private final List<ProcessRunner> runners = new ArrayList<>();
+    private final List<TaskRunner> runners = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
     private final Consumer<Message.TaskResult> done;
+    private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "falkon-watchdog");
+        t.setDaemon(true);
+        return t;
+    });
+    private final String runnerName;
     private volatile boolean closing;
 
     /**
      * @param done called on a slot thread with each finished task's result
      */
-    public SlotPool(int slots, Path spoolDir, int outputCap, long spoolLimit, Path workDir,
+    public SlotPool(int slots, Runner kind, Path spoolDir, int outputCap, long spoolLimit, Path workDir,
                     Consumer<Message.TaskResult> done) {
         this.done = done;
+        boolean posix = switch (kind) {
+            case POSIX -> true;
+            case JDK -> false;
+            case AUTO -> {
+                if (!PosixRunner.available()) {
+                    log.info("posix_spawn runner unavailable ({}); using the JDK's ProcessBuilder",
+                            PosixRunner.unavailableReason());
+                }
+                yield PosixRunner.available();
+            }
+        };
+        runnerName = posix ? "posix_spawn" : "jdk";
+        List<PosixRunner> posixRunners = new ArrayList<>();
         for (int i = 0; i < slots; i++) {
-            ProcessRunner runner = new ProcessRunner(spoolDir, i, outputCap, spoolLimit, workDir);
+            TaskRunner runner;
+            if (posix) {
+                PosixRunner p = new PosixRunner(spoolDir, i, outputCap, spoolLimit, workDir, watchdog);
+                posixRunners.add(p);
+                runner = p;
+            } else {
+                runner = new JdkRunner(spoolDir, i, outputCap, spoolLimit, workDir);
+            }
             runners.add(runner);
             Thread t = new Thread(() -> work(runner), "falkon-slot-" + i);
             t.setDaemon(true);
             threads.add(t);
         }
         threads.forEach(Thread::start);
+        if (!posixRunners.isEmpty()) {
+            watchdog.scheduleWithFixedDelay(() -> posixRunners.forEach(PosixRunner::checkSpool), 1, 1,
+                    TimeUnit.SECONDS);
+        }
+    }
+
+    /** {@code posix_spawn} or {@code jdk}: how this pool starts processes. */
+    public String runnerName() {
+        return runnerName;
     }
 
     public void submit(Job job) {
         queue.add(job);
     }
 
-    private void work(ProcessRunner runner) {
+    /** Jobs received and not yet started by a slot. */
+    public int queued() {
+        return queue.size();
+    }
+
+    private void work(TaskRunner runner) {
         while (!closing) {
             Job job;
             try {
@@ -60,7 +111,7 @@ public final class SlotPool implements AutoCloseable {
                 x = runner.run(job.taskId(), job.spec());
             } catch (RuntimeException e) {
                 log.error("task {} failed inside the executor", job.taskId(), e);
-                x = Execution.of(TaskStatus.LAUNCH_FAILED, "executor error: " + e, ProcessRunner.nowMicros());
+                x = Execution.of(TaskStatus.LAUNCH_FAILED, "executor error: " + e, TaskRunner.nowMicros());
             }
             done.accept(new Message.TaskResult(job.taskId(), job.attempt(), x));
         }
@@ -71,11 +122,11 @@ public final class SlotPool implements AutoCloseable {
         for (Job j : queue) {
             if (j.taskId() == taskId && queue.remove(j)) {
                 done.accept(new Message.TaskResult(taskId, j.attempt(),
-                        Execution.of(TaskStatus.CANCELLED, "cancelled before it started", ProcessRunner.nowMicros())));
+                        Execution.of(TaskStatus.CANCELLED, "cancelled before it started", TaskRunner.nowMicros())));
                 return;
             }
         }
-        for (ProcessRunner r : runners) {
+        for (TaskRunner r : runners) {
             if (r.cancel(taskId)) {
                 return;
             }
@@ -87,7 +138,8 @@ public final class SlotPool implements AutoCloseable {
     public void close() {
         closing = true;
         queue.clear();
-        runners.forEach(ProcessRunner::killCurrent);
+        runners.forEach(TaskRunner::killCurrent);
+        watchdog.shutdownNow();
         threads.forEach(Thread::interrupt);
         for (Thread t : threads) {
             try {

@@ -13,16 +13,19 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
-/** Runs real processes. */
-class ProcessRunnerTest {
+/** What every {@link TaskRunner} must do, with real processes. */
+abstract class TaskRunnerContract {
     @TempDir
     Path spool;
     @TempDir
     Path work;
 
-    ProcessRunner runner(int cap) {
-        return new ProcessRunner(spool, 0, cap, 1L << 30, work);
+    abstract TaskRunner runner(int outputCap, long spoolLimit);
+
+    TaskRunner runner(int outputCap) {
+        return runner(outputCap, 1L << 30);
     }
 
     @Test
@@ -34,6 +37,13 @@ class ProcessRunnerTest {
         assertThat(x.stderrText()).isEqualTo("err\n");
         assertThat(x.flags()).isZero();
         assertThat(x.finishedMicros()).isGreaterThanOrEqualTo(x.startedMicros());
+    }
+
+    @Test
+    void findsProgramsOnThePath() {
+        Execution x = runner(1024).run(1, TaskSpec.of("echo", "a b", "c"));
+        assertThat(x.exitCode()).isZero();
+        assertThat(x.stdoutText()).isEqualTo("a b c\n");
     }
 
     @Test
@@ -58,12 +68,14 @@ class ProcessRunnerTest {
         assertThat(x.exitCode()).isEqualTo(-1);
         assertThat(x.detail()).contains("wall time 500 ms exceeded");
         assertThat(ms).as("killed promptly, not after the sleep").isLessThan(30_000);
-        long child = Long.parseLong(Files.readString(pidFile).trim());
-        // the grandchild 'sleep 60' must be gone too
-        CompletableFuture<ProcessHandle> exit = ProcessHandle.of(child).map(ProcessHandle::onExit)
+        assertGone(Long.parseLong(Files.readString(pidFile).trim()));
+    }
+
+    static void assertGone(long pid) throws Exception {
+        CompletableFuture<ProcessHandle> exit = ProcessHandle.of(pid).map(ProcessHandle::onExit)
                 .orElse(CompletableFuture.completedFuture(null));
         exit.get(10, TimeUnit.SECONDS);
-        assertThat(ProcessHandle.of(child).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).as("pid %d alive", pid).isFalse();
     }
 
     @Test
@@ -74,36 +86,55 @@ class ProcessRunnerTest {
         assertThat(x.stdoutText()).isEqualTo("hello\n" + dir.toRealPath() + "\n");
         Execution dflt = runner(1024).run(2, TaskSpec.of("pwd"));
         assertThat(dflt.stdoutText().trim()).isEqualTo(work.toRealPath().toString());
+        Execution override = runner(1024).run(3, TaskSpec.builder("/bin/sh", "-c", "echo $HOME")
+                .env("HOME", "/elsewhere").build());
+        assertThat(override.stdoutText()).isEqualTo("/elsewhere\n");
+        Execution inherited = runner(1024).run(4, TaskSpec.builder("/bin/sh", "-c", "echo $PATH").env("X", "1").build());
+        assertThat(inherited.stdoutText().trim()).isEqualTo(System.getenv("PATH"));
     }
 
     @Test
     void aMissingProgramOrDirectoryIsALaunchFailureThatSaysWhy() {
         Execution x = runner(1024).run(1, TaskSpec.of("/no/such/program"));
         assertThat(x.status()).isEqualTo(TaskStatus.LAUNCH_FAILED);
-        assertThat(x.detail()).contains("/no/such/program");
+        assertThat(x.detail()).contains("/no/such/program").containsIgnoringCase("no such file");
         Execution y = runner(1024).run(2, TaskSpec.builder("true").workDir("/no/such/dir").build());
         assertThat(y.status()).isEqualTo(TaskStatus.LAUNCH_FAILED);
         assertThat(y.detail()).contains("working directory /no/such/dir does not exist");
+        Execution z = runner(1024).run(3, TaskSpec.of("no-such-program-on-the-path"));
+        assertThat(z.status()).isEqualTo(TaskStatus.LAUNCH_FAILED);
     }
 
     @Test
     void theSpoolFileOfTheLastTaskDoesNotLeakIntoTheNext() {
-        ProcessRunner r = runner(1024);
-        r.run(1, TaskSpec.shell("echo a long line of output"));
+        TaskRunner r = runner(1024);
+        r.run(1, TaskSpec.shell("echo a long line of output; echo more >&2"));
         Execution x = r.run(2, TaskSpec.of("true"));
         assertThat(x.stdout()).isEmpty();
+        assertThat(x.stderr()).isEmpty();
+    }
+
+    @Test
+    void standardInputIsEmpty() {
+        Execution x = runner(1024).run(1, TaskSpec.shell("cat; echo done"));
+        assertThat(x.stdoutText()).isEqualTo("done\n");
     }
 
     @Test
     void cancelKillsTheRunningTask() throws Exception {
-        ProcessRunner r = runner(1024);
+        TaskRunner r = runner(1024);
         CompletableFuture<Execution> f = CompletableFuture.supplyAsync(() -> r.run(7, TaskSpec.of("sleep", "60")));
-        // wait until it is really running, then cancel
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!r.cancel(7) && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> r.cancel(7));
         Execution x = f.get(20, TimeUnit.SECONDS);
         assertThat(x.status()).isEqualTo(TaskStatus.CANCELLED);
+        assertThat(r.cancel(7)).as("no longer running").isFalse();
+    }
+
+    @Test
+    void aTaskWhoseOutputOutgrowsTheSpoolLimitIsKilled() {
+        Execution x = runner(1024, 1 << 20).run(1, TaskSpec.shell("yes"));
+        assertThat(x.succeeded()).isFalse();
+        assertThat(x.detail()).contains("spool limit");
+        assertThat(x.stdoutTruncated()).isTrue();
     }
 }

@@ -1,18 +1,18 @@
-package io.falkon.cli;
+package io.falkon.dispatcher;
 
-import io.falkon.dispatcher.Dispatcher;
-import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.policy.DispatchPolicies;
 import io.falkon.protocol.Protocol;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
+/** {@code falkon dispatcher}; {@link #main} runs it on its own. */
 @Command(name = "dispatcher", mixinStandardHelpOptions = true,
         description = "Run a dispatcher: executors and clients connect to it.")
-final class DispatcherCommand implements Callable<Integer> {
+public final class DispatcherCommand implements Callable<Integer> {
 
     @Option(names = "--port", description = "TCP port (default: ${DEFAULT-VALUE}; 0 picks a free one)")
     int port = Protocol.DEFAULT_PORT;
@@ -33,22 +33,22 @@ final class DispatcherCommand implements Callable<Integer> {
             + "dropped (default: ${DEFAULT-VALUE}; 0 = off)")
     long heartbeatMillis = 5000;
 
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new DispatcherCommand()).execute(args));
+    }
+
     @Override
     public Integer call() throws Exception {
-        Logging.level("INFO");
         DispatcherConfig cfg;
+        Dispatcher d;
         try {
             cfg = DispatcherConfig.defaults().withBindHost(host).withPort(port).withToken(token)
                     .withIoThreads(ioThreads).withHeartbeatMillis(heartbeatMillis)
                     .withPolicy(DispatchPolicies.byName(policy));
-        } catch (IllegalArgumentException e) {
-            throw new Falkon.UserError(e.getMessage());
-        }
-        Dispatcher d;
-        try {
             d = Dispatcher.start(cfg);
-        } catch (IllegalStateException e) {
-            throw new Falkon.UserError(e.getMessage());
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            System.err.println("falkon dispatcher: " + e.getMessage());
+            return 2;
         }
         CountDownLatch stop = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

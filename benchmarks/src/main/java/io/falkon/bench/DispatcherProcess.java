@@ -1,0 +1,80 @@
+package io.falkon.bench;
+
+import io.falkon.dispatcher.DispatcherCommand;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** A dispatcher in its own JVM (so its heap can be capped and measured), on 127.0.0.1. */
+final class DispatcherProcess implements AutoCloseable {
+    private static final Pattern LISTENING = Pattern.compile("falkon dispatcher listening on [^:]+:(\\d+)");
+    private final Process process;
+    private final int port;
+
+    DispatcherProcess(List<String> jvmOptions) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-Dfalkon.log.level=WARN", "-cp", System.getProperty("java.class.path"),
+                DispatcherCommand.class.getName(), "--host", "127.0.0.1", "--port", "0"));
+        process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectInput(new File("/dev/null")).start();
+        BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        Integer p = null;
+        while ((line = out.readLine()) != null) {
+            Matcher m = LISTENING.matcher(line);
+            if (m.find()) {
+                p = Integer.parseInt(m.group(1));
+                break;
+            }
+        }
+        if (p == null) {
+            process.destroyForcibly();
+            throw new IOException("the dispatcher process exited without listening");
+        }
+        port = p;
+        Thread drain = new Thread(() -> {
+            try {
+                out.transferTo(new java.io.PrintWriter(System.err, true));
+            } catch (IOException e) {
+                // the process went away
+            }
+        }, "dispatcher-output");
+        drain.setDaemon(true);
+        drain.start();
+    }
+
+    /** Forces a full collection in the dispatcher JVM (jcmd GC.run), so that the heap shows live data. */
+    void fullGc() throws IOException, InterruptedException {
+        Process jcmd = new ProcessBuilder(System.getProperty("java.home") + File.separator + "bin" + File.separator
+                + "jcmd", Long.toString(process.pid()), "GC.run").redirectErrorStream(true).start();
+        String out = new String(jcmd.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!jcmd.waitFor(60, TimeUnit.SECONDS) || jcmd.exitValue() != 0) {
+            throw new IOException("jcmd GC.run failed: " + out);
+        }
+    }
+
+    String address() {
+        return "127.0.0.1:" + port;
+    }
+
+    int port() {
+        return port;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(20, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+    }
+}
