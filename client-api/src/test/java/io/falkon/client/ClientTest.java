@@ -157,7 +157,7 @@ class ClientTest {
 
     @Test
     void whenTheDispatcherGoesAwayOutstandingFuturesFail() throws Exception {
-        Topology t = new Topology(1, 1);
+        Topology t = new Topology(0, 1); // no executor: the task stays queued until the dispatcher goes
         FalkonClient client = t.client();
         Instance in = client.createInstance();
         CompletableFuture<TaskResult> f = in.submit(TaskSpec.of("sleep", "60"));

@@ -219,14 +219,15 @@ public final class TcpConnection implements Connection {
             failure = cause;
         }
         welcome.completeExceptionally(lost(cause));
+        // sinks first: an instance must know it is lost before any of its futures fails
+        for (ResultSink sink : sinks.values()) {
+            sink.connectionLost(lost(cause));
+        }
         for (Long id : requests.keySet()) {
             CompletableFuture<Message> f = requests.remove(id);
             if (f != null) {
                 f.completeExceptionally(lost(cause));
             }
-        }
-        for (ResultSink sink : sinks.values()) {
-            sink.connectionLost(lost(cause));
         }
     }
 
