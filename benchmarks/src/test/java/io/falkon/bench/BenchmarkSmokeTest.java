@@ -1,0 +1,48 @@
+package io.falkon.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The benchmarks run and write what they claim, on tiny sizes. Correctness only: the figures
+ * themselves are never asserted.
+ */
+class BenchmarkSmokeTest {
+    @TempDir
+    Path out;
+
+    @Test
+    void throughputWritesOneRowPerConfigurationPlusTheCLoop() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("throughput", "--tasks", "2000", "--real-tasks", "200",
+                "--bundles", "1,50", "--prefetch", "0,4", "--no-executor-processes", "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode doc = new ObjectMapper().readTree(out.resolve("throughput.json").toFile());
+        JsonNode rows = doc.get("rows");
+        // no-exec x 2 bundles, true x 2 prefetch x 2 bundles, the C loop
+        assertThat(rows).hasSize(2 + 4 + 1);
+        for (JsonNode r : rows) {
+            assertThat(r.get("tasksPerSecond").asDouble()).as(r.toString()).isPositive();
+        }
+        assertThat(doc.at("/meta/cores").asInt()).isPositive();
+        assertThat(Files.readAllLines(out.resolve("throughput.csv"))).hasSize(1 + 7);
+    }
+
+    @Test
+    void queueFillsAndDrainsADispatcherInItsOwnJvm() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("queue", "--tasks", "20000", "--heap", "128m",
+                "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode row = new ObjectMapper().readTree(out.resolve("queue.json").toFile()).get("rows").get(0);
+        assertThat(row.get("tasks").asInt()).isEqualTo(20000);
+        assertThat(row.get("liveBytesPerQueuedTask").asDouble()).isPositive();
+        assertThat(row.get("drainTasksPerSecond").asDouble()).isPositive();
+    }
+}
