@@ -56,17 +56,9 @@ final class QueueBenchmark implements Callable<Integer> {
                      ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(tasks));
              Instance instance = client.createInstance("queue")) {
             long t0 = System.nanoTime();
-            List<TaskSpec> chunk = new ArrayList<>(bundle);
             for (int i = 0; i < tasks; i++) {
                 // distinct, realistic specs: a shell line naming its own input
-                chunk.add(TaskSpec.shell("process-tile input/tile-" + i + ".fits"));
-                if (chunk.size() == bundle) {
-                    instance.submit(chunk);
-                    chunk = new ArrayList<>(bundle);
-                }
-            }
-            if (!chunk.isEmpty()) {
-                instance.submit(chunk);
+                instance.submit(TaskSpec.shell("process-tile input/tile-" + i + ".fits"));
             }
             JsonNode status;
             do {

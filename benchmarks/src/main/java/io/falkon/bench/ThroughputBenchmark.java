@@ -109,10 +109,10 @@ final class ThroughputBenchmark implements Callable<Integer> {
         try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local(), executors, slots, noExec,
                 !noExec && executorProcesses, prefetch);
              FalkonClient client = cluster.client(opts)) {
-            runOnce(client, bundle, (int) Math.max(bundle, n * warmup), null);
+            runOnce(client, (int) Math.max(bundle, n * warmup), null);
             Histogram latency = new Histogram(3_600_000_000L, 3);
             long t0 = System.nanoTime();
-            runOnce(client, bundle, n, latency);
+            runOnce(client, n, latency);
             double seconds = (System.nanoTime() - t0) / 1e9;
             return new Measurement(n, seconds, latency.getValueAtPercentile(50) / 1000.0,
                     latency.getValueAtPercentile(99) / 1000.0);
@@ -120,7 +120,7 @@ final class ThroughputBenchmark implements Callable<Integer> {
     }
 
     /** Submits n /bin/true tasks in bundles and waits for all; records submit-to-delivery latency. */
-    static void runOnce(FalkonClient client, int bundle, int n, Histogram latency) throws InterruptedException {
+    static void runOnce(FalkonClient client, int n, Histogram latency) throws InterruptedException {
         TaskSpec spec = TaskSpec.of("/bin/true");
         AtomicLong failures = new AtomicLong();
         try (Instance instance = client.createInstance("throughput")) {
@@ -132,16 +132,8 @@ final class ThroughputBenchmark implements Callable<Integer> {
                     latency.recordValue(Math.max(0, r.deliveredMicros() - r.submittedMicros()));
                 }
             });
-            List<TaskSpec> chunk = new ArrayList<>(bundle);
             for (int i = 0; i < n; i++) {
-                chunk.add(spec);
-                if (chunk.size() == bundle) {
-                    instance.submit(chunk);
-                    chunk = new ArrayList<>(bundle);
-                }
-            }
-            if (!chunk.isEmpty()) {
-                instance.submit(chunk);
+                instance.submit(spec); // bundled by the instance, bundleSize at a time
             }
             instance.awaitAll();
         }

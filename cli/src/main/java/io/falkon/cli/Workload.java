@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
-import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskStatus;
 
 import java.io.BufferedWriter;
@@ -15,9 +14,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -68,24 +65,15 @@ final class Workload {
         if (resultsFile != null) {
             results = Files.newBufferedWriter(resultsFile, StandardCharsets.UTF_8);
         }
-        int bundle = client.options().bundleSize();
         long start = System.nanoTime();
         long submitted = 0;
         try (Instance instance = client.createInstance();
              AutoCloseable progress = Progress.startIfTerminal(done::get, total)) {
             instance.onResult(this::result);
-            List<TaskSpec> chunk = new ArrayList<>(bundle);
             while (file.hasNext()) {
                 TaskFile.Entry e = file.next();
                 remember(submitted++, e.line());
-                chunk.add(e.spec());
-                if (chunk.size() == bundle) {
-                    instance.submit(chunk);
-                    chunk = new ArrayList<>(bundle);
-                }
-            }
-            if (!chunk.isEmpty()) {
-                instance.submit(chunk);
+                instance.submit(e.spec()); // the instance bundles and applies backpressure
             }
             instance.awaitAll();
         } catch (IOException | InterruptedException | RuntimeException e) {

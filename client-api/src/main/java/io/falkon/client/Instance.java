@@ -69,9 +69,16 @@ public final class Instance implements AutoCloseable {
         return id;
     }
 
-    /** Submits one task; it travels in a bundle with others submitted around the same time. */
+    /**
+     * Submits one task; it travels in a bundle with others submitted around the same time. Blocks
+     * while {@link ClientOptions#maxInFlight()} tasks are unfinished.
+     *
+     * @throws FalkonException if the instance is closed or its connection is lost
+     */
     public CompletableFuture<TaskResult> submit(TaskSpec spec) {
-        return submit(List.of(spec)).get(0);
+        CompletableFuture<TaskResult> f = enqueue(spec);
+        scheduleFlush();
+        return f;
     }
 
     /**
@@ -84,19 +91,7 @@ public final class Instance implements AutoCloseable {
         List<CompletableFuture<TaskResult>> futures = new ArrayList<>(specs.size());
         int sinceFlush = 0;
         for (TaskSpec spec : specs) {
-            Objects.requireNonNull(spec, "spec");
-            byte[] encoded = TaskSpecCodec.encode(spec);
-            acquirePermit();
-            CompletableFuture<TaskResult> f = new CompletableFuture<>();
-            long taskId;
-            synchronized (this) {
-                taskId = nextTaskId++;
-            }
-            outstanding.incrementAndGet();
-            pending.put(taskId, f);
-            toSend.add(new Message.SubmittedTask(taskId, encoded));
-            queuedToSend.incrementAndGet();
-            futures.add(f);
+            futures.add(enqueue(spec));
             if (++sinceFlush == bundleSize) {
                 scheduleFlush();
                 sinceFlush = 0;
@@ -104,6 +99,22 @@ public final class Instance implements AutoCloseable {
         }
         scheduleFlush();
         return futures;
+    }
+
+    private CompletableFuture<TaskResult> enqueue(TaskSpec spec) {
+        Objects.requireNonNull(spec, "spec");
+        byte[] encoded = TaskSpecCodec.encode(spec);
+        acquirePermit();
+        CompletableFuture<TaskResult> f = new CompletableFuture<>();
+        long taskId;
+        synchronized (this) {
+            taskId = nextTaskId++;
+        }
+        outstanding.incrementAndGet();
+        pending.put(taskId, f);
+        toSend.add(new Message.SubmittedTask(taskId, encoded));
+        queuedToSend.incrementAndGet();
+        return f;
     }
 
     private void acquirePermit() {
