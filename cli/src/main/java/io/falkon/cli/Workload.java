@@ -67,8 +67,8 @@ final class Workload {
         }
         long start = System.nanoTime();
         long submitted = 0;
-        try (Instance instance = client.createInstance();
-             AutoCloseable progress = Progress.startIfTerminal(done::get, total)) {
+        AutoCloseable progress = Progress.startIfTerminal(done::get, total);
+        try (Instance instance = client.createInstance()) {
             instance.onResult(this::result);
             while (file.hasNext()) {
                 TaskFile.Entry e = file.next();
@@ -81,6 +81,7 @@ final class Workload {
         } catch (Exception e) {
             throw new IllegalStateException(e);
         } finally {
+            progress.close();
             if (results != null) {
                 results.close();
             }

@@ -108,7 +108,7 @@ class ClientTest {
             for (int i = 0; i < 500; i++) {
                 fs.add(in.submit(TaskSpec.of("/bin/true")));
             }
-            CompletableFuture.allOf(fs.toArray(new CompletableFuture[0])).get(60, TimeUnit.SECONDS);
+            CompletableFuture.allOf(fs.toArray(CompletableFuture<?>[]::new)).get(60, TimeUnit.SECONDS);
             assertThat(fs).allMatch(f -> f.join().succeeded());
             assertThat(fs.stream().map(f -> f.join().taskId()).collect(Collectors.toSet())).hasSize(500);
         }

@@ -138,8 +138,10 @@ class MessageCodecTest {
         while (stream.isReadable()) {
             ch.writeInbound(stream.readRetainedSlice(1));
         }
-        assertThat((Object) ch.readInbound()).isEqualTo(new Message.Credit(1));
-        assertThat((Object) ch.readInbound()).isEqualTo(new Message.Heartbeat(5));
+        Message first = ch.readInbound();
+        assertThat(first).isEqualTo(new Message.Credit(1));
+        Message second = ch.readInbound();
+        assertThat(second).isEqualTo(new Message.Heartbeat(5));
 
         ByteBuf big = Unpooled.buffer();
         big.writeInt(65);       // one over the limit
