@@ -101,7 +101,8 @@ public sealed interface Message {
 
     // ---- 4.3 client ----------------------------------------------------------------------
 
-    record CreateInstance(long requestId, String clientName) implements Message {
+    /** CREATE_INSTANCE; the instance outlives its connection by {@code leaseSeconds} (0: not at all). */
+    record CreateInstance(long requestId, String clientName, long leaseSeconds) implements Message {
         public MessageType type() {
             return MessageType.CREATE_INSTANCE;
         }
@@ -135,7 +136,8 @@ public sealed interface Message {
         }
     }
 
-    record DeliveredResult(long clientTaskId, int attempt, String executorId, long submittedMicros,
+    /** One result; {@code seq} numbers an instance's results 1, 2, 3... for ACK and redelivery. */
+    record DeliveredResult(long clientTaskId, long seq, int attempt, String executorId, long submittedMicros,
                            long dispatchedMicros, long completedMicros, Execution execution) {
     }
 
@@ -160,6 +162,30 @@ public sealed interface Message {
     record Destroyed(long requestId, long instanceId, int cancelled) implements Message {
         public MessageType type() {
             return MessageType.DESTROYED;
+        }
+    }
+
+    /** ATTACH: take over an instance (after a reconnect) and have its unacknowledged results redelivered. */
+    record Attach(long requestId, long instanceId) implements Message {
+        public MessageType type() {
+            return MessageType.ATTACH;
+        }
+    }
+
+    /**
+     * ATTACHED: the highest client task id the instance has accepted (-1: none), and how many
+     * unacknowledged results follow in DELIVER frames.
+     */
+    record Attached(long requestId, long instanceId, long highestClientTaskId, int redelivered) implements Message {
+        public MessageType type() {
+            return MessageType.ATTACHED;
+        }
+    }
+
+    /** ACK: the client has every result of the instance up to and including {@code upToSeq}. */
+    record Ack(long instanceId, long upToSeq) implements Message {
+        public MessageType type() {
+            return MessageType.ACK;
         }
     }
 }

@@ -117,6 +117,7 @@ public final class MessageCodec {
                 Message.CreateInstance c = (Message.CreateInstance) m;
                 u32(out, c.requestId(), "requestId");
                 str(out, c.clientName());
+                u32(out, c.leaseSeconds(), "leaseSeconds");
                 return;
             }
             case INSTANCE_CREATED: {
@@ -153,6 +154,7 @@ public final class MessageCodec {
                 for (int i = 0, n = results.size(); i < n; i++) {
                     Message.DeliveredResult r = results.get(i);
                     out.writeLong(r.clientTaskId());
+                    out.writeLong(r.seq());
                     u32(out, r.attempt(), "attempt");
                     str(out, r.executorId());
                     out.writeLong(r.submittedMicros());
@@ -187,12 +189,32 @@ public final class MessageCodec {
                 u32(out, d.cancelled(), "cancelled");
                 return;
             }
+            case ATTACH: {
+                Message.Attach a = (Message.Attach) m;
+                u32(out, a.requestId(), "requestId");
+                out.writeLong(a.instanceId());
+                return;
+            }
+            case ATTACHED: {
+                Message.Attached a = (Message.Attached) m;
+                u32(out, a.requestId(), "requestId");
+                out.writeLong(a.instanceId());
+                out.writeLong(a.highestClientTaskId());
+                u32(out, a.redelivered(), "redelivered");
+                return;
+            }
+            case ACK: {
+                Message.Ack a = (Message.Ack) m;
+                out.writeLong(a.instanceId());
+                out.writeLong(a.upToSeq());
+                return;
+            }
             default:
                 throw new IllegalArgumentException("unknown message " + m.getClass());
         }
     }
 
-    static void encodeExecution(Execution e, ByteBuf out) {
+    public static void encodeExecution(Execution e, ByteBuf out) {
         out.writeByte(e.status().code());
         out.writeInt(e.exitCode());
         out.writeByte(e.flags());
@@ -283,7 +305,7 @@ public final class MessageCodec {
                 return new Message.Cancel(ids);
             }
             case CREATE_INSTANCE:
-                return new Message.CreateInstance(in.u32("requestId"), in.str("clientName"));
+                return new Message.CreateInstance(in.u32("requestId"), in.str("clientName"), in.u32("leaseSeconds"));
             case INSTANCE_CREATED:
                 return new Message.InstanceCreated(in.u32("requestId"), in.u64("instanceId"));
             case SUBMIT: {
@@ -304,11 +326,11 @@ public final class MessageCodec {
                 return new Message.Submitted(in.u32("requestId"), in.u64("instanceId"), in.u31("accepted"));
             case DELIVER: {
                 long instanceId = in.u64("instanceId");
-                int n = in.count("results", 40);
+                int n = in.count("results", 48);
                 List<Message.DeliveredResult> results = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
                     try {
-                        results.add(new Message.DeliveredResult(in.u64("clientTaskId"), in.u31("attempt"),
+                        results.add(new Message.DeliveredResult(in.u64("clientTaskId"), in.u64("seq"), in.u31("attempt"),
                                 in.str("executorId"), in.i64("submittedMicros"), in.i64("dispatchedMicros"),
                                 in.i64("completedMicros"), decodeExecution(in)));
                     } catch (ProtocolException e) {
@@ -325,12 +347,19 @@ public final class MessageCodec {
                 return new Message.Destroy(in.u32("requestId"), in.u64("instanceId"));
             case DESTROYED:
                 return new Message.Destroyed(in.u32("requestId"), in.u64("instanceId"), in.u31("cancelled"));
+            case ATTACH:
+                return new Message.Attach(in.u32("requestId"), in.u64("instanceId"));
+            case ATTACHED:
+                return new Message.Attached(in.u32("requestId"), in.u64("instanceId"), in.i64("highestClientTaskId"),
+                        in.u31("redelivered"));
+            case ACK:
+                return new Message.Ack(in.u64("instanceId"), in.u64("upToSeq"));
             default:
                 throw new ProtocolException(ErrorCode.MALFORMED, "no decoder for " + type);
         }
     }
 
-    static Execution decodeExecution(WireReader in) {
+    public static Execution decodeExecution(WireReader in) {
         int code = in.u8("execution.status");
         TaskStatus status = TaskStatus.of(code);
         if (status == null) {

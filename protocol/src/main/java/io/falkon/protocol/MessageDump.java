@@ -179,6 +179,7 @@ public final class MessageDump {
                 Message.CreateInstance c = (Message.CreateInstance) m;
                 num("requestId", c.requestId());
                 str("clientName", c.clientName());
+                num("leaseSeconds", c.leaseSeconds());
             }
             case INSTANCE_CREATED -> {
                 Message.InstanceCreated c = (Message.InstanceCreated) m;
@@ -210,6 +211,7 @@ public final class MessageDump {
                     Message.DeliveredResult r = d.results().get(i);
                     String p = "results[" + i + "]";
                     unsigned(p + ".clientTaskId", r.clientTaskId());
+                    unsigned(p + ".seq", r.seq());
                     num(p + ".attempt", r.attempt());
                     str(p + ".executorId", r.executorId());
                     num(p + ".submittedMicros", r.submittedMicros());
@@ -238,6 +240,23 @@ public final class MessageDump {
                 num("requestId", d.requestId());
                 unsigned("instanceId", d.instanceId());
                 num("cancelled", d.cancelled());
+            }
+            case ATTACH -> {
+                Message.Attach a = (Message.Attach) m;
+                num("requestId", a.requestId());
+                unsigned("instanceId", a.instanceId());
+            }
+            case ATTACHED -> {
+                Message.Attached a = (Message.Attached) m;
+                num("requestId", a.requestId());
+                unsigned("instanceId", a.instanceId());
+                num("highestClientTaskId", a.highestClientTaskId());
+                num("redelivered", a.redelivered());
+            }
+            case ACK -> {
+                Message.Ack a = (Message.Ack) m;
+                unsigned("instanceId", a.instanceId());
+                unsigned("upToSeq", a.upToSeq());
             }
             default -> throw new IllegalArgumentException("no dump for " + m.type());
         }

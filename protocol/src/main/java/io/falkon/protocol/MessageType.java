@@ -19,7 +19,10 @@ public enum MessageType {
     STATUS_REQUEST(0x25),
     STATUS(0x26),
     DESTROY(0x27),
-    DESTROYED(0x28);
+    DESTROYED(0x28),
+    ATTACH(0x29),
+    ATTACHED(0x2A),
+    ACK(0x2B);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

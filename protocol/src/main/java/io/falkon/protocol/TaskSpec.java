@@ -83,6 +83,17 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
         return new Builder(argv);
     }
 
+    /** The task's own retry limit ({@link ExtTags#RETRIES}), or -1 to use the dispatcher's default. */
+    public int retries() {
+        for (ExtField f : ext) {
+            if (f.tag() == ExtTags.RETRIES) {
+                byte[] v = f.value();
+                return v.length == 1 ? v[0] & 0xFF : -1;
+            }
+        }
+        return -1;
+    }
+
     /** The wall-time limit, or {@link Duration#ZERO} for none. */
     public Duration wallTime() {
         return Duration.ofMillis(wallTimeMillis);
@@ -130,8 +141,20 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
         }
 
         public Builder ext(ExtField field) {
+            ext.removeIf(f -> f.tag() == field.tag());
             ext.add(field);
             return this;
+        }
+
+        /**
+         * How many times the dispatcher may re-dispatch this task after framework failures (0-255;
+         * the dispatcher's default, 3, when not set). Application failures are never retried.
+         */
+        public Builder retries(int n) {
+            if (n < 0 || n > 255) {
+                throw new IllegalArgumentException("retries must be 0..255, got " + n);
+            }
+            return ext(new ExtField(ExtTags.RETRIES, new byte[]{(byte) n}));
         }
 
         public TaskSpec build() {

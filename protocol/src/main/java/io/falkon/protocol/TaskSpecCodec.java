@@ -61,21 +61,42 @@ public final class TaskSpecCodec {
     }
 
     /**
-     * Checks an encoded spec without building it: the reason it is invalid, or {@code null}. Used by
-     * the dispatcher on every submitted task, so it allocates nothing for a valid spec.
+     * What the dispatcher needs from an encoded spec: whether it is valid, its retry limit (-1: not
+     * set) and its wall-time limit.
+     */
+    public record Scan(String problem, int retries, long wallTimeMillis) {
+        static Scan invalid(String problem) {
+            return new Scan(problem, -1, 0);
+        }
+
+        public boolean valid() {
+            return problem == null;
+        }
+    }
+
+    /**
+     * Checks an encoded spec without building it: the reason it is invalid, or {@code null}.
      */
     public static String validate(byte[] blob) {
+        return scan(blob).problem();
+    }
+
+    /**
+     * Checks an encoded spec without building it and picks out what the dispatcher needs. Run on
+     * every submitted task, so a valid spec without extensions allocates nothing.
+     */
+    public static Scan scan(byte[] blob) {
         ByteBuf buf = Unpooled.wrappedBuffer(blob);
         WireReader in = new WireReader(buf);
         try {
             int argc = in.count("argv", 4);
             if (argc == 0) {
-                return "argv is empty (a task needs a command)";
+                return Scan.invalid("argv is empty (a task needs a command)");
             }
             for (int i = 0; i < argc; i++) {
                 int len = in.count("argv[" + i + "]", 1);
                 if (i == 0 && len == 0) {
-                    return "argv[0] (the command) is empty";
+                    return Scan.invalid("argv[0] (the command) is empty");
                 }
                 buf.skipBytes(len);
             }
@@ -85,25 +106,33 @@ public final class TaskSpecCodec {
                 int len = in.count("env key", 1);
                 int at = buf.readerIndex();
                 if (len == 0 || buf.indexOf(at, at + len, (byte) '=') >= 0) {
-                    return "env[" + i + "] has an invalid variable name";
+                    return Scan.invalid("env[" + i + "] has an invalid variable name");
                 }
                 if (keys != null && !keys.add(buf.toString(at, len, java.nio.charset.StandardCharsets.UTF_8))) {
-                    return "env[" + i + "] repeats a variable name";
+                    return Scan.invalid("env[" + i + "] repeats a variable name");
                 }
                 buf.skipBytes(len);
                 in.skipBlob("env value");
             }
             in.skipBlob("workDir");
-            in.u32("wallTimeMillis");
+            long wallTime = in.u32("wallTimeMillis");
             int extc = in.u16("ext");
+            int retries = -1;
             for (int i = 0; i < extc; i++) {
-                in.u16("ext tag");
-                in.skipBlob("ext value");
+                int tag = in.u16("ext tag");
+                if (tag == ExtTags.RETRIES) {
+                    if (in.u32("retries length") != 1) {
+                        return Scan.invalid("ext RETRIES must hold one byte");
+                    }
+                    retries = in.u8("retries");
+                } else {
+                    in.skipBlob("ext value");
+                }
             }
             in.end("spec");
-            return null;
+            return new Scan(null, retries, wallTime);
         } catch (ProtocolException e) {
-            return e.getMessage();
+            return Scan.invalid(e.getMessage());
         }
     }
 }

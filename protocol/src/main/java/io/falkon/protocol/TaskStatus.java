@@ -11,7 +11,11 @@ public enum TaskStatus {
     /** The executor running it went away. */
     EXECUTOR_LOST(3),
     /** Its instance was destroyed before it finished. */
-    CANCELLED(4);
+    CANCELLED(4),
+    /** The executor refused it (shutting down, or over its capacity). */
+    REJECTED(5),
+    /** An input could not be fetched (data diffusion). */
+    FETCH_FAILED(6);
 
     private static final TaskStatus[] BY_CODE = values();
 
@@ -23,6 +27,16 @@ public enum TaskStatus {
 
     public int code() {
         return code;
+    }
+
+    /**
+     * Failures of the node or the framework rather than of the task: the dispatcher retries these
+     * on another attempt while the task's retry limit allows. A program that cannot start is
+     * counted here because the cause is often the node (a missing mount, a full disk); an exit
+     * code and a wall-time timeout are the application's and are delivered as they are.
+     */
+    public boolean retryable() {
+        return this == EXECUTOR_LOST || this == REJECTED || this == FETCH_FAILED || this == LAUNCH_FAILED;
     }
 
     /** The status with this code, or {@code null} if undefined. */

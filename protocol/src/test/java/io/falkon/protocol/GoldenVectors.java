@@ -106,21 +106,24 @@ public final class GoldenVectors {
         v.add(new Vector("14_result_credit_only", "credits returned with no results (an empty list)",
                 new Message.Result(2, List.of())));
         v.add(new Vector("15_cancel", "cancel three running tasks", new Message.Cancel(new long[]{5, 6, 7})));
-        v.add(new Vector("16_create_instance", "request 1: create an instance for client 'montage'",
-                new Message.CreateInstance(1, "montage")));
+        v.add(new Vector("16_create_instance", "request 1: create an instance for client 'montage' that outlives "
+                + "its connection by 300 s (so the client can re-attach)",
+                new Message.CreateInstance(1, "montage", 300)));
         v.add(new Vector("17_instance_created", "reply to request 1",
                 new Message.InstanceCreated(1, 0x1234_5678_9abc_def0L)));
-        v.add(new Vector("18_submit", "request 2: a bundle of two tasks",
+        v.add(new Vector("18_submit", "request 2: a bundle of two tasks; the second may be retried 5 times",
                 new Message.Submit(2, 0x1234_5678_9abc_def0L, List.of(
                         new Message.SubmittedTask(0, TaskSpecCodec.encode(TaskSpec.shell("sleep 0"))),
-                        new Message.SubmittedTask(1, TaskSpecCodec.encode(TaskSpec.of("/bin/true")))))));
+                        new Message.SubmittedTask(1, TaskSpecCodec.encode(TaskSpec.builder("/bin/true").retries(5)
+                                .build()))))));
         v.add(new Vector("19_submitted", "reply to request 2: both accepted",
                 new Message.Submitted(2, 0x1234_5678_9abc_def0L, 2)));
-        v.add(new Vector("20_deliver", "two results delivered to the client; the second never ran",
+        v.add(new Vector("20_deliver", "two results delivered to the client (result sequence numbers 1 and 2); "
+                + "the second never ran, after a second attempt",
                 new Message.Deliver(0x1234_5678_9abc_def0L, List.of(
-                        new Message.DeliveredResult(0, 0, "node1-4242", 1000, 1100, 1500,
+                        new Message.DeliveredResult(0, 1, 0, "node1-4242", 1000, 1100, 1500,
                                 exec(TaskStatus.EXITED, 0, 0, 1200, 1400, "", new byte[0], "")),
-                        new Message.DeliveredResult(1, 0, "", 1000, 0, 1600,
+                        new Message.DeliveredResult(1, 2, 1, "", 1000, 0, 1600,
                                 Execution.of(TaskStatus.CANCELLED, "instance destroyed", 1600))))));
         v.add(new Vector("21_status_request", "request 3: status of the whole dispatcher",
                 new Message.StatusRequest(3, 0)));
@@ -130,6 +133,17 @@ public final class GoldenVectors {
                 new Message.Destroy(4, 0x1234_5678_9abc_def0L)));
         v.add(new Vector("24_destroyed", "reply to request 4: nothing was left to cancel",
                 new Message.Destroyed(4, 0x1234_5678_9abc_def0L, 0)));
+        v.add(new Vector("25_attach", "request 5: re-attach to the instance after reconnecting",
+                new Message.Attach(5, 0x1234_5678_9abc_def0L)));
+        v.add(new Vector("26_attached", "reply to request 5: tasks up to client id 1 were accepted; "
+                + "one unacknowledged result follows",
+                new Message.Attached(5, 0x1234_5678_9abc_def0L, 1, 1)));
+        v.add(new Vector("27_ack", "the client has every result up to sequence number 2",
+                new Message.Ack(0x1234_5678_9abc_def0L, 2)));
+        v.add(new Vector("28_result_rejected", "an executor refuses a task (it is shutting down); "
+                + "the credit comes back and the dispatcher retries the task elsewhere",
+                new Message.Result(1, List.of(new Message.TaskResult(15, 0,
+                        Execution.of(TaskStatus.REJECTED, "executor shutting down", 900))))));
         return v;
     }
 

@@ -21,18 +21,33 @@ final class ExecutorState implements ExecutorView {
     final Map<Long, Task> tasks = new HashMap<>();
     long completed;
     boolean alive = true;
+    /** No work until then (epoch micros); 0 when not suspended. */
+    long suspendedUntilMicros;
+    long suspensions;
+    long failures;
+    final OutcomeWindow outcomes;
     /** Whether it sits in the scheduler's ring of executors with credits. */
     boolean inRing;
     /** Tasks assigned in the current round, sent as one DISPATCH bundle at the end of it. */
     List<Message.DispatchedTask> bundle;
 
-    ExecutorState(Link link, Message.Register reg, long nowMicros) {
+    ExecutorState(Link link, Message.Register reg, long nowMicros, long windowMicros) {
+        this.outcomes = new OutcomeWindow(windowMicros);
         this.link = link;
         this.id = reg.executorId();
         this.host = reg.host();
         this.slots = reg.slots();
         this.noExec = reg.noExec();
         this.connectedMicros = nowMicros;
+    }
+
+    boolean suspended() {
+        return suspendedUntilMicros != 0;
+    }
+
+    /** Whether the dispatcher may send it work now. */
+    boolean eligible() {
+        return alive && suspendedUntilMicros == 0;
     }
 
     void addToBundle(Message.DispatchedTask t) {

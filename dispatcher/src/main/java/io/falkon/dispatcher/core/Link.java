@@ -4,20 +4,26 @@ import io.falkon.protocol.Message;
 
 /**
  * One connection as the scheduler sees it: somewhere to send messages. The scheduler calls
- * {@link #enqueue} any number of times during a batch and {@link #flush} once at its end, so a
- * transport can write a whole batch with one system call. All methods are called on the
- * scheduler thread only.
+ * {@link #enqueue} any number of times during a batch and {@link #takeFlush} once at its end, so a
+ * transport can write a whole batch with one system call (after the journal has made the batch
+ * durable, when there is a journal). All methods are called on the scheduler thread only.
  */
 public interface Link {
 
     /** Buffers a message; returns {@code true} if the buffer was empty (the link just became dirty). */
     boolean enqueue(Message message);
 
-    /** Sends everything buffered. */
-    void flush();
+    /**
+     * Takes everything buffered and returns the action that sends it (run later, from any thread,
+     * in batch order), or {@code null} if nothing is buffered.
+     */
+    Runnable takeFlush();
 
     /** Sends {@code error} (if not null) after everything buffered, then closes the connection. */
     void close(Message.ErrorMessage error);
+
+    /** Stops or resumes reading from this connection (backpressure on clients). */
+    void setReading(boolean reading);
 
     /** The peer's address, for logs and status. */
     String remote();

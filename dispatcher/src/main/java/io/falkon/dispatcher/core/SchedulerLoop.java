@@ -19,6 +19,7 @@ import java.util.concurrent.locks.LockSupport;
 public final class SchedulerLoop implements Executor, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SchedulerLoop.class);
     static final int MAX_BATCH = 4096;
+    private static final long TIMER_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final Scheduler scheduler;
     private final Queue<Runnable> inbox = new ConcurrentLinkedQueue<>();
@@ -55,7 +56,17 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
 
     private void run() {
         int batch = 0;
+        long lastTimer = System.nanoTime();
         while (true) {
+            long now = System.nanoTime();
+            if (now - lastTimer >= TIMER_NANOS) {
+                lastTimer = now;
+                try {
+                    scheduler.onTimer();
+                } catch (RuntimeException | Error e) {
+                    log.error("scheduler timer failed; the dispatcher carries on", e);
+                }
+            }
             Runnable event = inbox.poll();
             if (event != null) {
                 try {

@@ -13,6 +13,10 @@ final class Task implements QueuedTask {
     final long clientTaskId;
     final byte[] spec;
     final long submittedMicros;
+    /** Re-dispatches allowed after framework failures. */
+    final int retries;
+    /** 0: none; else how long a dispatch may go without a result. */
+    final long dispatchTimeoutMillis;
     int attempt;
     long dispatchedMicros;
     /** The executor running it, null while queued. */
@@ -20,13 +24,45 @@ final class Task implements QueuedTask {
     Task prev;
     Task next;
     boolean queued;
+    /** Executors an attempt failed on (null until one does). */
+    ExecutorState[] failedOn;
 
-    Task(long id, Instance instance, long clientTaskId, byte[] spec, long submittedMicros) {
+    Task(long id, Instance instance, long clientTaskId, byte[] spec, long submittedMicros, int retries,
+         long dispatchTimeoutMillis) {
         this.id = id;
         this.instance = instance;
         this.clientTaskId = clientTaskId;
         this.spec = spec;
         this.submittedMicros = submittedMicros;
+        this.retries = retries;
+        this.dispatchTimeoutMillis = dispatchTimeoutMillis;
+    }
+
+    /** Heap this task holds while queued: its record plus its encoded spec. */
+    long footprint() {
+        return 96 + spec.length;
+    }
+
+    boolean canRetry() {
+        return attempt < retries;
+    }
+
+    void failedOn(ExecutorState e) {
+        failedOn = failedOn == null ? new ExecutorState[]{e} : java.util.Arrays.copyOf(failedOn, failedOn.length + 1);
+        failedOn[failedOn.length - 1] = e;
+    }
+
+    @Override
+    public boolean avoids(io.falkon.dispatcher.policy.ExecutorView executor) {
+        if (failedOn == null) {
+            return false;
+        }
+        for (ExecutorState e : failedOn) {
+            if (e == executor) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

@@ -33,6 +33,19 @@ final class TaskQueue {
         size++;
     }
 
+    void addFirst(Task t) {
+        t.prev = null;
+        t.next = head;
+        if (head == null) {
+            tail = t;
+        } else {
+            head.prev = t;
+        }
+        head = t;
+        t.queued = true;
+        size++;
+    }
+
     void remove(Task t) {
         if (!t.queued) {
             throw new IllegalStateException("task " + t.id + " is not queued");

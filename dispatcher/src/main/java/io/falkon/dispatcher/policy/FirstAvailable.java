@@ -3,7 +3,9 @@ package io.falkon.dispatcher.policy;
 /**
  * First-available (FA): each task, oldest first, goes to the next executor with a free slot;
  * where the data is plays no part. Executors take turns one task at a time, so a round with fewer
- * tasks than free slots spreads them over all executors instead of filling the first one.
+ * tasks than free slots spreads them over all executors instead of filling the first one. A retried
+ * task is not given back to an executor it failed on while another can take it: that executor
+ * takes the next task instead (looking at most {@value #LOOKAHEAD} tasks past the head).
  */
 public final class FirstAvailable implements DispatchPolicy {
     public static final String NAME = "first-available";
@@ -13,14 +15,28 @@ public final class FirstAvailable implements DispatchPolicy {
         return NAME;
     }
 
+    static final int LOOKAHEAD = 16;
+
     @Override
     public void schedule(SchedulingRound round) {
-        QueuedTask task;
-        while ((task = round.head()) != null) {
+        int misses = 0;
+        while (round.head() != null) {
             ExecutorView executor = round.nextWithCredit();
             if (executor == null) {
                 return;
             }
+            QueuedTask task = round.head();
+            for (int looked = 0; task != null && round.prefersElsewhere(task, executor) && looked < LOOKAHEAD; looked++) {
+                task = task.next();
+            }
+            if (task == null || round.prefersElsewhere(task, executor)) {
+                // nothing near the head for this executor; stop once every executor has had its turn
+                if (++misses > round.executors().size()) {
+                    return;
+                }
+                continue;
+            }
+            misses = 0;
             round.assign(task, executor);
         }
     }

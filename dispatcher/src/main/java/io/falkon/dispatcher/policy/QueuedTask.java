@@ -14,4 +14,10 @@ public interface QueuedTask {
 
     /** How many times the task has been dispatched before (0 on its first dispatch). */
     int attempt();
+
+    /**
+     * Whether an earlier attempt of this task failed on {@code executor} (a lost connection, a
+     * rejection, a failed launch...): a retry should go elsewhere when it can.
+     */
+    boolean avoids(ExecutorView executor);
 }

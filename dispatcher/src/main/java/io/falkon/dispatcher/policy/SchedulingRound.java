@@ -30,6 +30,13 @@ public interface SchedulingRound {
     int totalCredits();
 
     /**
+     * Whether {@code task} should not go to {@code executor} now: an earlier attempt failed there
+     * and some other active executor has not failed it. A retry goes back to a node it failed on
+     * only when there is nowhere else.
+     */
+    boolean prefersElsewhere(QueuedTask task, ExecutorView executor);
+
+    /**
      * Removes {@code task} from the queue and sends it to {@code executor} (in one bundle with the
      * executor's other assignments of this round), consuming one credit.
      *

@@ -10,8 +10,8 @@ import java.util.List;
 
 /**
  * A {@link Link} over a Netty channel. Messages the scheduler enqueues during a batch are handed
- * to the channel's event loop as one task at {@link #flush()}, which writes them all and flushes
- * once: one system call per connection per batch.
+ * to the channel's event loop as one task by the action {@link #takeFlush()} returns, which writes
+ * them all and flushes once: one system call per connection per batch.
  */
 final class NettyLink implements Link {
     private final Channel channel;
@@ -34,18 +34,25 @@ final class NettyLink implements Link {
     }
 
     @Override
-    public void flush() {
+    public Runnable takeFlush() {
         if (pending.isEmpty()) {
-            return;
+            return null;
         }
         List<Message> out = pending;
         pending = new ArrayList<>(Math.max(4, out.size()));
-        channel.eventLoop().execute(() -> {
+        return () -> channel.eventLoop().execute(() -> {
             for (int i = 0, n = out.size(); i < n; i++) {
                 channel.write(out.get(i), channel.voidPromise());
             }
             channel.flush();
         });
+    }
+
+    @Override
+    public void setReading(boolean reading) {
+        if (channel.config().isAutoRead() != reading) {
+            channel.config().setAutoRead(reading);
+        }
     }
 
     @Override

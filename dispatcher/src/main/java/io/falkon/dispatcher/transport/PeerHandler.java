@@ -145,6 +145,14 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
                 Message.Destroy d = (Message.Destroy) m;
                 loop.execute(() -> scheduler.destroy(link, d));
             }
+            case ATTACH -> {
+                Message.Attach a = (Message.Attach) m;
+                loop.execute(() -> scheduler.attach(link, a));
+            }
+            case ACK -> {
+                Message.Ack a = (Message.Ack) m;
+                loop.execute(() -> scheduler.ack(link, a));
+            }
             case HEARTBEAT -> {
                 // keeps the connection alive
             }
@@ -162,17 +170,18 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
     /** Validates every spec here, on the I/O thread, so the scheduler thread never has to. */
     private void submit(Message.Submit s) {
         List<Message.SubmittedTask> tasks = s.tasks();
+        TaskSpecCodec.Scan[] scans = new TaskSpecCodec.Scan[tasks.size()];
         for (int i = 0, n = tasks.size(); i < n; i++) {
-            String problem = TaskSpecCodec.validate(tasks.get(i).spec());
-            if (problem != null) {
+            scans[i] = TaskSpecCodec.scan(tasks.get(i).spec());
+            if (!scans[i].valid()) {
                 String reason = "task " + i + " of the bundle (clientTaskId "
-                        + Long.toUnsignedString(tasks.get(i).clientTaskId()) + "): " + problem
+                        + Long.toUnsignedString(tasks.get(i).clientTaskId()) + "): " + scans[i].problem()
                         + "; nothing of this bundle was queued";
                 loop.execute(() -> scheduler.rejectRequest(link, s.requestId(), ErrorCode.INVALID_TASK, reason));
                 return;
             }
         }
-        loop.execute(() -> scheduler.submit(link, s));
+        loop.execute(() -> scheduler.submit(link, s, scans));
     }
 
     private void unexpected(ChannelHandlerContext ctx, Message m, String expected) {

@@ -25,11 +25,24 @@ public final class FakeLink implements Link {
         return buffered.size() == 1;
     }
 
+    public boolean reading = true;
+
     @Override
-    public void flush() {
-        sent.addAll(buffered);
+    public Runnable takeFlush() {
+        if (buffered.isEmpty()) {
+            return null;
+        }
+        List<Message> out = new ArrayList<>(buffered);
         buffered.clear();
-        flushes++;
+        return () -> {
+            sent.addAll(out);
+            flushes++;
+        };
+    }
+
+    @Override
+    public void setReading(boolean reading) {
+        this.reading = reading;
     }
 
     @Override
@@ -37,7 +50,10 @@ public final class FakeLink implements Link {
         if (closed) {
             return; // like a real connection: closes once, with the first reason
         }
-        flush();
+        Runnable f = takeFlush();
+        if (f != null) {
+            f.run();
+        }
         closedWith = error;
         closed = true;
     }

@@ -20,7 +20,11 @@ public final class SchedulerHarness {
     private long clientTaskIds;
 
     public SchedulerHarness(DispatchPolicy policy) {
-        this.scheduler = new Scheduler(policy, clock, "d-test");
+        this(policy, SchedulerConfig.defaults(), Journal.NONE);
+    }
+
+    public SchedulerHarness(DispatchPolicy policy, SchedulerConfig config, Journal journal) {
+        this.scheduler = new Scheduler(policy, clock, "d-test", config, journal);
     }
 
     public FakeLink executor(String id, int slots, int credits) {
@@ -35,8 +39,13 @@ public final class SchedulerHarness {
 
     /** A connected client with one instance; returns the link, the instance id is {@link #instanceOf}. */
     public FakeLink client(String name) {
+        return client(name, 0);
+    }
+
+    /** A client whose instance outlives its connection by {@code leaseSeconds}. */
+    public FakeLink client(String name, long leaseSeconds) {
         FakeLink link = new FakeLink(name);
-        scheduler.createInstance(link, new Message.CreateInstance(requestIds++, name));
+        scheduler.createInstance(link, new Message.CreateInstance(requestIds++, name, leaseSeconds));
         scheduler.endBatch();
         return link;
     }
@@ -50,17 +59,38 @@ public final class SchedulerHarness {
     }
 
     public List<Long> submit(FakeLink client, long instanceId, int n) {
+        return submit(client, instanceId, n, TaskSpec.of("/bin/true"));
+    }
+
+    public List<Long> submit(FakeLink client, int n, TaskSpec spec) {
+        return submit(client, instanceOf(client), n, spec);
+    }
+
+    /** Submits like the transport does: scanning every spec first. */
+    public List<Long> submit(FakeLink client, long instanceId, int n, TaskSpec spec) {
         List<Message.SubmittedTask> tasks = new ArrayList<>();
         List<Long> ids = new ArrayList<>();
-        byte[] spec = TaskSpecCodec.encode(TaskSpec.of("/bin/true"));
+        byte[] encoded = TaskSpecCodec.encode(spec);
+        TaskSpecCodec.Scan[] scans = new TaskSpecCodec.Scan[n];
         for (int i = 0; i < n; i++) {
             long id = clientTaskIds++;
             ids.add(id);
-            tasks.add(new Message.SubmittedTask(id, spec));
+            tasks.add(new Message.SubmittedTask(id, encoded));
+            scans[i] = TaskSpecCodec.scan(encoded);
         }
-        scheduler.submit(client, new Message.Submit(requestIds++, instanceId, tasks));
+        scheduler.submit(client, new Message.Submit(requestIds++, instanceId, tasks), scans);
         scheduler.endBatch();
         return ids;
+    }
+
+    /** The executor reports these tasks finished with {@code x} and returns one credit for each. */
+    public void finish(FakeLink executor, List<Message.DispatchedTask> tasks, Execution x) {
+        List<Message.TaskResult> results = new ArrayList<>();
+        for (Message.DispatchedTask t : tasks) {
+            results.add(new Message.TaskResult(t.taskId(), t.attempt(), x));
+        }
+        scheduler.results(executor, new Message.Result(tasks.size(), results));
+        scheduler.endBatch();
     }
 
     /** Everything the executor was sent in DISPATCH bundles since the last call. */

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
+import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskStatus;
 import org.junit.jupiter.api.Test;
 
@@ -159,16 +160,41 @@ class SchedulerTest {
     }
 
     @Test
-    void aLostExecutorsTasksAreReportedAsExecutorLost() {
-        FakeLink exec = h.executor("e1", 3, 3);
+    void aLostExecutorsTasksRunAgainElsewhereAndTheClientSeesOneResultEach() {
+        FakeLink doomed = h.executor("doomed", 3, 3);
         FakeLink client = h.client("c");
-        h.submit(client, 3);
+        List<Long> ids = h.submit(client, 3);
+        assertThat(dispatched(doomed)).hasSize(3);
+        s.executorDisconnected(doomed);
+        s.endBatch();
+        assertThat(delivered(client)).isEmpty();
+        assertThat(s.queuedCount()).isEqualTo(3);
+        FakeLink healthy = h.executor("healthy", 3, 3);
+        List<Message.DispatchedTask> again = dispatched(healthy);
+        assertThat(again).extracting(Message.DispatchedTask::attempt).containsOnly(1);
+        h.complete(healthy, again);
+        assertThat(delivered(client)).extracting(Message.DeliveredResult::clientTaskId)
+                .containsExactlyInAnyOrderElementsOf(ids);
+        assertThat(delivered(client)).allSatisfy(r -> {
+            assertThat(r.execution().succeeded()).isTrue();
+            assertThat(r.attempt()).isEqualTo(1);
+            assertThat(r.executorId()).isEqualTo("healthy");
+        });
+        assertThat(s.retried()).isEqualTo(3);
+    }
+
+    @Test
+    void aTaskWithoutRetriesLeftIsReportedAsExecutorLost() {
+        FakeLink exec = h.executor("e1", 1, 1);
+        FakeLink client = h.client("c");
+        h.submit(client, 1, TaskSpec.builder("/bin/true").retries(0).build());
+        assertThat(dispatched(exec)).hasSize(1);
         s.executorDisconnected(exec);
         s.endBatch();
-        assertThat(delivered(client)).hasSize(3)
+        assertThat(delivered(client)).hasSize(1)
                 .allSatisfy(r -> assertThat(r.execution().status()).isEqualTo(TaskStatus.EXECUTOR_LOST));
-        assertThat(s.executorCount()).isZero();
         assertThat(s.runningCount()).isZero();
+        assertThat(s.queuedCount()).isZero();
     }
 
     @Test
@@ -184,14 +210,20 @@ class SchedulerTest {
     }
 
     @Test
-    void aDuplicateExecutorIdIsRefusedAndTheFirstKeepsWorking() {
+    void anExecutorRegisteringAgainReplacesItsOldConnection() {
         FakeLink first = h.executor("same", 1, 1);
-        FakeLink second = h.executor("same", 1, 1);
-        assertThat(second.closedWith.errorCode()).isEqualTo(ErrorCode.DUPLICATE_EXECUTOR);
-        assertThat(first.closed).isFalse();
         FakeLink client = h.client("c");
         h.submit(client, 1);
         assertThat(dispatched(first)).hasSize(1);
+        FakeLink second = h.executor("same", 1, 1); // reconnected before the old link was noticed dead
+        assertThat(first.closed).isTrue();
+        assertThat(first.closedWith.errorCode()).isEqualTo(ErrorCode.DUPLICATE_EXECUTOR);
+        assertThat(second.closed).isFalse();
+        assertThat(s.executorCount()).isEqualTo(1);
+        List<Message.DispatchedTask> retried = dispatched(second);
+        assertThat(retried).hasSize(1);
+        h.complete(second, retried);
+        assertThat(delivered(client)).hasSize(1);
     }
 
     @Test
