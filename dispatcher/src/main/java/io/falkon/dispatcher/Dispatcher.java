@@ -1,7 +1,9 @@
 package io.falkon.dispatcher;
 
+import io.falkon.dispatcher.core.Journal;
 import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.dispatcher.core.SchedulerLoop;
+import io.falkon.dispatcher.journal.FileJournal;
 import io.falkon.dispatcher.transport.TcpTransport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,18 +32,36 @@ public final class Dispatcher implements AutoCloseable {
     private final DispatcherConfig config;
     private final SchedulerLoop loop;
     private final TcpTransport tcp;
+    private final FileJournal journal;
     private volatile boolean closed;
 
-    private Dispatcher(DispatcherConfig config, SchedulerLoop loop, TcpTransport tcp) {
+    private Dispatcher(DispatcherConfig config, SchedulerLoop loop, TcpTransport tcp, FileJournal journal) {
         this.config = config;
         this.loop = loop;
         this.tcp = tcp;
+        this.journal = journal;
     }
 
-    /** Starts the scheduler and binds the port; fails if the port cannot be bound. */
+    /**
+     * Opens the journal (replaying it) if one is configured, starts the scheduler and binds the port.
+     *
+     * @throws IllegalStateException if the journal cannot be opened or the port cannot be bound
+     */
     public static Dispatcher start(DispatcherConfig config) {
         String id = "d-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-        Scheduler scheduler = new Scheduler(config.policy(), config.clock(), id);
+        FileJournal journal = null;
+        if (config.journalDir() != null) {
+            try {
+                journal = FileJournal.open(config.journalDir(), config.fsync());
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException("cannot open the journal: " + e.getMessage(), e);
+            }
+        }
+        Scheduler scheduler = new Scheduler(config.policy(), config.clock(), id, config.scheduler(),
+                journal == null ? Journal.NONE : journal);
+        if (journal != null) {
+            journal.restoreInto(scheduler);
+        }
         SchedulerLoop loop = new SchedulerLoop(scheduler).start();
         long hb = config.heartbeatMillis();
         TcpTransport.Settings settings = new TcpTransport.Settings(config.token(), config.maxFrameLength(), hb,
@@ -49,15 +69,17 @@ public final class Dispatcher implements AutoCloseable {
         try {
             TcpTransport tcp = TcpTransport.bind(new InetSocketAddress(config.bindHost(), config.port()),
                     config.ioThreads(), settings, loop);
-            Dispatcher d = new Dispatcher(config, loop, tcp);
+            Dispatcher d = new Dispatcher(config, loop, tcp, journal);
             log.info("dispatcher {} listening on {} (policy {})", id, tcp.localAddress(), config.policy().name());
             return d;
         } catch (InterruptedException e) {
             loop.close();
+            closeJournal(journal);
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while binding", e);
         } catch (RuntimeException e) {
             loop.close();
+            closeJournal(journal);
             throw new IllegalStateException("cannot listen on " + config.bindHost() + ":" + config.port() + ": "
                     + e.getMessage(), e);
         }
@@ -110,9 +132,16 @@ public final class Dispatcher implements AutoCloseable {
         }
     }
 
+    private static void closeJournal(FileJournal journal) {
+        if (journal != null) {
+            journal.close();
+        }
+    }
+
     /**
-     * Stops: refuses new work, closes every connection (executors see the dispatcher go away and
-     * exit or reconnect; clients' outstanding tasks fail), and stops the scheduler thread.
+     * Stops: refuses new work and freezes the state, closes every connection (executors reconnect
+     * or exit; clients see their connection close), stops the scheduler thread and closes the
+     * journal, which then holds everything needed to carry on after a restart.
      */
     @Override
     public void close() {
@@ -123,6 +152,7 @@ public final class Dispatcher implements AutoCloseable {
         loop.execute(() -> loop.scheduler().shutDown());
         tcp.close();
         loop.close();
+        closeJournal(journal);
         log.info("dispatcher {} stopped", loop.scheduler().dispatcherId());
     }
 }

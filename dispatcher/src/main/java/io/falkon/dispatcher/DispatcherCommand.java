@@ -37,14 +37,51 @@ public final class DispatcherCommand implements Callable<Integer> {
         System.exit(new CommandLine(new DispatcherCommand()).execute(args));
     }
 
+    @Option(names = "--journal", paramLabel = "DIR", description = "keep an append-only journal in DIR so that "
+            + "accepted tasks and undelivered results survive a restart (default: none)")
+    java.nio.file.Path journal;
+
+    @Option(names = "--fsync", description = "journal durability: ALWAYS (fsync each batch before replying), BATCH "
+            + "(fsync every 50 ms), NEVER (default: ${DEFAULT-VALUE})")
+    io.falkon.dispatcher.journal.FsyncPolicy fsync = io.falkon.dispatcher.journal.FsyncPolicy.BATCH;
+
+    @Option(names = "--retries", description = "re-dispatches after framework failures, for tasks that set none "
+            + "(default: ${DEFAULT-VALUE})")
+    int retries = 3;
+
+    @Option(names = "--dispatch-timeout", paramLabel = "SECONDS", description = "a dispatched task without a "
+            + "result after this long is presumed lost and dispatched again (default: 0 = only tasks with a wall "
+            + "time, after wall time + 60 s)")
+    long dispatchTimeoutSeconds;
+
+    @Option(names = "--suspend-after", description = "failures within the window that suspend an executor "
+            + "while others succeed (default: ${DEFAULT-VALUE}; 0 = never)")
+    int suspendAfter = 5;
+
+    @Option(names = "--suspend-window", paramLabel = "SECONDS", description = "(default: ${DEFAULT-VALUE})")
+    long suspendWindowSeconds = 60;
+
+    @Option(names = "--suspend-for", paramLabel = "SECONDS", description = "(default: ${DEFAULT-VALUE})")
+    long suspendForSeconds = 120;
+
+    @Option(names = "--max-memory", paramLabel = "MIB", description = "queued tasks plus unacknowledged results "
+            + "above this pause reading from clients (default: half the heap)")
+    Long maxMemoryMiB;
+
     @Override
     public Integer call() throws Exception {
         DispatcherConfig cfg;
         Dispatcher d;
         try {
+            io.falkon.dispatcher.core.SchedulerConfig sc = io.falkon.dispatcher.core.SchedulerConfig.defaults()
+                    .withDefaultRetries(retries).withDispatchTimeoutMillis(dispatchTimeoutSeconds * 1000)
+                    .withSuspension(suspendAfter, suspendWindowSeconds * 1000, suspendForSeconds * 1000);
+            if (maxMemoryMiB != null) {
+                sc = sc.withMemoryBudgetBytes(maxMemoryMiB << 20);
+            }
             cfg = DispatcherConfig.defaults().withBindHost(host).withPort(port).withToken(token)
                     .withIoThreads(ioThreads).withHeartbeatMillis(heartbeatMillis)
-                    .withPolicy(DispatchPolicies.byName(policy));
+                    .withPolicy(DispatchPolicies.byName(policy)).withScheduler(sc).withJournal(journal, fsync);
             d = Dispatcher.start(cfg);
         } catch (IllegalArgumentException | IllegalStateException e) {
             System.err.println("falkon dispatcher: " + e.getMessage());

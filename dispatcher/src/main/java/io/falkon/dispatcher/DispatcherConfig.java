@@ -1,21 +1,44 @@
 package io.falkon.dispatcher;
 
 import io.falkon.dispatcher.core.Clock;
+import io.falkon.dispatcher.core.SchedulerConfig;
+import io.falkon.dispatcher.journal.FsyncPolicy;
 import io.falkon.dispatcher.policy.DispatchPolicy;
 import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.protocol.Protocol;
 
+import java.nio.file.Path;
 import java.util.Objects;
 
-/** How to run a {@link Dispatcher}. Immutable; start from {@link #defaults()}. */
-public record DispatcherConfig(String bindHost, int port, int ioThreads, int maxFrameLength, long heartbeatMillis,
-                               String token, DispatchPolicy policy, Clock clock) {
+/**
+ * How to run a {@link Dispatcher}. Immutable; start from {@link #defaults()} or {@link #local()} and
+ * change what differs with the {@code with...} methods.
+ */
+public final class DispatcherConfig {
+    private final String bindHost;
+    private final int port;
+    private final int ioThreads;
+    private final int maxFrameLength;
+    private final long heartbeatMillis;
+    private final String token;
+    private final DispatchPolicy policy;
+    private final Clock clock;
+    private final SchedulerConfig scheduler;
+    private final Path journalDir;
+    private final FsyncPolicy fsync;
 
-    public DispatcherConfig {
-        Objects.requireNonNull(bindHost, "bindHost");
-        Objects.requireNonNull(token, "token");
-        Objects.requireNonNull(policy, "policy");
-        Objects.requireNonNull(clock, "clock");
+    private DispatcherConfig(Builder b) {
+        this.bindHost = Objects.requireNonNull(b.bindHost, "bindHost");
+        this.port = b.port;
+        this.ioThreads = b.ioThreads;
+        this.maxFrameLength = b.maxFrameLength;
+        this.heartbeatMillis = b.heartbeatMillis;
+        this.token = Objects.requireNonNull(b.token, "token");
+        this.policy = Objects.requireNonNull(b.policy, "policy");
+        this.clock = Objects.requireNonNull(b.clock, "clock");
+        this.scheduler = Objects.requireNonNull(b.scheduler, "scheduler");
+        this.journalDir = b.journalDir;
+        this.fsync = Objects.requireNonNull(b.fsync, "fsync");
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port " + port + " is out of range 0..65535");
         }
@@ -32,11 +55,10 @@ public record DispatcherConfig(String bindHost, int port, int ioThreads, int max
 
     /**
      * All interfaces, port {@value Protocol#DEFAULT_PORT}, one I/O thread per core, 16 MiB frames,
-     * heartbeats every 5 s, no token, first-available.
+     * heartbeats every 5 s, no token, first-available, {@link SchedulerConfig#defaults()}, no journal.
      */
     public static DispatcherConfig defaults() {
-        return new DispatcherConfig("0.0.0.0", Protocol.DEFAULT_PORT, Runtime.getRuntime().availableProcessors(),
-                Protocol.DEFAULT_MAX_FRAME_LENGTH, 5000, "", new FirstAvailable(), Clock.SYSTEM);
+        return new Builder().build();
     }
 
     /** Loopback only, an ephemeral port: for embedded use and tests. */
@@ -44,35 +66,165 @@ public record DispatcherConfig(String bindHost, int port, int ioThreads, int max
         return defaults().withBindHost("127.0.0.1").withPort(0);
     }
 
+    public String bindHost() {
+        return bindHost;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public int ioThreads() {
+        return ioThreads;
+    }
+
+    public int maxFrameLength() {
+        return maxFrameLength;
+    }
+
+    public long heartbeatMillis() {
+        return heartbeatMillis;
+    }
+
+    public String token() {
+        return token;
+    }
+
+    public DispatchPolicy policy() {
+        return policy;
+    }
+
+    public Clock clock() {
+        return clock;
+    }
+
+    public SchedulerConfig scheduler() {
+        return scheduler;
+    }
+
+    /** The journal directory, or {@code null} for none. */
+    public Path journalDir() {
+        return journalDir;
+    }
+
+    public FsyncPolicy fsync() {
+        return fsync;
+    }
+
     public DispatcherConfig withBindHost(String host) {
-        return new DispatcherConfig(host, port, ioThreads, maxFrameLength, heartbeatMillis, token, policy, clock);
+        return toBuilder().bindHost(host).build();
     }
 
     public DispatcherConfig withPort(int p) {
-        return new DispatcherConfig(bindHost, p, ioThreads, maxFrameLength, heartbeatMillis, token, policy, clock);
+        return toBuilder().port(p).build();
     }
 
     public DispatcherConfig withIoThreads(int n) {
-        return new DispatcherConfig(bindHost, port, n, maxFrameLength, heartbeatMillis, token, policy, clock);
+        return toBuilder().ioThreads(n).build();
     }
 
     public DispatcherConfig withMaxFrameLength(int n) {
-        return new DispatcherConfig(bindHost, port, ioThreads, n, heartbeatMillis, token, policy, clock);
+        return toBuilder().maxFrameLength(n).build();
     }
 
     public DispatcherConfig withHeartbeatMillis(long ms) {
-        return new DispatcherConfig(bindHost, port, ioThreads, maxFrameLength, ms, token, policy, clock);
+        return toBuilder().heartbeatMillis(ms).build();
     }
 
     public DispatcherConfig withToken(String t) {
-        return new DispatcherConfig(bindHost, port, ioThreads, maxFrameLength, heartbeatMillis, t, policy, clock);
+        return toBuilder().token(t).build();
     }
 
     public DispatcherConfig withPolicy(DispatchPolicy p) {
-        return new DispatcherConfig(bindHost, port, ioThreads, maxFrameLength, heartbeatMillis, token, p, clock);
+        return toBuilder().policy(p).build();
     }
 
     public DispatcherConfig withClock(Clock c) {
-        return new DispatcherConfig(bindHost, port, ioThreads, maxFrameLength, heartbeatMillis, token, policy, c);
+        return toBuilder().clock(c).build();
+    }
+
+    public DispatcherConfig withScheduler(SchedulerConfig s) {
+        return toBuilder().scheduler(s).build();
+    }
+
+    /** Journal to {@code dir} ({@code null}: no journal) with the given fsync policy. */
+    public DispatcherConfig withJournal(Path dir, FsyncPolicy policy) {
+        return toBuilder().journal(dir, policy).build();
+    }
+
+    public Builder toBuilder() {
+        return new Builder().bindHost(bindHost).port(port).ioThreads(ioThreads).maxFrameLength(maxFrameLength)
+                .heartbeatMillis(heartbeatMillis).token(token).policy(policy).clock(clock).scheduler(scheduler)
+                .journal(journalDir, fsync);
+    }
+
+    /** Builds a {@link DispatcherConfig}; starts from the defaults. */
+    public static final class Builder {
+        private String bindHost = "0.0.0.0";
+        private int port = Protocol.DEFAULT_PORT;
+        private int ioThreads = Runtime.getRuntime().availableProcessors();
+        private int maxFrameLength = Protocol.DEFAULT_MAX_FRAME_LENGTH;
+        private long heartbeatMillis = 5000;
+        private String token = "";
+        private DispatchPolicy policy = new FirstAvailable();
+        private Clock clock = Clock.SYSTEM;
+        private SchedulerConfig scheduler = SchedulerConfig.defaults();
+        private Path journalDir;
+        private FsyncPolicy fsync = FsyncPolicy.BATCH;
+
+        public Builder bindHost(String v) {
+            bindHost = v;
+            return this;
+        }
+
+        public Builder port(int v) {
+            port = v;
+            return this;
+        }
+
+        public Builder ioThreads(int v) {
+            ioThreads = v;
+            return this;
+        }
+
+        public Builder maxFrameLength(int v) {
+            maxFrameLength = v;
+            return this;
+        }
+
+        public Builder heartbeatMillis(long v) {
+            heartbeatMillis = v;
+            return this;
+        }
+
+        public Builder token(String v) {
+            token = v;
+            return this;
+        }
+
+        public Builder policy(DispatchPolicy v) {
+            policy = v;
+            return this;
+        }
+
+        public Builder clock(Clock v) {
+            clock = v;
+            return this;
+        }
+
+        public Builder scheduler(SchedulerConfig v) {
+            scheduler = v;
+            return this;
+        }
+
+        public Builder journal(Path dir, FsyncPolicy policy) {
+            journalDir = dir;
+            fsync = policy;
+            return this;
+        }
+
+        public DispatcherConfig build() {
+            return new DispatcherConfig(this);
+        }
     }
 }

@@ -11,7 +11,8 @@ import io.falkon.protocol.Message;
  */
 public interface Journal {
 
-    void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros);
+    /** An instance with a lease; {@code highestClientTaskId} is -1 for a new one (snapshots carry it). */
+    void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros, long highestClientTaskId);
 
     void accepted(long instanceId, long clientTaskId, long submittedMicros, byte[] spec);
 
@@ -39,7 +40,8 @@ public interface Journal {
 
     Journal NONE = new Journal() {
         @Override
-        public void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros) {
+        public void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros,
+                                    long highestClientTaskId) {
         }
 
         @Override

@@ -52,6 +52,8 @@ import java.util.concurrent.CompletableFuture;
 public final class Scheduler implements SchedulingRound {
     private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Runnable NOTHING_TO_SEND = () -> {
+    };
 
     private final DispatchPolicy policy;
     private final Clock clock;
@@ -367,7 +369,7 @@ public final class Scheduler implements SchedulingRound {
         instances.put(id, in);
         instancesByOwner.computeIfAbsent(link, k -> new ArrayList<>(1)).add(in);
         if (in.retainsResults()) {
-            journal.instanceCreated(id, in.name, req.leaseSeconds(), nowMicros);
+            journal.instanceCreated(id, in.name, req.leaseSeconds(), nowMicros, -1);
         }
         log.debug("instance {} created for '{}' at {}", hex(id), req.clientName(), link.remote());
         send(link, new Message.InstanceCreated(req.requestId(), id));
@@ -780,7 +782,7 @@ public final class Scheduler implements SchedulingRound {
             if (!in.retainsResults()) {
                 continue;
             }
-            out.instanceCreated(in.id, in.name, in.leaseMicros / 1_000_000, in.createdMicros);
+            out.instanceCreated(in.id, in.name, in.leaseMicros / 1_000_000, in.createdMicros, in.highestClientTaskId);
             if (in.nextSeq > 1 && in.unacked.isEmpty()) {
                 out.acked(in.id, in.nextSeq - 1); // keeps the sequence counter
             }
@@ -883,6 +885,7 @@ public final class Scheduler implements SchedulingRound {
         delivering.clear();
         checkMemory();
         if (dirty.isEmpty()) {
+            journal.commit(NOTHING_TO_SEND); // records without replies (an ACK) still become durable
             return;
         }
         List<Runnable> sends = new ArrayList<>(dirty.size());

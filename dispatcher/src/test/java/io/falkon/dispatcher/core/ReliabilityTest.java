@@ -252,7 +252,8 @@ class ReliabilityTest {
         }
 
         @Override
-        public void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros) {
+        public void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros,
+                                    long highestClientTaskId) {
             records.add("instance " + instanceId);
         }
 

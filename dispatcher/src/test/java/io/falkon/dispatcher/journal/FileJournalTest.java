@@ -1,0 +1,202 @@
+package io.falkon.dispatcher.journal;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.falkon.dispatcher.core.FakeLink;
+import io.falkon.dispatcher.core.SchedulerConfig;
+import io.falkon.dispatcher.core.SchedulerHarness;
+import io.falkon.dispatcher.policy.FirstAvailable;
+import io.falkon.protocol.Message;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+
+import static io.falkon.dispatcher.core.SchedulerHarness.dispatched;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class FileJournalTest {
+    @TempDir
+    Path dir;
+    final ListAppender<ILoggingEvent> logged = new ListAppender<>();
+
+    @BeforeEach
+    void listen() {
+        logged.start();
+        ((Logger) LoggerFactory.getLogger(FileJournal.class)).addAppender(logged);
+    }
+
+    @AfterEach
+    void stopListening() {
+        ((Logger) LoggerFactory.getLogger(FileJournal.class)).detachAppender(logged);
+    }
+
+    @Test
+    void aRestartRequeuesUnfinishedTasksAndKeepsUnacknowledgedResults() throws Exception {
+        FileJournal journal = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        SchedulerHarness h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
+        FakeLink e = h.executor("e", 2, 2);
+        FakeLink client = h.client("c", 60);
+        journal.close(); // drains the writer, so the client has its reply
+        long id = h.instanceOf(client);
+        journal = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
+        journal.restoreInto(h.scheduler);
+        e = h.executor("e", 2, 2);
+        FakeLink again = new FakeLink("again");
+        h.scheduler.attach(again, new Message.Attach(1, id));
+        h.submit(again, id, 5);
+        journal.sync(); // replies go out once the batch is durable
+        h.complete(e, dispatched(e));
+        h.scheduler.ack(again, new Message.Ack(id, 1));
+        h.scheduler.endBatch();
+        journal.close();
+
+        FileJournal reopened = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        assertThat(reopened.restoredInstances()).isEqualTo(1);
+        assertThat(reopened.restoredTasks()).isEqualTo(3);
+        SchedulerHarness after = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), reopened);
+        reopened.restoreInto(after.scheduler);
+        assertThat(after.scheduler.queuedCount()).isEqualTo(3);
+        FakeLink back = new FakeLink("back");
+        after.scheduler.attach(back, new Message.Attach(7, id));
+        after.scheduler.endBatch();
+        reopened.close(); // drains: the replies are out
+        Message.Attached attached = back.sent(Message.Attached.class).get(0);
+        assertThat(attached.highestClientTaskId()).isEqualTo(4);
+        assertThat(attached.redelivered()).isEqualTo(1);
+        assertThat(SchedulerHarness.delivered(back)).extracting(Message.DeliveredResult::seq).containsExactly(2L);
+    }
+
+    @Test
+    void aTornTailIsTruncatedWithAWarningAndTheRestReplays() throws Exception {
+        long id = seed(4);
+        Path file = dir.resolve(FileJournal.FILE);
+        long intact = Files.size(file);
+        // half a record: the length says 100 bytes, 10 follow
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.APPEND)) {
+            ch.write(java.nio.ByteBuffer.wrap(new byte[]{0, 0, 0, 100, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}));
+        }
+        FileJournal j = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        assertThat(j.restoredTasks()).isEqualTo(4);
+        j.close();
+        assertThat(logged.list).anySatisfy(ev -> assertThat(ev.getFormattedMessage()).contains("torn record")
+                .contains("offset " + intact));
+        assertThat(id).isNotZero();
+    }
+
+    @Test
+    void aCorruptRecordEndsTheReplayThere() throws Exception {
+        seed(4);
+        Path file = dir.resolve(FileJournal.FILE);
+        byte[] bytes = Files.readAllBytes(file);
+        bytes[bytes.length - 3] ^= 0x5A; // inside the last record's body
+        Files.write(file, bytes);
+        FileJournal j = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        assertThat(j.restoredTasks()).isEqualTo(3);
+        j.close();
+        assertThat(logged.list).anySatisfy(ev -> assertThat(ev.getFormattedMessage()).contains("checksum"));
+        // and the truncated journal is whole again
+        FileJournal again = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        assertThat(again.restoredTasks()).isEqualTo(3);
+        again.close();
+    }
+
+    @Test
+    void garbageThatIsNotAJournalIsRefusedNotOverwritten() throws Exception {
+        Files.writeString(dir.resolve(FileJournal.FILE), "this is somebody's file, not a journal");
+        assertThatThrownBy(() -> FileJournal.open(dir, FsyncPolicy.ALWAYS)).isInstanceOf(IOException.class)
+                .hasMessageContaining("not a Falkon journal");
+        assertThat(Files.readString(dir.resolve(FileJournal.FILE))).startsWith("this is somebody's file");
+    }
+
+    @Test
+    void twoDispatchersCannotShareAJournal() throws Exception {
+        FileJournal first = FileJournal.open(dir, FsyncPolicy.NEVER);
+        try {
+            assertThatThrownBy(() -> FileJournal.open(dir, FsyncPolicy.NEVER))
+                    .hasMessageContaining("another dispatcher is using the journal");
+        } finally {
+            first.close();
+        }
+    }
+
+    @Test
+    void compactionKeepsOnlyTheLiveStateAndReplaysTheSame() throws Exception {
+        FileJournal journal = FileJournal.open(dir, FsyncPolicy.NEVER);
+        SchedulerHarness h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
+        FakeLink e = h.executor("e", 100, 100);
+        FakeLink client = h.client("c", 60);
+        journal.close();
+        long id = h.instanceOf(client);
+        journal = FileJournal.open(dir, FsyncPolicy.NEVER);
+        h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
+        journal.restoreInto(h.scheduler);
+        e = h.executor("e", 100, 100);
+        FakeLink c = new FakeLink("c2");
+        h.scheduler.attach(c, new Message.Attach(1, id));
+        long seq = 0;
+        for (int round = 0; round < 50; round++) {
+            h.submit(c, id, 100);
+            journal.sync();
+            h.complete(e, dispatched(e));
+            seq += 100;
+            h.scheduler.ack(c, new Message.Ack(id, seq));
+        }
+        h.submit(c, id, 7); // these stay unfinished
+        h.scheduler.endBatch();
+        FileJournal j = journal;
+        j.sync();
+        long before = Files.size(dir.resolve(FileJournal.FILE));
+        assertThat(before).isGreaterThan(100_000);
+        j.compact(h.scheduler::snapshot);
+        j.close();
+        long after = Files.size(dir.resolve(FileJournal.FILE));
+        assertThat(after).isLessThan(before / 10);
+        FileJournal replayed = FileJournal.open(dir, FsyncPolicy.NEVER);
+        assertThat(replayed.restoredTasks()).isEqualTo(7);
+        SchedulerHarness h2 = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), replayed);
+        replayed.restoreInto(h2.scheduler);
+        FakeLink back = new FakeLink("back");
+        h2.scheduler.attach(back, new Message.Attach(2, id));
+        h2.scheduler.endBatch();
+        replayed.sync();
+        assertThat(back.sent(Message.Attached.class).get(0).highestClientTaskId()).isEqualTo(5006);
+        // the sequence counter carries on after everything acknowledged was dropped
+        FakeLink exec = h2.executor("e2", 7, 7);
+        replayed.sync();
+        h2.complete(exec, dispatched(exec));
+        replayed.close();
+        assertThat(SchedulerHarness.delivered(back)).extracting(Message.DeliveredResult::seq).first()
+                .isEqualTo(5001L);
+    }
+
+    /** A journal holding one leased instance with {@code n} accepted, unfinished tasks. */
+    long seed(int n) throws IOException {
+        FileJournal journal = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        SchedulerHarness h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
+        FakeLink client = h.client("c", 60);
+        journal.close();
+        long id = h.instanceOf(client);
+        journal = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
+        journal.restoreInto(h.scheduler);
+        FakeLink c = new FakeLink("c");
+        h.scheduler.attach(c, new Message.Attach(1, id));
+        for (int i = 0; i < n; i++) {
+            h.submit(c, id, 1); // one record per batch, so that damage hits exactly the last task
+        }
+        journal.close();
+        return id;
+    }
+}
