@@ -5,6 +5,7 @@ import io.falkon.client.transport.TcpConnection;
 import io.falkon.protocol.HostPort;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -49,7 +50,7 @@ public final class FalkonClient implements AutoCloseable {
     public static FalkonClient connect(String address, ClientOptions options) {
         HostPort hp = HostPort.parse(address);
         return new FalkonClient(TcpConnection.connect(hp.host(), hp.port(), options.token(),
-                options.connectTimeout()), options);
+                options.connectTimeout(), options.reconnectFor()), options);
     }
 
     public ClientOptions options() {
@@ -63,12 +64,39 @@ public final class FalkonClient implements AutoCloseable {
 
     /** Creates a new, isolated instance on the dispatcher. */
     public Instance createInstance(String name) {
-        long id = Instance.await(connection.createInstance(name), "create instance");
+        long id = Instance.await(connection.createInstance(name, options.leaseSeconds()), "create instance");
         Instance[] self = new Instance[1];
         Instance in = new Instance(connection, id, options, () -> instances.remove(self[0]));
         self[0] = in;
         instances.add(in);
         return in;
+    }
+
+    /**
+     * Takes over an existing instance by id, typically one whose client went away (its lease keeps it
+     * alive): its results that no client acknowledged, and all that finish later, go to
+     * {@code onResult}; new tasks can be submitted to it as usual.
+     *
+     * @throws FalkonException if there is no such instance (destroyed, lease run out, created without
+     *                         a lease, or the dispatcher restarted without a journal)
+     */
+    public Instance attach(long instanceId, java.util.function.Consumer<TaskResult> onResult) {
+        java.util.Objects.requireNonNull(onResult, "onResult");
+        CompletableFuture<Instance> made = new CompletableFuture<>();
+        // on the I/O thread, so that the instance exists before the redelivered results behind the reply
+        connection.executor().execute(() -> connection.attach(instanceId).whenComplete((reply, err) -> {
+            if (err != null) {
+                made.completeExceptionally(err);
+                return;
+            }
+            Instance[] self = new Instance[1];
+            Instance in = new Instance(connection, instanceId, options, () -> instances.remove(self[0]), onResult,
+                    reply.highestClientTaskId());
+            self[0] = in;
+            instances.add(in);
+            made.complete(in);
+        }));
+        return Instance.await(made, "attach");
     }
 
     /** The dispatcher-wide status document (JSON; see docs/protocol.md section 7). */

@@ -32,6 +32,10 @@ import java.util.function.Consumer;
  * thread. At most {@link ClientOptions#maxInFlight()} tasks may be unfinished at once; beyond that
  * {@code submit} blocks until results come back (backpressure).
  *
+ * <p>If the connection breaks, the client dials again (for {@link ClientOptions#reconnectFor()});
+ * the instance then re-attaches, sends again the bundles the dispatcher had not accepted, and
+ * receives the results it had not acknowledged. Each future still completes exactly once.
+ *
  * <p>Futures complete on the connection's I/O thread: keep dependent actions short, or attach
  * them with the {@code ...Async} variants. {@link #close()} destroys the instance, cancelling
  * whatever is unfinished. Thread-safe.
@@ -49,18 +53,40 @@ public final class Instance implements AutoCloseable {
     private final AtomicInteger outstanding = new AtomicInteger();
     private final Object idle = new Object();
     private final Runnable onClose;
+    private final boolean reconnects;
     private long nextTaskId;
     private volatile Consumer<TaskResult> listener;
     private volatile FalkonException lost;
     private volatile boolean closed;
+    /** False between a reconnection and the ATTACHED reply: submissions wait. I/O thread only. */
+    private boolean attached = true;
+    /** Set for an instance taken over by id: results of tasks another client submitted go to the listener. */
+    private final java.util.Set<Long> inherited;
+    /** Tasks sent in SUBMIT bundles whose SUBMITTED has not come back, by id. I/O thread only. */
+    private final java.util.TreeMap<Long, Message.SubmittedTask> unaccepted = new java.util.TreeMap<>();
 
     Instance(Connection connection, long id, ClientOptions options, Runnable onClose) {
+        this(connection, id, options, onClose, null, -1);
+    }
+
+    /**
+     * @param listener       set before any result can arrive (for an instance taken over by id)
+     * @param highestTaskId  for an instance taken over by id: the highest task id it already has (new
+     *                       tasks continue after it); -1 for a new instance
+     */
+    Instance(Connection connection, long id, ClientOptions options, Runnable onClose, Consumer<TaskResult> listener,
+             long highestTaskId) {
         this.connection = connection;
+        this.listener = listener;
+        this.nextTaskId = highestTaskId + 1;
+        this.inherited = highestTaskId >= 0 || listener != null ? java.util.concurrent.ConcurrentHashMap.newKeySet()
+                : null;
         this.id = id;
         this.bundleSize = options.bundleSize();
         this.maxInFlight = options.maxInFlight();
         this.permits = new Semaphore(options.maxInFlight());
         this.onClose = onClose;
+        this.reconnects = !options.reconnectFor().isZero();
         connection.attach(id, new Sink());
     }
 
@@ -149,6 +175,9 @@ public final class Instance implements AutoCloseable {
     /** On the I/O thread: sends everything queued, in bundles of at most bundleSize. */
     private void flush() {
         flushScheduled.set(false);
+        if (!attached) {
+            return; // re-attaching after a reconnection; flushed once the dispatcher answers
+        }
         while (queuedToSend.get() > 0) {
             int n = Math.min(bundleSize, queuedToSend.get());
             List<Message.SubmittedTask> bundle = new ArrayList<>(n);
@@ -160,17 +189,67 @@ public final class Instance implements AutoCloseable {
                 return;
             }
             queuedToSend.addAndGet(-bundle.size());
-            connection.submit(id, bundle).whenComplete((accepted, err) -> {
-                if (err != null) {
-                    failBundle(bundle, err);
-                }
-            });
+            send(bundle);
         }
     }
 
-    private void failBundle(List<Message.SubmittedTask> bundle, Throwable err) {
-        Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
-                ? err.getCause() : err;
+    /** On the I/O thread: one SUBMIT; its tasks stay in {@code unaccepted} until SUBMITTED. */
+    private void send(List<Message.SubmittedTask> bundle) {
+        for (Message.SubmittedTask t : bundle) {
+            unaccepted.put(t.clientTaskId(), t);
+        }
+        connection.submit(id, bundle).whenComplete((accepted, err) -> {
+            if (err == null) {
+                for (Message.SubmittedTask t : bundle) {
+                    unaccepted.remove(t.clientTaskId());
+                }
+                return;
+            }
+            Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+                    ? err.getCause() : err;
+            boolean bounced = cause instanceof ConnectionLostException
+                    || cause instanceof FalkonException fe && fe.code() == io.falkon.protocol.ErrorCode.SHUTTING_DOWN;
+            if (bounced && reconnects && lost == null) {
+                return; // the connection is coming back: re-attaching tells what to send again
+            }
+            for (Message.SubmittedTask t : bundle) {
+                unaccepted.remove(t.clientTaskId());
+            }
+            failBundle(bundle, cause);
+        });
+    }
+
+    /**
+     * On the I/O thread, after a reconnection: take the instance over again, then send again what
+     * the dispatcher never accepted (ids above the highest it reports), then carry on.
+     */
+    private void reattach() {
+        attached = false;
+        connection.attach(id).whenComplete((reply, err) -> {
+            if (err != null) {
+                Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+                        ? err.getCause() : err;
+                if (cause instanceof ConnectionLostException && lost == null) {
+                    return; // broke again before the answer: the next reconnection retries
+                }
+                lost = new FalkonException(cause instanceof FalkonException fe ? fe.code() : null,
+                        "instance " + Long.toUnsignedString(id, 16) + " could not be re-attached after the "
+                                + "connection to " + connection.address() + " broke: " + cause.getMessage());
+                failAll(lost);
+                return;
+            }
+            List<Message.SubmittedTask> again = new ArrayList<>(unaccepted.tailMap(reply.highestClientTaskId(),
+                    false).values());
+            unaccepted.clear(); // up to the highest id, all arrived
+            attached = true;
+            for (int i = 0; i < again.size(); i += bundleSize) {
+                send(new ArrayList<>(again.subList(i, Math.min(again.size(), i + bundleSize))));
+            }
+            flush();
+        });
+    }
+
+    private void failBundle(List<Message.SubmittedTask> bundle, Throwable cause) {
         int released = 0;
         for (Message.SubmittedTask t : bundle) {
             CompletableFuture<TaskResult> f = pending.remove(t.clientTaskId());
@@ -245,7 +324,7 @@ public final class Instance implements AutoCloseable {
         }
         closed = true;
         try {
-            if (lost == null) {
+            if (lost == null && connection.connected()) { // while reconnecting, the lease will end it
                 CompletableFuture<Void> sent = new CompletableFuture<>();
                 connection.executor().execute(() -> {
                     flush();
@@ -300,10 +379,17 @@ public final class Instance implements AutoCloseable {
             long deliveredMicros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
             Consumer<TaskResult> l = listener;
             int done = 0;
+            long maxSeq = 0;
             for (int i = 0, n = results.size(); i < n; i++) {
                 Message.DeliveredResult d = results.get(i);
+                maxSeq = Math.max(maxSeq, d.seq());
                 CompletableFuture<TaskResult> f = pending.remove(d.clientTaskId());
                 if (f == null) {
+                    // a duplicate, or (taken over by id) a task another client submitted: once to the listener
+                    if (inherited != null && l != null && inherited.add(d.clientTaskId())) {
+                        l.accept(new TaskResult(d.clientTaskId(), d.attempt(), d.executorId(), d.submittedMicros(),
+                                d.dispatchedMicros(), d.completedMicros(), deliveredMicros, d.execution()));
+                    }
                     continue;
                 }
                 done++;
@@ -315,6 +401,14 @@ public final class Instance implements AutoCloseable {
                 }
             }
             finished(done);
+            if (maxSeq > 0) {
+                connection.ack(id, maxSeq); // a redelivered duplicate is acknowledged too
+            }
+        }
+
+        @Override
+        public void reconnected() {
+            reattach();
         }
 
         @Override

@@ -158,7 +158,7 @@ class ClientTest {
     @Test
     void whenTheDispatcherGoesAwayOutstandingFuturesFail() throws Exception {
         Topology t = new Topology(0, 1); // no executor: the task stays queued until the dispatcher goes
-        FalkonClient client = t.client();
+        FalkonClient client = t.client(ClientOptions.defaults().withReconnectFor(Duration.ZERO));
         Instance in = client.createInstance();
         CompletableFuture<TaskResult> f = in.submit(TaskSpec.of("sleep", "60"));
         t.close();

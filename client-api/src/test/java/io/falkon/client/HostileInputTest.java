@@ -137,7 +137,7 @@ class HostileInputTest {
         try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
             p.send(Message.Hello.of(Protocol.ROLE_CLIENT, "", "raw"));
             assertThat(p.read()).isInstanceOf(Message.Welcome.class);
-            p.send(new Message.CreateInstance(1, "raw"));
+            p.send(new Message.CreateInstance(1, "raw", 0));
             long instance = ((Message.InstanceCreated) p.read()).instanceId();
             byte[] good = TaskSpecCodec.encode(TaskSpec.of("/bin/true"));
             byte[] noCommand = new byte[]{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};

@@ -139,18 +139,41 @@ public final class Dispatcher implements AutoCloseable {
     }
 
     /**
-     * Stops: refuses new work and freezes the state, closes every connection (executors reconnect
-     * or exit; clients see their connection close), stops the scheduler thread and closes the
-     * journal, which then holds everything needed to carry on after a restart.
+     * Stops for good: refuses new work and freezes the state, tells the executors to leave, closes
+     * every connection, stops the scheduler thread and closes the journal.
      */
     @Override
     public void close() {
+        stop(true);
+    }
+
+    /**
+     * Stops for a restart: like {@link #close()}, but the executors are not told to leave, so they
+     * keep dialling and register with the dispatcher started next on the same port; with a journal
+     * its clients re-attach and carry on.
+     */
+    public void stopForRestart() {
+        stop(false);
+    }
+
+    private void stop(boolean releaseExecutors) {
         if (closed) {
             return;
         }
         closed = true;
-        loop.execute(() -> loop.scheduler().shutDown());
-        tcp.close();
+        CompletableFuture<Void> frozen = new CompletableFuture<>();
+        loop.execute(() -> {
+            loop.scheduler().shutDown(releaseExecutors);
+            frozen.complete(null);
+        });
+        try {
+            frozen.get(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            log.warn("the scheduler did not acknowledge the shutdown: {}", e.toString());
+        }
+        tcp.close(); // the event loops write what is pending (the executors' SHUTTING_DOWN) before they stop
         loop.close();
         closeJournal(journal);
         log.info("dispatcher {} stopped", loop.scheduler().dispatcherId());

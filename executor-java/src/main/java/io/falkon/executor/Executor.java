@@ -2,6 +2,7 @@ package io.falkon.executor;
 
 import io.falkon.executor.run.Job;
 import io.falkon.executor.run.SlotPool;
+import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Execution;
 import io.falkon.protocol.ExtField;
 import io.falkon.protocol.Message;
@@ -41,6 +42,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -49,8 +51,12 @@ import java.util.stream.Stream;
 /**
  * The Java executor: dials the dispatcher, registers its slots, runs the tasks it is sent as OS
  * processes, and returns each result with its credit (piggy-backing). Results finishing close
- * together go back in one RESULT frame. It stops when the dispatcher closes the connection or
- * on {@link #close()}, killing whatever still runs.
+ * together go back in one RESULT frame.
+ *
+ * <p>When the connection drops (the dispatcher crashed, the network failed, heartbeats stopped)
+ * the executor kills what it was running (the dispatcher runs those tasks again elsewhere) and
+ * dials again with exponential back-off for up to {@link ExecutorConfig#reconnectFor()}, then
+ * registers afresh. A dispatcher that shuts down on purpose says so, and the executor exits.
  *
  * <p>In no-exec mode (benchmarking only) it completes every task at once without starting a
  * process, and says so in each result's flags.
@@ -59,7 +65,14 @@ public final class Executor implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Executor.class);
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
     private static final long HEARTBEAT_MILLIS = 5000;
+    /** Silence from the dispatcher for this long (three missed heartbeats) means it is gone. */
+    private static final long DEAD_AFTER_MILLIS = 3 * HEARTBEAT_MILLIS;
+    private static final long BACKOFF_FIRST_MILLIS = 100;
+    private static final long BACKOFF_MAX_MILLIS = 5000;
     static final String LAUNCH_MECHANISM = "jdk.lang.Process.launchMechanism";
+    /** With prefetch: results wait for company this long at most, while the slots still have work. */
+    static final long RESULT_LINGER_MILLIS = 10;
+    private static final byte[] NO_BYTES = new byte[0];
 
     static {
         preferFastSpawn();
@@ -83,16 +96,20 @@ public final class Executor implements AutoCloseable {
     private final EventLoopGroup group;
     private final Path spoolDir;
     private final SlotPool slots;
+    private final Bootstrap bootstrap;
     private final ConcurrentLinkedQueue<Message.TaskResult> finished = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
     private final AtomicBoolean lingerScheduled = new AtomicBoolean();
     private final AtomicInteger unsent = new AtomicInteger();
-    /** With prefetch: results wait for company this long at most, while the slots still have work. */
-    static final long RESULT_LINGER_MILLIS = 10;
-    private final CompletableFuture<Void> registered = new CompletableFuture<>();
+    private final CompletableFuture<Void> firstRegistration = new CompletableFuture<>();
     private final CompletableFuture<String> terminated = new CompletableFuture<>();
     private volatile Channel channel;
+    /** Counts connections; results of tasks from an earlier connection are dropped. */
+    private volatile int generation;
     private volatile boolean closing;
+    private int reconnects;
+    private long disconnectedAtNanos;
+    private int attempt;
 
     private Executor(ExecutorConfig config, EventLoopGroup group, Path spoolDir) {
         this.config = config;
@@ -100,6 +117,18 @@ public final class Executor implements AutoCloseable {
         this.spoolDir = spoolDir;
         this.slots = config.noExec() ? null : new SlotPool(config.slots(), config.runner(), spoolDir,
                 config.outputCap(), config.spoolLimit(), config.workDir(), this::taskFinished);
+        this.bootstrap = new Bootstrap().group(group).channel(NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) config.connectTimeout().toMillis())
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline().addLast(new IdleStateHandler(DEAD_AFTER_MILLIS, HEARTBEAT_MILLIS, 0,
+                                TimeUnit.MILLISECONDS));
+                        io.falkon.protocol.netty.Frames.install(ch.pipeline(), Protocol.DEFAULT_MAX_FRAME_LENGTH);
+                        ch.pipeline().addLast(new Handler(generation + 1));
+                    }
+                });
     }
 
     /** {@code host-pid-n}: unique per process and per executor within it. */
@@ -131,7 +160,7 @@ public final class Executor implements AutoCloseable {
                 NioIoHandler.newFactory());
         Executor ex = new Executor(config, group, spool);
         try {
-            ex.connect();
+            ex.connectFirst();
         } catch (RuntimeException e) {
             ex.close();
             throw e;
@@ -139,37 +168,86 @@ public final class Executor implements AutoCloseable {
         return ex;
     }
 
-    private void connect() {
-        Bootstrap b = new Bootstrap().group(group).channel(NioSocketChannel.class)
-                .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) config.connectTimeout().toMillis())
-                .handler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new IdleStateHandler(0, HEARTBEAT_MILLIS, 0, TimeUnit.MILLISECONDS));
-                        io.falkon.protocol.netty.Frames.install(ch.pipeline(), Protocol.DEFAULT_MAX_FRAME_LENGTH);
-                        ch.pipeline().addLast(new Handler());
-                    }
-                });
-        String where = config.dispatcherHost() + ":" + config.dispatcherPort();
-        ChannelFuture cf = b.connect(new InetSocketAddress(config.dispatcherHost(), config.dispatcherPort()))
+    private String where() {
+        return config.dispatcherHost() + ":" + config.dispatcherPort();
+    }
+
+    /** The first connection must work: an executor pointed at the wrong place fails at once. */
+    private void connectFirst() {
+        ChannelFuture cf = bootstrap.connect(new InetSocketAddress(config.dispatcherHost(), config.dispatcherPort()))
                 .awaitUninterruptibly();
         if (!cf.isSuccess()) {
-            throw new IllegalStateException("cannot connect to dispatcher at " + where + ": "
+            throw new IllegalStateException("cannot connect to dispatcher at " + where() + ": "
                     + (cf.cause() == null ? "timed out" : cf.cause().getMessage()), cf.cause());
         }
-        channel = cf.channel();
-        channel.writeAndFlush(Message.Hello.of(Protocol.ROLE_EXECUTOR, config.token(),
-                "falkon-java-executor/" + Protocol.VERSION));
+        opened(cf.channel());
         try {
-            registered.get(config.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            firstRegistration.get(config.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
             Throwable c = e instanceof java.util.concurrent.ExecutionException ? e.getCause() : e;
-            throw new IllegalStateException("dispatcher at " + where + " did not accept the executor: "
+            throw new IllegalStateException("dispatcher at " + where() + " did not accept the executor: "
                     + (c.getMessage() == null ? c.toString() : c.getMessage()), c);
         }
-        log.info("executor {} registered with {} ({} slots, {})", config.executorId(), where, config.slots(),
+        log.info("executor {} registered with {} ({} slots, {})", config.executorId(), where(), config.slots(),
                 config.noExec() ? "NO-EXEC benchmark mode: tasks are not run" : "processes via " + slots.runnerName());
+    }
+
+    private void opened(Channel ch) {
+        generation++;
+        channel = ch;
+        ch.writeAndFlush(Message.Hello.of(Protocol.ROLE_EXECUTOR, config.token(),
+                "falkon-java-executor/" + Protocol.VERSION));
+    }
+
+    /** The connection is gone: stop its work, then dial again (or give up). On the I/O thread. */
+    private void disconnected(String why) {
+        if (closing || terminated.isDone()) {
+            return;
+        }
+        int lostGeneration = generation;
+        generation++; // results of the old connection's tasks are now stale
+        finished.clear();
+        unsent.set(0);
+        if (slots != null) {
+            slots.cancelAll();
+        }
+        if (config.reconnectFor().isZero()) {
+            log.info("executor {}: {}; stopping", config.executorId(), why);
+            terminated.complete(why);
+            return;
+        }
+        if (disconnectedAtNanos == 0) {
+            disconnectedAtNanos = System.nanoTime();
+            attempt = 0;
+            log.warn("executor {}: {} (connection {}); reconnecting for up to {} s", config.executorId(), why,
+                    lostGeneration, config.reconnectFor().toSeconds());
+        }
+        scheduleReconnect();
+    }
+
+    private void scheduleReconnect() {
+        long elapsed = System.nanoTime() - disconnectedAtNanos;
+        if (elapsed > config.reconnectFor().toNanos()) {
+            String why = "no dispatcher at " + where() + " for " + config.reconnectFor().toSeconds() + " s";
+            log.error("executor {}: {}; giving up", config.executorId(), why);
+            terminated.complete(why);
+            return;
+        }
+        long base = Math.min(BACKOFF_MAX_MILLIS, BACKOFF_FIRST_MILLIS << Math.min(attempt++, 10));
+        long delay = base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1); // jitter: no thundering herd
+        group.schedule(() -> {
+            if (closing) {
+                return;
+            }
+            bootstrap.connect(new InetSocketAddress(config.dispatcherHost(), config.dispatcherPort()))
+                    .addListener((ChannelFuture f) -> {
+                        if (f.isSuccess()) {
+                            opened(f.channel());
+                        } else {
+                            scheduleReconnect();
+                        }
+                    });
+        }, delay, TimeUnit.MILLISECONDS);
     }
 
     public String id() {
@@ -180,7 +258,12 @@ public final class Executor implements AutoCloseable {
         return config;
     }
 
-    /** Completes (with the reason) when the connection to the dispatcher has ended. */
+    /** How many times it has registered again after losing its dispatcher. */
+    public int reconnects() {
+        return reconnects;
+    }
+
+    /** Completes (with the reason) when the executor has stopped for good. */
     public CompletableFuture<String> terminated() {
         return terminated;
     }
@@ -191,7 +274,10 @@ public final class Executor implements AutoCloseable {
      * otherwise it lingers briefly so that results, credits and the dispatches they trigger travel in
      * bundles.
      */
-    private void taskFinished(Message.TaskResult r) {
+    private void taskFinished(Job job, Message.TaskResult r) {
+        if (job.generation() != generation) {
+            return; // from a connection that is gone: the dispatcher has re-queued the task already
+        }
         finished.add(r);
         int waiting = unsent.incrementAndGet();
         Channel ch = channel;
@@ -223,13 +309,25 @@ public final class Executor implements AutoCloseable {
             return;
         }
         unsent.addAndGet(-batch.size());
-        if (channel.isActive()) {
-            channel.writeAndFlush(new Message.Result(batch.size(), batch), channel.voidPromise());
+        Channel ch = channel;
+        if (ch != null && ch.isActive()) {
+            ch.writeAndFlush(new Message.Result(batch.size(), batch), ch.voidPromise());
         }
     }
 
     private void dispatched(ChannelHandlerContext ctx, Message.Dispatch d) {
         List<Message.DispatchedTask> tasks = d.tasks();
+        if (closing) {
+            // leaving: refuse, so that the dispatcher sends them elsewhere at once
+            List<Message.TaskResult> refused = new ArrayList<>(tasks.size());
+            for (Message.DispatchedTask t : tasks) {
+                refused.add(new Message.TaskResult(t.taskId(), t.attempt(),
+                        Execution.of(TaskStatus.REJECTED, "executor " + config.executorId() + " is shutting down",
+                                nowMicros())));
+            }
+            ctx.writeAndFlush(new Message.Result(0, refused), ctx.voidPromise());
+            return;
+        }
         if (config.noExec()) {
             // benchmark mode: complete everything at once, in one RESULT frame
             long now = nowMicros();
@@ -241,20 +339,20 @@ public final class Executor implements AutoCloseable {
             ctx.writeAndFlush(new Message.Result(results.size(), results), ctx.voidPromise());
             return;
         }
+        int gen = generation;
         for (Message.DispatchedTask t : tasks) {
             TaskSpec spec;
             try {
                 spec = TaskSpecCodec.decode(t.spec());
             } catch (RuntimeException e) {
-                taskFinished(new Message.TaskResult(t.taskId(), t.attempt(),
+                Job bad = new Job(t.taskId(), t.attempt(), null, gen);
+                taskFinished(bad, new Message.TaskResult(t.taskId(), t.attempt(),
                         Execution.of(TaskStatus.LAUNCH_FAILED, "undecodable task spec: " + e.getMessage(), nowMicros())));
                 continue;
             }
-            slots.submit(new Job(t.taskId(), t.attempt(), spec));
+            slots.submit(new Job(t.taskId(), t.attempt(), spec, gen));
         }
     }
-
-    private static final byte[] NO_BYTES = new byte[0];
 
     private static long nowMicros() {
         Instant now = Instant.now();
@@ -262,6 +360,12 @@ public final class Executor implements AutoCloseable {
     }
 
     private final class Handler extends SimpleChannelInboundHandler<Message> {
+        private final int connection;
+
+        Handler(int connection) {
+            this.connection = connection;
+        }
+
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, Message m) {
             switch (m.type()) {
@@ -283,16 +387,29 @@ public final class Executor implements AutoCloseable {
                     ctx.write(new Message.Register(config.executorId(), hostName(), config.slots(),
                             config.noExec() ? Protocol.REGISTER_NO_EXEC : 0, attrs));
                     ctx.writeAndFlush(new Message.Credit(config.slots() + config.prefetch()));
-                    registered.complete(null);
+                    if (disconnectedAtNanos != 0) {
+                        reconnects++;
+                        log.info("executor {} registered again with {} after {} ms", config.executorId(), where(),
+                                (System.nanoTime() - disconnectedAtNanos) / 1_000_000);
+                        disconnectedAtNanos = 0;
+                    }
+                    firstRegistration.complete(null);
                 }
                 case HEARTBEAT -> {
                 }
                 case ERROR -> {
                     Message.ErrorMessage e = (Message.ErrorMessage) m;
                     String why = "dispatcher error " + e.errorCode() + ": " + e.message();
-                    log.error("{}", why);
-                    registered.completeExceptionally(new IllegalStateException(e.message()));
-                    terminated.complete(why);
+                    firstRegistration.completeExceptionally(new IllegalStateException(e.message()));
+                    if (e.errorCode() == ErrorCode.SHUTTING_DOWN || e.errorCode() == ErrorCode.DUPLICATE_EXECUTOR
+                            || e.errorCode() == ErrorCode.UNAUTHORIZED
+                            || e.errorCode() == ErrorCode.UNSUPPORTED_VERSION) {
+                        // on purpose, or not fixable by trying again: stop
+                        log.info("executor {}: {}; stopping", config.executorId(), why);
+                        terminated.complete(why);
+                    } else {
+                        log.error("executor {}: {}", config.executorId(), why);
+                    }
                 }
                 default -> log.warn("ignoring unexpected {} from the dispatcher", m.type());
             }
@@ -300,8 +417,14 @@ public final class Executor implements AutoCloseable {
 
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
-            if (evt instanceof IdleStateEvent) {
-                ctx.writeAndFlush(new Message.Heartbeat(nowMicros()), ctx.voidPromise());
+            if (evt instanceof IdleStateEvent idle) {
+                if (idle.state() == io.netty.handler.timeout.IdleState.READER_IDLE) {
+                    log.warn("executor {}: nothing from the dispatcher for {} ms", config.executorId(),
+                            DEAD_AFTER_MILLIS);
+                    ctx.close();
+                } else {
+                    ctx.writeAndFlush(new Message.Heartbeat(nowMicros()), ctx.voidPromise());
+                }
                 return;
             }
             super.userEventTriggered(ctx, evt);
@@ -309,11 +432,10 @@ public final class Executor implements AutoCloseable {
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-            registered.completeExceptionally(new IllegalStateException("connection closed during registration"));
-            if (!closing) {
-                log.info("executor {}: the dispatcher closed the connection; stopping", config.executorId());
+            firstRegistration.completeExceptionally(new IllegalStateException("connection closed during registration"));
+            if (connection == generation) {
+                disconnected("the connection to the dispatcher closed");
             }
-            terminated.complete("connection closed");
             super.channelInactive(ctx);
         }
 
@@ -324,7 +446,7 @@ public final class Executor implements AutoCloseable {
         }
     }
 
-    /** Disconnects, kills running tasks, removes the spool directory. */
+    /** Refuses new work, disconnects, kills running tasks, removes the spool directory. */
     @Override
     public void close() {
         closing = true;

@@ -44,6 +44,10 @@ public final class ExecutorCommand implements Callable<Integer> {
             + "free slot)")
     int prefetch;
 
+    @Option(names = "--reconnect-for", paramLabel = "SECONDS", description = "after losing the dispatcher, keep "
+            + "dialling with back-off this long, then exit (default: ${DEFAULT-VALUE}; 0 = exit at once)")
+    long reconnectForSeconds = 600;
+
     @Option(names = "--runner", description = "how to start processes: AUTO (posix_spawn where available), POSIX "
             + "or JDK (java.lang.ProcessBuilder) (default: ${DEFAULT-VALUE})")
     io.falkon.executor.run.SlotPool.Runner runner = io.falkon.executor.run.SlotPool.Runner.AUTO;
@@ -64,7 +68,8 @@ public final class ExecutorCommand implements Callable<Integer> {
             return 2;
         }
         ExecutorConfig cfg = ExecutorConfig.of(hp.host(), hp.port()).withSlots(slots).withNoExec(noExec)
-                .withOutputCap(outputCap).withWorkDir(workDir).withToken(token).withRunner(runner).withPrefetch(prefetch);
+                .withOutputCap(outputCap).withWorkDir(workDir).withToken(token).withRunner(runner).withPrefetch(prefetch)
+                .withReconnectFor(java.time.Duration.ofSeconds(reconnectForSeconds));
         if (id != null) {
             cfg = cfg.withId(id);
         }

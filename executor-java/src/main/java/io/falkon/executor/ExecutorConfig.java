@@ -26,10 +26,12 @@ import java.util.Objects;
  *                       {@code slots + prefetch} tasks, a finished slot starts the next one at once, and results
  *                       travel back in batches: higher throughput for short tasks, less freedom for the
  *                       dispatcher to choose where a task runs
+ * @param reconnectFor   after losing the dispatcher, keep dialling with back-off this long, then stop
+ *                       ({@link Duration#ZERO}: stop at once)
  */
 public record ExecutorConfig(String dispatcherHost, int dispatcherPort, String executorId, int slots, boolean noExec,
                              int outputCap, long spoolLimit, Path workDir, String token, Duration connectTimeout,
-                             SlotPool.Runner runner, int prefetch) {
+                             SlotPool.Runner runner, int prefetch, Duration reconnectFor) {
 
     public static final int DEFAULT_OUTPUT_CAP = 64 * 1024;
     public static final long DEFAULT_SPOOL_LIMIT = 1L << 30;
@@ -41,6 +43,7 @@ public record ExecutorConfig(String dispatcherHost, int dispatcherPort, String e
         Objects.requireNonNull(token, "token");
         Objects.requireNonNull(connectTimeout, "connectTimeout");
         Objects.requireNonNull(runner, "runner");
+        Objects.requireNonNull(reconnectFor, "reconnectFor");
         if (prefetch < 0) {
             throw new IllegalArgumentException("prefetch must not be negative");
         }
@@ -59,49 +62,54 @@ public record ExecutorConfig(String dispatcherHost, int dispatcherPort, String e
     public static ExecutorConfig of(String host, int port) {
         return new ExecutorConfig(host, port, Executor.defaultId(), Runtime.getRuntime().availableProcessors(), false,
                 DEFAULT_OUTPUT_CAP, DEFAULT_SPOOL_LIMIT, Path.of("").toAbsolutePath(), "", Duration.ofSeconds(10),
-                SlotPool.Runner.AUTO, 0);
+                SlotPool.Runner.AUTO, 0, Duration.ofMinutes(10));
     }
 
     public ExecutorConfig withId(String id) {
         return new ExecutorConfig(dispatcherHost, dispatcherPort, id, slots, noExec, outputCap, spoolLimit, workDir,
-                token, connectTimeout, runner, prefetch);
+                token, connectTimeout, runner, prefetch, reconnectFor);
     }
 
     public ExecutorConfig withSlots(int n) {
         return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, n, noExec, outputCap, spoolLimit,
                 workDir,
-                token, connectTimeout, runner, prefetch);
+                token, connectTimeout, runner, prefetch, reconnectFor);
     }
 
     public ExecutorConfig withNoExec(boolean b) {
         return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, b, outputCap, spoolLimit,
                 workDir,
-                token, connectTimeout, runner, prefetch);
+                token, connectTimeout, runner, prefetch, reconnectFor);
     }
 
     public ExecutorConfig withOutputCap(int bytes) {
         return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, noExec, bytes, spoolLimit,
                 workDir,
-                token, connectTimeout, runner, prefetch);
+                token, connectTimeout, runner, prefetch, reconnectFor);
     }
 
     public ExecutorConfig withWorkDir(Path dir) {
         return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, noExec, outputCap, spoolLimit,
-                dir, token, connectTimeout, runner, prefetch);
+                dir, token, connectTimeout, runner, prefetch, reconnectFor);
     }
 
     public ExecutorConfig withRunner(SlotPool.Runner r) {
         return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, noExec, outputCap, spoolLimit,
-                workDir, token, connectTimeout, r, prefetch);
+                workDir, token, connectTimeout, r, prefetch, reconnectFor);
     }
 
     public ExecutorConfig withPrefetch(int n) {
         return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, noExec, outputCap, spoolLimit,
-                workDir, token, connectTimeout, runner, n);
+                workDir, token, connectTimeout, runner, n, reconnectFor);
+    }
+
+    public ExecutorConfig withReconnectFor(Duration d) {
+        return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, noExec, outputCap, spoolLimit,
+                workDir, token, connectTimeout, runner, prefetch, d);
     }
 
     public ExecutorConfig withToken(String t) {
         return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, noExec, outputCap, spoolLimit,
-                workDir, t, connectTimeout, runner, prefetch);
+                workDir, t, connectTimeout, runner, prefetch, reconnectFor);
     }
 }

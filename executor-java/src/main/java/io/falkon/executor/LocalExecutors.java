@@ -59,7 +59,7 @@ public final class LocalExecutors implements AutoCloseable {
         for (int i = 0; i < count; i++) {
             List<String> cmd = javaCommand();
             cmd.addAll(List.of("--dispatcher", "127.0.0.1:" + port, "--slots", Integer.toString(slots),
-                    "--id", idPrefix + "-" + i));
+                    "--id", idPrefix + "-" + i, "--reconnect-for", "0"));
             if (noExec) {
                 cmd.add("--no-exec");
             }

@@ -9,11 +9,13 @@ import java.util.concurrent.Executor;
 /**
  * A client's connection to a dispatcher, independent of the transport underneath (TCP frames
  * now; other transports plug in behind the same interface). Every future fails with a
- * {@link io.falkon.client.FalkonException} when the dispatcher refuses or the connection breaks.
+ * {@link io.falkon.client.FalkonException} when the dispatcher refuses, or with a
+ * {@link io.falkon.client.ConnectionLostException} when the connection breaks.
  */
 public interface Connection extends AutoCloseable {
 
-    CompletableFuture<Long> createInstance(String clientName);
+    /** Creates an instance that outlives this connection by {@code leaseSeconds} (0: not at all). */
+    CompletableFuture<Long> createInstance(String clientName, long leaseSeconds);
 
     /** Submits one bundle; completes with how many tasks the dispatcher accepted. */
     CompletableFuture<Integer> submit(long instanceId, List<Message.SubmittedTask> bundle);
@@ -24,13 +26,22 @@ public interface Connection extends AutoCloseable {
     /** Destroys an instance; completes with the number of tasks it cancelled. */
     CompletableFuture<Integer> destroy(long instanceId);
 
-    /** Routes the instance's results to {@code sink} (set before submitting). */
+    /** Takes over an instance after a reconnect; its unacknowledged results follow the reply. */
+    CompletableFuture<Message.Attached> attach(long instanceId);
+
+    /** Tells the dispatcher the instance's results up to {@code upToSeq} have arrived (no reply). */
+    void ack(long instanceId, long upToSeq);
+
+    /** Routes the instance's results and connection events to {@code sink} (set before submitting). */
     void attach(long instanceId, ResultSink sink);
 
     void detach(long instanceId);
 
     /** A serial executor for coalescing submissions (the connection's I/O thread). */
     Executor executor();
+
+    /** Whether the connection is up now (false while reconnecting, and after it failed or closed). */
+    boolean connected();
 
     /** Where it is connected, for messages. */
     String address();

@@ -717,8 +717,14 @@ public final class Scheduler implements SchedulingRound {
      * Stops accepting new instances and tasks and freezes the state: connections that close from
      * now on change nothing (a restart from the journal re-queues what was running).
      */
-    public void shutDown() {
+    public void shutDown(boolean releaseExecutors) {
         shuttingDown = true;
+        if (releaseExecutors) {
+            // they leave instead of dialling a dispatcher that is not coming back
+            for (ExecutorState e : executorsByLink.values()) {
+                e.link.close(Message.ErrorMessage.of(0, ErrorCode.SHUTTING_DOWN, "the dispatcher is shutting down"));
+            }
+        }
     }
 
     // ---- restoring from the journal (before the loop starts) -------------------------------

@@ -239,7 +239,7 @@ class SchedulerTest {
     @Test
     void afterShutdownNewWorkIsRefused() {
         FakeLink client = h.client("c");
-        s.shutDown();
+        s.shutDown(true);
         h.submit(client, 1);
         assertThat(client.sent(Message.ErrorMessage.class)).extracting(Message.ErrorMessage::errorCode)
                 .containsExactly(ErrorCode.SHUTTING_DOWN);

@@ -14,7 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 
 /**
  * The executor's slots: one long-lived thread per slot, each taking jobs from a shared queue and
@@ -35,7 +35,7 @@ public final class SlotPool implements AutoCloseable {
     private final BlockingQueue<Job> queue = new LinkedBlockingQueue<>();
     private final List<TaskRunner> runners = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
-    private final Consumer<Message.TaskResult> done;
+    private final BiConsumer<Job, Message.TaskResult> done;
     private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "falkon-watchdog");
         t.setDaemon(true);
@@ -45,10 +45,10 @@ public final class SlotPool implements AutoCloseable {
     private volatile boolean closing;
 
     /**
-     * @param done called on a slot thread with each finished task's result
+     * @param done called on a slot thread with each finished job and its result
      */
     public SlotPool(int slots, Runner kind, Path spoolDir, int outputCap, long spoolLimit, Path workDir,
-                    Consumer<Message.TaskResult> done) {
+                    BiConsumer<Job, Message.TaskResult> done) {
         this.done = done;
         boolean posix = switch (kind) {
             case POSIX -> true;
@@ -113,7 +113,7 @@ public final class SlotPool implements AutoCloseable {
                 log.error("task {} failed inside the executor", job.taskId(), e);
                 x = Execution.of(TaskStatus.LAUNCH_FAILED, "executor error: " + e, TaskRunner.nowMicros());
             }
-            done.accept(new Message.TaskResult(job.taskId(), job.attempt(), x));
+            done.accept(job, new Message.TaskResult(job.taskId(), job.attempt(), x));
         }
     }
 
@@ -121,7 +121,7 @@ public final class SlotPool implements AutoCloseable {
     public void cancel(long taskId) {
         for (Job j : queue) {
             if (j.taskId() == taskId && queue.remove(j)) {
-                done.accept(new Message.TaskResult(taskId, j.attempt(),
+                done.accept(j, new Message.TaskResult(taskId, j.attempt(),
                         Execution.of(TaskStatus.CANCELLED, "cancelled before it started", TaskRunner.nowMicros())));
                 return;
             }
@@ -131,6 +131,12 @@ public final class SlotPool implements AutoCloseable {
                 return;
             }
         }
+    }
+
+    /** Drops every waiting job and kills every running one (their results still go to the callback). */
+    public void cancelAll() {
+        queue.clear();
+        runners.forEach(TaskRunner::killCurrent);
     }
 
     /** Kills every running task and stops the slot threads. */
