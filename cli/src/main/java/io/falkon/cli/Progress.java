@@ -27,10 +27,9 @@ final class Progress implements AutoCloseable {
         timer.scheduleAtFixedRate(this::draw, 250, 250, TimeUnit.MILLISECONDS);
     }
 
-    /** A progress bar if stderr is a terminal, else nothing. */
-    static AutoCloseable startIfTerminal(LongSupplier done, long total) {
-        return stderrIsTerminal() ? new Progress(done, total) : () -> {
-        };
+    /** A progress bar if stderr is a terminal, else {@code null}. */
+    static Progress startIfTerminal(LongSupplier done, long total) {
+        return stderrIsTerminal() ? new Progress(done, total) : null;
     }
 
     static boolean stderrIsTerminal() {

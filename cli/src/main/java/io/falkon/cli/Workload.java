@@ -67,7 +67,7 @@ final class Workload {
         }
         long start = System.nanoTime();
         long submitted = 0;
-        AutoCloseable progress = Progress.startIfTerminal(done::get, total);
+        Progress progress = Progress.startIfTerminal(done::get, total);
         try (Instance instance = client.createInstance()) {
             instance.onResult(this::result);
             while (file.hasNext()) {
@@ -76,12 +76,10 @@ final class Workload {
                 instance.submit(e.spec()); // the instance bundles and applies backpressure
             }
             instance.awaitAll();
-        } catch (IOException | InterruptedException | RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
         } finally {
-            progress.close();
+            if (progress != null) {
+                progress.close();
+            }
             if (results != null) {
                 results.close();
             }
