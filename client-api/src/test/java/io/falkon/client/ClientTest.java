@@ -161,8 +161,9 @@ class ClientTest {
         FalkonClient client = t.client(ClientOptions.defaults().withReconnectFor(Duration.ZERO));
         Instance in = client.createInstance();
         CompletableFuture<TaskResult> f = in.submit(TaskSpec.of("sleep", "60"));
+        await().atMost(Duration.ofSeconds(30)).until(() -> in.status().contains("\"queued\":1"));
         t.close();
-        assertThatThrownBy(() -> f.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(FalkonException.class);
+        assertThatThrownBy(() -> f.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(ConnectionLostException.class);
         assertThatThrownBy(() -> in.submit(TaskSpec.of("true"))).isInstanceOf(FalkonException.class);
         client.close();
     }
