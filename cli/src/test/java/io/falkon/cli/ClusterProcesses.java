@@ -1,0 +1,98 @@
+package io.falkon.cli;
+
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Real falkon processes for tests (1 dispatcher + N executors, each its own JVM), their output
+ * kept in log files under a directory. Kill with {@link #kill9}; everything left is killed on close.
+ */
+final class ClusterProcesses implements AutoCloseable {
+    private final Path logs;
+    private final List<Process> all = new ArrayList<>();
+    private int started;
+
+    ClusterProcesses(Path logs) {
+        this.logs = logs;
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private Process spawn(String name, List<String> args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + "/bin/java",
+                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
+                Falkon.class.getName()));
+        cmd.addAll(args);
+        Path log = logs.resolve(name + "-" + (started++) + ".log");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
+                .redirectInput(new File("/dev/null")).start();
+        all.add(p);
+        return p;
+    }
+
+    /** Starts {@code falkon dispatcher} on 127.0.0.1:port and waits until it listens. */
+    Process dispatcher(int port, String... extra) throws IOException, InterruptedException {
+        List<String> args = new ArrayList<>(List.of("dispatcher", "--host", "127.0.0.1", "--port",
+                Integer.toString(port)));
+        args.addAll(List.of(extra));
+        int n = started;
+        Process p = spawn("dispatcher", args);
+        Path log = logs.resolve("dispatcher-" + n + ".log");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            if (Files.exists(log) && Files.readString(log).contains("falkon dispatcher listening on")) {
+                return p;
+            }
+            if (!p.isAlive()) {
+                throw new IllegalStateException("dispatcher exited: " + Files.readString(log));
+            }
+            TimeUnit.MILLISECONDS.sleep(50); // polling its log: the process offers no other signal
+        }
+        throw new IllegalStateException("dispatcher did not listen within 60 s: " + Files.readString(log));
+    }
+
+    Process executor(int port, String id, String... extra) throws IOException {
+        List<String> args = new ArrayList<>(List.of("executor", "--dispatcher", "127.0.0.1:" + port, "--id", id));
+        args.addAll(List.of(extra));
+        return spawn("executor-" + id, args);
+    }
+
+    static void kill9(Process p) throws InterruptedException {
+        p.destroyForcibly(); // SIGKILL on Linux
+        p.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    String log(String prefix) throws IOException {
+        StringBuilder sb = new StringBuilder();
+        try (var files = Files.list(logs)) {
+            for (Path f : files.filter(f -> f.getFileName().toString().startsWith(prefix)).sorted().toList()) {
+                sb.append(Files.readString(f));
+            }
+        }
+        return sb.toString();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        for (Process p : all) {
+            p.destroyForcibly();
+        }
+        for (Process p : all) {
+            p.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+}
