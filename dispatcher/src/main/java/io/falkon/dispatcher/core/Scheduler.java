@@ -54,6 +54,8 @@ public final class Scheduler implements SchedulingRound {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Runnable NOTHING_TO_SEND = () -> {
     };
+    /** Most slots, and most credits, one executor may hold: far beyond any real node, far below overflow. */
+    static final int MAX_CREDITS = 1 << 24;
 
     private final DispatchPolicy policy;
     private final Clock clock;
@@ -157,9 +159,9 @@ public final class Scheduler implements SchedulingRound {
      */
     public void registerExecutor(Link link, Message.Register reg) {
         refreshClock();
-        if (reg.slots() < 1) {
+        if (reg.slots() < 1 || reg.slots() > MAX_CREDITS) {
             link.close(Message.ErrorMessage.of(0, ErrorCode.MALFORMED,
-                    "REGISTER.slots: must be at least 1, got " + reg.slots()));
+                    "REGISTER.slots: must be 1.." + MAX_CREDITS + ", got " + reg.slots()));
             return;
         }
         if (reg.executorId().isEmpty()) {
@@ -208,6 +210,12 @@ public final class Scheduler implements SchedulingRound {
 
     private void addCredits(ExecutorState e, int credits) {
         if (credits <= 0) {
+            return;
+        }
+        if (credits > MAX_CREDITS - e.credits) {
+            e.link.close(Message.ErrorMessage.of(0, ErrorCode.MALFORMED, "credits: " + credits + " more would "
+                    + "give executor " + e.id + " over " + MAX_CREDITS));
+            executorDisconnected(e.link);
             return;
         }
         e.credits += credits;

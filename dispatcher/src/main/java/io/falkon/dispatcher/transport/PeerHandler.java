@@ -121,7 +121,7 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
             }
             case ERROR -> {
                 Message.ErrorMessage e = (Message.ErrorMessage) m;
-                log.warn("executor at {} reported error {}: {}", link.remote(), e.errorCode(), e.message());
+                log.warn("executor at {} reported error {}: {}", link.remote(), e.errorCode(), printable(e.message()));
                 if (e.errorCode().closesConnection()) {
                     close(ctx);
                 }
@@ -158,7 +158,7 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
             }
             case ERROR -> {
                 Message.ErrorMessage e = (Message.ErrorMessage) m;
-                log.warn("client at {} reported error {}: {}", link.remote(), e.errorCode(), e.message());
+                log.warn("client at {} reported error {}: {}", link.remote(), e.errorCode(), printable(e.message()));
                 if (e.errorCode().closesConnection()) {
                     close(ctx);
                 }
@@ -182,6 +182,23 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
             }
         }
         loop.execute(() -> scheduler.submit(link, s, scans));
+    }
+
+    /** A peer's text, safe to log: control characters escaped, at most 200 characters. */
+    static String printable(String s) {
+        StringBuilder b = new StringBuilder(Math.min(s.length(), 200) + 8);
+        for (int i = 0; i < s.length() && b.length() < 200; i++) {
+            char c = s.charAt(i);
+            if (c < 0x20 || c == 0x7f || c == '\ufffd') {
+                b.append(String.format("\\x%02x", (int) c & 0xff));
+            } else {
+                b.append(c);
+            }
+        }
+        if (s.length() > 200) {
+            b.append("...");
+        }
+        return b.toString();
     }
 
     private void unexpected(ChannelHandlerContext ctx, Message m, String expected) {

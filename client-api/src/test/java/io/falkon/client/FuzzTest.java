@@ -1,0 +1,161 @@
+package io.falkon.client;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.falkon.protocol.GoldenVectors;
+import io.falkon.protocol.Message;
+import io.falkon.protocol.Protocol;
+import io.falkon.protocol.TaskSpec;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Random and mutated frames (from the golden vectors) against a live dispatcher, from several
+ * connections at once, while a well-behaved client keeps working: the dispatcher never crashes,
+ * never hangs, logs no internal error, and the client's tasks all succeed.
+ */
+class FuzzTest {
+    static final List<byte[]> VECTORS = GoldenVectors.all().stream().map(v -> GoldenVectors.frame(v.message())).toList();
+    static final byte[] CLIENT_HELLO = GoldenVectors.frame(Message.Hello.of(Protocol.ROLE_CLIENT, "", "fuzz"));
+    static final byte[] EXECUTOR_HELLO = GoldenVectors.frame(Message.Hello.of(Protocol.ROLE_EXECUTOR, "", "fuzz"));
+    static final byte[] REGISTER = GoldenVectors.frame(new Message.Register("fuzz", "fuzz", 1, 0, java.util.Map.of()));
+
+    @Test
+    void randomAndMutatedFramesNeitherCrashNorStallTheDispatcher() throws Exception {
+        long seed = System.nanoTime();
+        ListAppender<ILoggingEvent> errors = new ListAppender<>();
+        errors.start();
+        Logger falkon = (Logger) LoggerFactory.getLogger("io.falkon.dispatcher");
+        falkon.addAppender(errors);
+        try (Topology t = new Topology(1, 4); FalkonClient good = t.client(); Instance in = good.createInstance()) {
+            AtomicBoolean fuzzing = new AtomicBoolean(true);
+            List<CompletableFuture<TaskResult>> work = new ArrayList<>();
+            CompletableFuture<Void> steady = CompletableFuture.runAsync(() -> {
+                while (fuzzing.get()) {
+                    List<CompletableFuture<TaskResult>> round = in.submit(List.of(TaskSpec.of("true"),
+                            TaskSpec.shell("echo fine")));
+                    synchronized (work) {
+                        work.addAll(round);
+                    }
+                    round.forEach(CompletableFuture::join);
+                }
+            });
+            ExecutorService fuzzers = Executors.newFixedThreadPool(4);
+            List<Future<Integer>> runs = new ArrayList<>();
+            for (int f = 0; f < 4; f++) {
+                Random rnd = new Random(seed + f);
+                runs.add(fuzzers.submit(() -> fuzz(t.dispatcher.port(), rnd, 250)));
+            }
+            int sent = 0;
+            for (Future<Integer> r : runs) {
+                sent += r.get(3, TimeUnit.MINUTES); // never hangs
+            }
+            fuzzers.shutdown();
+            fuzzing.set(false);
+            steady.get(1, TimeUnit.MINUTES);
+            assertThat(sent).as("fuzz connections (seed %d)", seed).isEqualTo(1000);
+            synchronized (work) {
+                assertThat(work).isNotEmpty().allSatisfy(w -> assertThat(w.join().succeeded()).isTrue());
+            }
+            assertThat(good.status()).contains("\"registered\":1");
+            assertThat(errors.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.ERROR)).toList())
+                    .as("internal errors (seed %d)", seed).isEmpty();
+        } finally {
+            falkon.detachAppender(errors);
+        }
+    }
+
+    /** Opens {@code n} connections, each sending something hostile; returns how many it made. */
+    static int fuzz(int port, Random rnd, int n) throws IOException {
+        int made = 0;
+        for (int i = 0; i < n; i++) {
+            try (Socket s = new Socket("127.0.0.1", port)) {
+                s.setSoTimeout(20);
+                OutputStream out = s.getOutputStream();
+                switch (rnd.nextInt(5)) {
+                    case 0 -> out.write(randomBytes(rnd, 1 + rnd.nextInt(300)));
+                    case 1 -> {
+                        out.write(CLIENT_HELLO);
+                        out.write(mutate(rnd, VECTORS.get(rnd.nextInt(VECTORS.size()))));
+                    }
+                    case 2 -> {
+                        out.write(EXECUTOR_HELLO);
+                        out.write(REGISTER);
+                        out.write(mutate(rnd, VECTORS.get(rnd.nextInt(VECTORS.size()))));
+                    }
+                    case 3 -> out.write(mutate(rnd, CLIENT_HELLO));
+                    default -> {
+                        out.write(CLIENT_HELLO);
+                        for (int k = 0; k < 1 + rnd.nextInt(5); k++) {
+                            out.write(VECTORS.get(rnd.nextInt(VECTORS.size()))); // valid, but often out of place
+                        }
+                    }
+                }
+                out.flush();
+                drain(s.getInputStream());
+                made++;
+            } catch (IOException e) {
+                made++; // reset by the dispatcher: also fine
+            }
+        }
+        return made;
+    }
+
+    static byte[] randomBytes(Random rnd, int n) {
+        byte[] b = new byte[n];
+        rnd.nextBytes(b);
+        return b;
+    }
+
+    static byte[] mutate(Random rnd, byte[] frame) {
+        byte[] b = Arrays.copyOf(frame, frame.length);
+        switch (rnd.nextInt(4)) {
+            case 0 -> {
+                for (int k = 0; k < 1 + rnd.nextInt(4); k++) {
+                    b[rnd.nextInt(b.length)] ^= (byte) (1 << rnd.nextInt(8));
+                }
+            }
+            case 1 -> b = Arrays.copyOf(b, 1 + rnd.nextInt(b.length)); // truncated
+            case 2 -> b[4 + rnd.nextInt(b.length - 4)] = (byte) rnd.nextInt(256);
+            default -> { // a lying length prefix
+                int len = rnd.nextBoolean() ? rnd.nextInt() : b.length - 4 + rnd.nextInt(64) - 32;
+                b[0] = (byte) (len >>> 24);
+                b[1] = (byte) (len >>> 16);
+                b[2] = (byte) (len >>> 8);
+                b[3] = (byte) len;
+            }
+        }
+        return b;
+    }
+
+    static void drain(InputStream in) throws IOException {
+        byte[] buf = new byte[4096];
+        try {
+            while (in.read(buf) >= 0) {
+                // read whatever the dispatcher answers until it closes or goes quiet
+            }
+        } catch (SocketTimeoutException e) {
+            // quiet: a frame that was valid enough to wait for more; we hang up
+        }
+    }
+}
