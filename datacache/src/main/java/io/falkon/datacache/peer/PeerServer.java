@@ -1,0 +1,144 @@
+package io.falkon.datacache.peer;
+
+import io.falkon.datacache.CacheStore;
+import io.falkon.datacache.Lease;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.DefaultFileRegion;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.util.concurrent.DefaultThreadFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Serves this executor's cached objects to its peers over HTTP: {@code GET /objects?id=ID} answers
+ * 200 with the object's bytes (sent from the file with zero copy, the object pinned meanwhile) or
+ * 404 when it is not (or no longer) cached. Objects unpacked for a task are not served; peers
+ * fetch the stored form and unpack it themselves.
+ */
+public final class PeerServer implements AutoCloseable {
+    private final EventLoopGroup group;
+    private final Channel server;
+
+    private PeerServer(EventLoopGroup group, Channel server) {
+        this.group = group;
+        this.server = server;
+    }
+
+    /** Listens on {@code host:port} (port 0: any free one). */
+    public static PeerServer start(CacheStore cache, String host, int port) throws InterruptedException {
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-peer", true),
+                NioIoHandler.newFactory());
+        try {
+            Channel ch = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel c) {
+                            c.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(8192),
+                                    new Handler(cache));
+                        }
+                    }).bind(new InetSocketAddress(host, port)).sync().channel();
+            return new PeerServer(group, ch);
+        } catch (InterruptedException | RuntimeException e) {
+            group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            throw e;
+        }
+    }
+
+    public int port() {
+        return ((InetSocketAddress) server.localAddress()).getPort();
+    }
+
+    @Override
+    public void close() {
+        server.close().syncUninterruptibly();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    private static final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
+        private final CacheStore cache;
+
+        Handler(CacheStore cache) {
+            this.cache = cache;
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) throws IOException {
+            QueryStringDecoder q = new QueryStringDecoder(req.uri());
+            List<String> ids = q.parameters().get("id");
+            if (req.method() != HttpMethod.GET || !q.path().equals("/objects") || ids == null || ids.size() != 1) {
+                reply(ctx, req, HttpResponseStatus.BAD_REQUEST, "expected GET /objects?id=OBJECT\n");
+                return;
+            }
+            Lease lease = cache.peek(ids.get(0));
+            if (lease == null) {
+                reply(ctx, req, HttpResponseStatus.NOT_FOUND, "not cached here: " + ids.get(0) + "\n");
+                return;
+            }
+            long size;
+            try {
+                size = Files.size(lease.path());
+            } catch (IOException e) {
+                lease.close();
+                throw e;
+            }
+            DefaultHttpResponse resp = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+            HttpUtil.setContentLength(resp, size);
+            resp.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/octet-stream");
+            boolean keepAlive = HttpUtil.isKeepAlive(req);
+            HttpUtil.setKeepAlive(resp, keepAlive);
+            ctx.write(resp);
+            ctx.write(new DefaultFileRegion(lease.path().toFile(), 0, size));
+            var done = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+            done.addListener(f -> lease.close());
+            if (!keepAlive) {
+                done.addListener(ChannelFutureListener.CLOSE);
+            }
+        }
+
+        private static void reply(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status,
+                                  String text) {
+            DefaultFullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+                    Unpooled.copiedBuffer(text, StandardCharsets.UTF_8));
+            resp.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
+            HttpUtil.setContentLength(resp, resp.content().readableBytes());
+            boolean keepAlive = HttpUtil.isKeepAlive(req);
+            HttpUtil.setKeepAlive(resp, keepAlive);
+            var f = ctx.writeAndFlush(resp);
+            if (!keepAlive) {
+                f.addListener(ChannelFutureListener.CLOSE);
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+}
