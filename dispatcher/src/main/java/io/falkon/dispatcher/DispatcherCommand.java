@@ -20,8 +20,17 @@ public final class DispatcherCommand implements Callable<Integer> {
     @Option(names = "--host", description = "address to listen on (default: ${DEFAULT-VALUE}, all interfaces)")
     String host = "0.0.0.0";
 
-    @Option(names = "--policy", description = "dispatch policy (default: ${DEFAULT-VALUE})")
+    @Option(names = "--policy", description = "dispatch policy: first-available (fa), max-cache-hit (mch), "
+            + "max-compute-util (mcu), good-cache-compute (gcc) (default: ${DEFAULT-VALUE})")
     String policy = "first-available";
+
+    @Option(names = "--window", description = "tasks the data-aware policies look at from the head of the queue "
+            + "(default: 100 per executor)")
+    int window;
+
+    @Option(names = "--gcc-threshold", description = "good-cache-compute's utilization threshold: max-cache-hit "
+            + "at or above it, max-compute-util below (default: ${DEFAULT-VALUE})")
+    double gccThreshold = 0.9;
 
     @Option(names = "--token", description = "shared secret executors and clients must present")
     String token = "";
@@ -75,13 +84,14 @@ public final class DispatcherCommand implements Callable<Integer> {
         try {
             io.falkon.dispatcher.core.SchedulerConfig sc = io.falkon.dispatcher.core.SchedulerConfig.defaults()
                     .withDefaultRetries(retries).withDispatchTimeoutMillis(dispatchTimeoutSeconds * 1000)
-                    .withSuspension(suspendAfter, suspendWindowSeconds * 1000, suspendForSeconds * 1000);
+                    .withSuspension(suspendAfter, suspendWindowSeconds * 1000, suspendForSeconds * 1000)
+                    .withWindowSize(window);
             if (maxMemoryMiB != null) {
                 sc = sc.withMemoryBudgetBytes(maxMemoryMiB << 20);
             }
             cfg = DispatcherConfig.defaults().withBindHost(host).withPort(port).withToken(token)
                     .withIoThreads(ioThreads).withHeartbeatMillis(heartbeatMillis)
-                    .withPolicy(DispatchPolicies.byName(policy)).withScheduler(sc).withJournal(journal, fsync);
+                    .withPolicy(DispatchPolicies.byName(policy, gccThreshold)).withScheduler(sc).withJournal(journal, fsync);
             d = Dispatcher.start(cfg);
         } catch (IllegalArgumentException | IllegalStateException e) {
             System.err.println("falkon dispatcher: " + e.getMessage());

@@ -12,6 +12,24 @@ public final class ExtTags {
      */
     public static final int RETRIES = 0x0001;
 
+    /** In a TaskSpec: the task's input objects ({@link DataCodec#encodeInputs}). */
+    public static final int INPUTS = 0x0002;
+
+    /** In a TaskSpec: files the task writes that become cached objects ({@link DataCodec#encodeOutputs}). */
+    public static final int OUTPUTS = 0x0003;
+
+    /** In a DispatchedTask: peers believed to cache the task's inputs ({@link DataCodec#encodeHints}). */
+    public static final int HINTS = 0x0010;
+
+    /**
+     * In a DispatchedTask: {@code u8} 1 = read every input from the shared store and cache nothing
+     * (the first-available policy: no data diffusion).
+     */
+    public static final int BYPASS_CACHE = 0x0011;
+
+    /** In an Execution: where the task's inputs came from ({@link DataStats}). */
+    public static final int DATA_STATS = 0x0020;
+
     private ExtTags() {
     }
 }

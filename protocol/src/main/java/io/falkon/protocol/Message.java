@@ -99,6 +99,19 @@ public sealed interface Message {
         }
     }
 
+    /**
+     * CACHE_UPDATE: objects the executor's cache gained and lost since its last update; with
+     * {@code full} the complete contents, replacing what the dispatcher knew.
+     */
+    record CacheUpdate(boolean full, List<CachedObject> added, List<String> removed) implements Message {
+        public MessageType type() {
+            return MessageType.CACHE_UPDATE;
+        }
+    }
+
+    record CachedObject(String id, long size) {
+    }
+
     // ---- 4.3 client ----------------------------------------------------------------------
 
     /** CREATE_INSTANCE; the instance outlives its connection by {@code leaseSeconds} (0: not at all). */

@@ -113,6 +113,20 @@ public final class MessageCodec {
                 }
                 return;
             }
+            case CACHE_UPDATE: {
+                Message.CacheUpdate c = (Message.CacheUpdate) m;
+                out.writeByte(c.full() ? 1 : 0);
+                out.writeInt(c.added().size());
+                for (Message.CachedObject o : c.added()) {
+                    str(out, o.id());
+                    out.writeLong(o.size());
+                }
+                out.writeInt(c.removed().size());
+                for (String id : c.removed()) {
+                    str(out, id);
+                }
+                return;
+            }
             case CREATE_INSTANCE: {
                 Message.CreateInstance c = (Message.CreateInstance) m;
                 u32(out, c.requestId(), "requestId");
@@ -303,6 +317,23 @@ public final class MessageCodec {
                     ids[i] = in.u64("taskIds[" + i + "]");
                 }
                 return new Message.Cancel(ids);
+            }
+            case CACHE_UPDATE: {
+                int full = in.u8("full");
+                if (full > 1) {
+                    throw new ProtocolException(ErrorCode.MALFORMED, "full: must be 0 or 1, got " + full);
+                }
+                int n = in.count("added", 12);
+                List<Message.CachedObject> added = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    added.add(new Message.CachedObject(in.str("added[" + i + "].id"), in.i64("added[" + i + "].size")));
+                }
+                int r = in.count("removed", 4);
+                List<String> removed = new ArrayList<>(r);
+                for (int i = 0; i < r; i++) {
+                    removed.add(in.str("removed[" + i + "]"));
+                }
+                return new Message.CacheUpdate(full == 1, added, removed);
             }
             case CREATE_INSTANCE:
                 return new Message.CreateInstance(in.u32("requestId"), in.str("clientName"), in.u32("leaseSeconds"));

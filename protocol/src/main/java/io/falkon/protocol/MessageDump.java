@@ -175,6 +175,19 @@ public final class MessageDump {
                     unsigned("taskIds[" + i + "]", ids[i]);
                 }
             }
+            case CACHE_UPDATE -> {
+                Message.CacheUpdate c = (Message.CacheUpdate) m;
+                num("full", c.full() ? 1 : 0);
+                num("added.count", c.added().size());
+                for (int i = 0; i < c.added().size(); i++) {
+                    str("added[" + i + "].id", c.added().get(i).id());
+                    num("added[" + i + "].size", c.added().get(i).size());
+                }
+                num("removed.count", c.removed().size());
+                for (int i = 0; i < c.removed().size(); i++) {
+                    str("removed[" + i + "]", c.removed().get(i));
+                }
+            }
             case CREATE_INSTANCE -> {
                 Message.CreateInstance c = (Message.CreateInstance) m;
                 num("requestId", c.requestId());

@@ -11,6 +11,7 @@ public enum MessageType {
     DISPATCH(0x12),
     RESULT(0x13),
     CANCEL(0x14),
+    CACHE_UPDATE(0x15),
     CREATE_INSTANCE(0x20),
     INSTANCE_CREATED(0x21),
     SUBMIT(0x22),

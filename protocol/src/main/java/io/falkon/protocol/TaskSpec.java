@@ -94,6 +94,26 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
         return -1;
     }
 
+    /** The task's input objects (data diffusion); empty for most tasks. */
+    public List<TaskInput> inputs() {
+        for (ExtField f : ext) {
+            if (f.tag() == ExtTags.INPUTS) {
+                return DataCodec.decodeInputs(f.value());
+            }
+        }
+        return List.of();
+    }
+
+    /** Files the task writes that become cached objects when it succeeds. */
+    public List<TaskOutput> outputs() {
+        for (ExtField f : ext) {
+            if (f.tag() == ExtTags.OUTPUTS) {
+                return DataCodec.decodeOutputs(f.value());
+            }
+        }
+        return List.of();
+    }
+
     /** The wall-time limit, or {@link Duration#ZERO} for none. */
     public Duration wallTime() {
         return Duration.ofMillis(wallTimeMillis);
@@ -155,6 +175,16 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
                 throw new IllegalArgumentException("retries must be 0..255, got " + n);
             }
             return ext(new ExtField(ExtTags.RETRIES, new byte[]{(byte) n}));
+        }
+
+        /** The objects the task reads; they appear as files in its working directory. */
+        public Builder inputs(List<TaskInput> inputs) {
+            return inputs.isEmpty() ? this : ext(new ExtField(ExtTags.INPUTS, DataCodec.encodeInputs(inputs)));
+        }
+
+        /** Files the task writes that are registered as objects when it succeeds. */
+        public Builder outputs(List<TaskOutput> outputs) {
+            return outputs.isEmpty() ? this : ext(new ExtField(ExtTags.OUTPUTS, DataCodec.encodeOutputs(outputs)));
         }
 
         public TaskSpec build() {

@@ -62,11 +62,11 @@ public final class TaskSpecCodec {
 
     /**
      * What the dispatcher needs from an encoded spec: whether it is valid, its retry limit (-1: not
-     * set) and its wall-time limit.
+     * set), its wall-time limit, and its input objects' ids and sizes (null without inputs).
      */
-    public record Scan(String problem, int retries, long wallTimeMillis) {
+    public record Scan(String problem, int retries, long wallTimeMillis, String[] inputIds, long[] inputSizes) {
         static Scan invalid(String problem) {
-            return new Scan(problem, -1, 0);
+            return new Scan(problem, -1, 0, null, null);
         }
 
         public boolean valid() {
@@ -118,6 +118,8 @@ public final class TaskSpecCodec {
             long wallTime = in.u32("wallTimeMillis");
             int extc = in.u16("ext");
             int retries = -1;
+            String[] ids = null;
+            long[] sizes = null;
             for (int i = 0; i < extc; i++) {
                 int tag = in.u16("ext tag");
                 if (tag == ExtTags.RETRIES) {
@@ -125,12 +127,22 @@ public final class TaskSpecCodec {
                         return Scan.invalid("ext RETRIES must hold one byte");
                     }
                     retries = in.u8("retries");
+                } else if (tag == ExtTags.INPUTS) {
+                    List<TaskInput> inputs = DataCodec.decodeInputs(in.blob("inputs"));
+                    ids = new String[inputs.size()];
+                    sizes = new long[inputs.size()];
+                    for (int k = 0; k < ids.length; k++) {
+                        ids[k] = inputs.get(k).id();
+                        sizes[k] = Math.max(0, inputs.get(k).size());
+                    }
+                } else if (tag == ExtTags.OUTPUTS) {
+                    DataCodec.decodeOutputs(in.blob("outputs"));
                 } else {
                     in.skipBlob("ext value");
                 }
             }
             in.end("spec");
-            return new Scan(null, retries, wallTime);
+            return new Scan(null, retries, wallTime, ids, sizes);
         } catch (ProtocolException e) {
             return Scan.invalid(e.getMessage());
         }

@@ -28,7 +28,7 @@ public final class GoldenVectors {
     /** Executor-facing types: the ones every executor implementation must decode and encode. */
     public static final List<MessageType> EXECUTOR_TYPES = List.of(MessageType.HELLO, MessageType.WELCOME,
             MessageType.HEARTBEAT, MessageType.ERROR, MessageType.REGISTER, MessageType.CREDIT,
-            MessageType.DISPATCH, MessageType.RESULT, MessageType.CANCEL);
+            MessageType.DISPATCH, MessageType.RESULT, MessageType.CANCEL, MessageType.CACHE_UPDATE);
 
     private GoldenVectors() {
     }
@@ -144,6 +144,34 @@ public final class GoldenVectors {
                 + "the credit comes back and the dispatcher retries the task elsewhere",
                 new Message.Result(1, List.of(new Message.TaskResult(15, 0,
                         Execution.of(TaskStatus.REJECTED, "executor shutting down", 900))))));
+        v.add(new Vector("29_cache_update", "the executor's cache gained two objects and lost one since its last update",
+                new Message.CacheUpdate(false, List.of(new Message.CachedObject("mosaic/tile-0001.fits", 10_485_760L),
+                        new Message.CachedObject("mosaic/tile-0002.fits", 10_485_760L)), List.of("mosaic/tile-0000.fits"))));
+        v.add(new Vector("30_cache_update_full", "the periodic full summary: the complete contents, nothing removed",
+                new Message.CacheUpdate(true, List.of(new Message.CachedObject("a", 1),
+                        new Message.CachedObject("b", 22)), List.of())));
+        TaskSpec dataTask = TaskSpec.builder("/bin/sh", "-c", "wc -c tile.fits > count.txt")
+                .inputs(List.of(new TaskInput("mosaic/tile-0001.fits", "mosaic/tile-0001.fits", 10_485_760L,
+                                "sha256:" + "ab".repeat(32), TaskInput.AS_STORED, "tile.fits"),
+                        new TaskInput("refs/catalog.tar.gz", "http://store.example/catalog.tar.gz", -1, "",
+                                TaskInput.GUNZIP_UNTAR, "catalog")))
+                .outputs(List.of(new TaskOutput("count.txt", "counts/tile-0001"))).build();
+        Map<String, List<String>> hints = new LinkedHashMap<>();
+        hints.put("mosaic/tile-0001.fits", List.of("10.0.0.7:41000", "10.0.0.9:41000"));
+        v.add(new Vector("31_dispatch_data_task", "a task with two inputs (the second fetched over http and "
+                + "unpacked into a directory) and one output, dispatched with hints naming two peers that cache "
+                + "the first input",
+                new Message.Dispatch(List.of(new Message.DispatchedTask(40, 0, TaskSpecCodec.encode(dataTask),
+                        List.of(new ExtField(ExtTags.HINTS, DataCodec.encodeHints(hints))))))));
+        v.add(new Vector("32_result_data_stats", "a result that says where its inputs came from: one local hit, "
+                + "one read from the shared store",
+                new Message.Result(1, List.of(new Message.TaskResult(40, 0, new Execution(TaskStatus.EXITED, 0, 0,
+                        1000, 2000, utf8("10485760 tile.fits\n"), new byte[0], "", List.of(new ExtField(
+                        ExtTags.DATA_STATS, DataCodec.encodeStats(new DataStats(1, 0, 1, 10_485_760L, 0, 4096))))))))));
+        v.add(new Vector("33_dispatch_bypass_cache", "first-available: read inputs from the shared store, cache "
+                + "nothing",
+                new Message.Dispatch(List.of(new Message.DispatchedTask(41, 0, TaskSpecCodec.encode(dataTask),
+                        List.of(new ExtField(ExtTags.BYPASS_CACHE, new byte[]{1})))))));
         return v;
     }
 

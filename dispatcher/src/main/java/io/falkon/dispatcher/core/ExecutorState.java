@@ -26,6 +26,10 @@ final class ExecutorState implements ExecutorView {
     long suspensions;
     long failures;
     final OutcomeWindow outcomes;
+    /** Object ids its cache holds, per its reports (data diffusion). */
+    final java.util.Set<String> cached = new java.util.HashSet<>();
+    /** Its cache server as peers reach it, {@code host:port}, or null when it has none. */
+    final String cachePeer;
     /** Whether it sits in the scheduler's ring of executors with credits. */
     boolean inRing;
     /** Tasks assigned in the current round, sent as one DISPATCH bundle at the end of it. */
@@ -33,6 +37,9 @@ final class ExecutorState implements ExecutorView {
 
     ExecutorState(Link link, Message.Register reg, long nowMicros, long windowMicros) {
         this.outcomes = new OutcomeWindow(windowMicros);
+        String port = reg.attributes().get("cachePort");
+        String host = reg.attributes().getOrDefault("cacheHost", link.remoteHost());
+        this.cachePeer = port == null ? null : host + ":" + port;
         this.link = link;
         this.id = reg.executorId();
         this.host = reg.host();

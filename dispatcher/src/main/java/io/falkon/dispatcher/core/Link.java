@@ -27,4 +27,7 @@ public interface Link {
 
     /** The peer's address, for logs and status. */
     String remote();
+
+    /** The peer's IP address (how other peers may reach it), e.g. {@code 10.0.0.7}. */
+    String remoteHost();
 }

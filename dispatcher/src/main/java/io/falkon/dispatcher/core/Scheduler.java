@@ -78,6 +78,9 @@ public final class Scheduler implements SchedulingRound {
     private final List<Link> dirty = new ArrayList<>();
     private final List<ExecutorWaiter> executorWaiters = new ArrayList<>();
     private final PriorityQueue<Deadline> deadlines = new PriorityQueue<>();
+    private final CacheIndex index = new CacheIndex();
+    /** The scheduling window of a data-aware policy; null for one that is not. */
+    private final Window window;
 
     private long nextTaskId = 1;
     /** Credits of executors that may get work (not suspended). */
@@ -92,6 +95,7 @@ public final class Scheduler implements SchedulingRound {
     private long retainedBytes;
     private boolean readingPaused;
     private long pauses;
+    private io.falkon.protocol.DataStats data = io.falkon.protocol.DataStats.ZERO;
     private boolean shuttingDown;
     private long nowMicros;
 
@@ -118,6 +122,12 @@ public final class Scheduler implements SchedulingRound {
         this.journal = journal;
         this.startedMicros = clock.nowMicros();
         this.nowMicros = startedMicros;
+        this.window = policy.dataAware() ? new Window(index, windowSize(0)) : null;
+    }
+
+    /** The configured window, or 100 tasks per executor (the papers' choice). */
+    private int windowSize(int executors) {
+        return config.windowSize() > 0 ? config.windowSize() : Math.max(100, 100 * executors);
     }
 
     public String dispatcherId() {
@@ -180,6 +190,9 @@ public final class Scheduler implements SchedulingRound {
         executorsByLink.put(link, e);
         executorsById.put(e.id, e);
         totalSlots += e.slots;
+        if (window != null) {
+            window.resize(windowSize(executorsByLink.size()));
+        }
         log.info("executor {} registered from {} ({} slots{})", e.id, link.remote(), e.slots,
                 e.noExec ? ", NO-EXEC benchmark mode" : "");
         Iterator<ExecutorWaiter> it = executorWaiters.iterator();
@@ -258,6 +271,9 @@ public final class Scheduler implements SchedulingRound {
             if (x.status() != TaskStatus.CANCELLED) {
                 recordOutcome(e, !x.succeeded());
             }
+            if (t.inputIds != null) {
+                data = data.plus(io.falkon.protocol.DataCodec.statsOf(x));
+            }
             if (x.status().retryable() && t.canRetry()) {
                 t.failedOn(e);
                 requeue(t, e.id + ": " + x.status() + (x.detail().isEmpty() ? "" : " (" + x.detail() + ")"));
@@ -284,6 +300,11 @@ public final class Scheduler implements SchedulingRound {
         e.alive = false;
         totalSlots -= e.slots;
         e.credits = 0;
+        index.removeAll(e);
+        if (window != null) {
+            window.executorGone(e);
+            window.resize(windowSize(executorsByLink.size()));
+        }
         int lost = e.tasks.size();
         int requeued = 0;
         for (Task t : e.tasks.values()) {
@@ -309,6 +330,9 @@ public final class Scheduler implements SchedulingRound {
         t.attempt++;
         retried++;
         queue.addFirst(t); // ahead of new work: it has waited already
+        if (window != null) {
+            window.prepended(t);
+        }
         t.instance.queued++;
         queuedBytes += t.footprint();
         log.debug("task {} re-queued for attempt {}: {}", t.id, t.attempt + 1, why);
@@ -347,6 +371,9 @@ public final class Scheduler implements SchedulingRound {
         }
         e.suspendedUntilMicros = nowMicros + config.suspendForMillis() * 1000;
         e.suspensions++;
+        if (window != null) {
+            window.executorGone(e);
+        }
         log.warn("executor {} suspended for {} s: {} of its last {} outcomes within {} s failed while other "
                         + "executors succeed", e.id, config.suspendForMillis() / 1000, failures, total,
                 config.suspendWindowMillis() / 1000);
@@ -412,7 +439,8 @@ public final class Scheduler implements SchedulingRound {
         List<Message.SubmittedTask> tasks = req.tasks();
         for (int i = 0, n = tasks.size(); i < n; i++) {
             Message.SubmittedTask s = tasks.get(i);
-            accept(in, s.clientTaskId(), s.spec(), nowMicros, scans[i].retries(), scans[i].wallTimeMillis());
+            accept(in, s.clientTaskId(), s.spec(), nowMicros, scans[i].retries(), scans[i].wallTimeMillis(),
+                    scans[i].inputIds(), scans[i].inputSizes());
             if (in.retainsResults()) {
                 journal.accepted(in.id, s.clientTaskId(), nowMicros, s.spec());
             }
@@ -421,12 +449,15 @@ public final class Scheduler implements SchedulingRound {
     }
 
     private void accept(Instance in, long clientTaskId, byte[] spec, long submittedMicros, int retries,
-                        long wallTimeMillis) {
+                        long wallTimeMillis, String[] inputIds, long[] inputSizes) {
         long timeout = config.dispatchTimeoutMillis() > 0 ? config.dispatchTimeoutMillis()
                 : wallTimeMillis > 0 ? wallTimeMillis + config.dispatchGraceMillis() : 0;
         Task t = new Task(nextTaskId++, in, clientTaskId, spec, submittedMicros,
-                retries >= 0 ? retries : config.defaultRetries(), timeout);
+                retries >= 0 ? retries : config.defaultRetries(), timeout, inputIds, inputSizes);
         queue.addLast(t);
+        if (window != null) {
+            window.appended(t);
+        }
         queuedBytes += t.footprint();
         in.queued++;
         in.highestClientTaskId = Math.max(in.highestClientTaskId, clientTaskId);
@@ -556,6 +587,9 @@ public final class Scheduler implements SchedulingRound {
         Execution cancelled = Execution.of(TaskStatus.CANCELLED, reason, nowMicros);
         if (in.queued > 0) {
             queue.removeIf(t -> t.instance == in, t -> {
+                if (window != null) {
+                    window.removed(t);
+                }
                 in.queued--;
                 queuedBytes -= t.footprint();
                 count[0]++;
@@ -670,6 +704,17 @@ public final class Scheduler implements SchedulingRound {
         ex.put("suspended", executorsByLink.values().stream().filter(ExecutorState::suspended).count());
         ex.put("slots", totalSlots);
         ex.put("busySlots", running);
+        ObjectNode dd = o.putObject("data");
+        dd.put("localHits", data.localHits());
+        dd.put("peerHits", data.peerHits());
+        dd.put("misses", data.misses());
+        dd.put("bytesLocal", data.bytesLocal());
+        dd.put("bytesPeer", data.bytesPeer());
+        dd.put("bytesStore", data.bytesStore());
+        dd.put("indexedObjects", index.objects());
+        if (window != null) {
+            dd.put("window", window.size());
+        }
         ObjectNode mem = o.putObject("memory");
         mem.put("queuedBytes", queuedBytes);
         mem.put("retainedResultBytes", retainedBytes);
@@ -696,6 +741,7 @@ public final class Scheduler implements SchedulingRound {
             }
             x.put("suspensions", e.suspensions);
             x.put("noExec", e.noExec);
+            x.put("cachedObjects", e.cached.size());
             x.put("connectedSeconds", (nowMicros - e.connectedMicros) / 1e6);
         }
         return o.toString();
@@ -752,7 +798,8 @@ public final class Scheduler implements SchedulingRound {
             return;
         }
         TaskSpecCodec.Scan scan = TaskSpecCodec.scan(spec);
-        accept(in, clientTaskId, spec, submittedMicros, scan.retries(), scan.wallTimeMillis());
+        accept(in, clientTaskId, spec, submittedMicros, scan.retries(), scan.wallTimeMillis(), scan.inputIds(),
+                scan.inputSizes());
     }
 
     /** Keeps a final result the client had not acknowledged, for redelivery when it re-attaches. */
@@ -878,6 +925,9 @@ public final class Scheduler implements SchedulingRound {
     public void endBatch() {
         if (!queue.isEmpty() && totalCredits > 0) {
             refreshClock();
+            if (window != null) {
+                window.fill();
+            }
             policy.schedule(this);
         }
         for (int i = 0, n = bundled.size(); i < n; i++) {
@@ -999,6 +1049,10 @@ public final class Scheduler implements SchedulingRound {
             throw new IllegalStateException("executor " + e.id + " has no credit or is suspended");
         }
         queue.remove(t);
+        if (window != null) {
+            window.removed(t);
+            window.fill(); // the next queued task enters the window within this round
+        }
         queuedBytes -= t.footprint();
         e.credits--;
         totalCredits--;
@@ -1014,7 +1068,79 @@ public final class Scheduler implements SchedulingRound {
         if (e.bundle == null) {
             bundled.add(e);
         }
-        e.addToBundle(new Message.DispatchedTask(t.id, t.attempt, t.spec, ExtField.NONE));
+        e.addToBundle(new Message.DispatchedTask(t.id, t.attempt, t.spec, t.inputIds == null ? ExtField.NONE
+                : dataExt(t, e)));
+    }
+
+    private static final List<ExtField> BYPASS = List.of(new ExtField(io.falkon.protocol.ExtTags.BYPASS_CACHE,
+            new byte[]{1}));
+
+    /** Location hints for a data-aware policy; otherwise the order to read straight from the store. */
+    private List<ExtField> dataExt(Task t, ExecutorState target) {
+        if (window == null) {
+            return BYPASS;
+        }
+        Map<String, List<String>> hints = new LinkedHashMap<>();
+        for (String id : t.inputIds) {
+            List<String> peers = index.peers(id, target, 3);
+            if (!peers.isEmpty()) {
+                hints.put(id, peers);
+            }
+        }
+        return hints.isEmpty() ? ExtField.NONE : List.of(new ExtField(io.falkon.protocol.ExtTags.HINTS,
+                io.falkon.protocol.DataCodec.encodeHints(hints)));
+    }
+
+    // ---- data-aware views --------------------------------------------------------------------
+
+    @Override
+    public int window() {
+        return window == null ? queue.size() : window.size();
+    }
+
+    @Override
+    public double utilization() {
+        return totalSlots == 0 ? 1.0 : (double) running / totalSlots;
+    }
+
+    @Override
+    public long cachedBytes(QueuedTask task, ExecutorView executor) {
+        Task t = (Task) task;
+        return t.inputIds == null ? 0 : index.cachedBytes(t.inputIds, t.inputSizes, (ExecutorState) executor);
+    }
+
+    @Override
+    public QueuedTask bestFor(ExecutorView executor) {
+        if (window == null) {
+            throw new IllegalStateException(policy.name() + " is not data-aware: it has no window");
+        }
+        return window.bestFor((ExecutorState) executor);
+    }
+
+    @Override
+    public ExecutorView bestWithCredit(QueuedTask task) {
+        Task t = (Task) task;
+        return t.inputIds == null ? null : index.best(t.inputIds, t.inputSizes, x -> x.credits > 0 && x.eligible());
+    }
+
+    /** CACHE_UPDATE: what an executor's cache gained and lost (or, when full, all it holds). */
+    public void cacheUpdate(Link link, Message.CacheUpdate update) {
+        ExecutorState e = executor(link, "CACHE_UPDATE");
+        if (e == null) {
+            return;
+        }
+        if (update.full()) {
+            index.removeAll(e);
+        }
+        for (String id : update.removed()) {
+            index.remove(e, id);
+        }
+        for (Message.CachedObject o : update.added()) {
+            index.add(e, o.id(), o.size());
+        }
+        if (window != null && (update.full() || !update.removed().isEmpty())) {
+            window.replaceAll(e); // tasks waiting for it may wait for data it no longer has
+        }
     }
 
     // ---- read-only views for tests and status ----------------------------------------------

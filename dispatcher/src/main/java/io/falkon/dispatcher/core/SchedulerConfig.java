@@ -13,10 +13,12 @@ package io.falkon.dispatcher.core;
  * @param suspendForMillis      how long a suspended executor gets no work
  * @param suspendFailureRate    the share of an executor's outcomes in the window that must be failures
  * @param memoryBudgetBytes     queued tasks plus retained results above this pause reading from clients
+ * @param windowSize            tasks a data-aware policy looks at from the head of the queue (0: 100 per
+ *                              executor, the papers' choice)
  */
 public record SchedulerConfig(int defaultRetries, long dispatchTimeoutMillis, long dispatchGraceMillis,
                               int suspendAfterFailures, long suspendWindowMillis, long suspendForMillis,
-                              double suspendFailureRate, long memoryBudgetBytes) {
+                              double suspendFailureRate, long memoryBudgetBytes, int windowSize) {
 
     public SchedulerConfig {
         if (defaultRetries < 0 || defaultRetries > 255) {
@@ -27,6 +29,9 @@ public record SchedulerConfig(int defaultRetries, long dispatchTimeoutMillis, lo
         }
         if (suspendFailureRate <= 0 || suspendFailureRate > 1) {
             throw new IllegalArgumentException("suspendFailureRate must be in (0, 1]");
+        }
+        if (windowSize < 0) {
+            throw new IllegalArgumentException("windowSize must not be negative");
         }
         if (memoryBudgetBytes < 1 << 20) {
             throw new IllegalArgumentException("memoryBudgetBytes must be at least 1 MiB");
@@ -39,31 +44,36 @@ public record SchedulerConfig(int defaultRetries, long dispatchTimeoutMillis, lo
      * budget half the heap.
      */
     public static SchedulerConfig defaults() {
-        return new SchedulerConfig(3, 0, 60_000, 5, 60_000, 120_000, 1.0, Runtime.getRuntime().maxMemory() / 2);
+        return new SchedulerConfig(3, 0, 60_000, 5, 60_000, 120_000, 1.0, Runtime.getRuntime().maxMemory() / 2, 0);
     }
 
     public SchedulerConfig withDefaultRetries(int n) {
         return new SchedulerConfig(n, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
-                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes);
+                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize);
     }
 
     public SchedulerConfig withDispatchTimeoutMillis(long ms) {
         return new SchedulerConfig(defaultRetries, ms, dispatchGraceMillis, suspendAfterFailures, suspendWindowMillis,
-                suspendForMillis, suspendFailureRate, memoryBudgetBytes);
+                suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize);
     }
 
     public SchedulerConfig withSuspension(int afterFailures, long windowMillis, long forMillis) {
         return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, afterFailures,
-                windowMillis, forMillis, suspendFailureRate, memoryBudgetBytes);
+                windowMillis, forMillis, suspendFailureRate, memoryBudgetBytes, windowSize);
     }
 
     public SchedulerConfig withSuspendFailureRate(double rate) {
         return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
-                suspendWindowMillis, suspendForMillis, rate, memoryBudgetBytes);
+                suspendWindowMillis, suspendForMillis, rate, memoryBudgetBytes, windowSize);
+    }
+
+    public SchedulerConfig withWindowSize(int tasks) {
+        return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
+                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, tasks);
     }
 
     public SchedulerConfig withMemoryBudgetBytes(long bytes) {
         return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
-                suspendWindowMillis, suspendForMillis, suspendFailureRate, bytes);
+                suspendWindowMillis, suspendForMillis, suspendFailureRate, bytes, windowSize);
     }
 }

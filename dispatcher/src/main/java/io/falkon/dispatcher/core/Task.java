@@ -26,9 +26,16 @@ final class Task implements QueuedTask {
     boolean queued;
     /** Executors an attempt failed on (null until one does). */
     ExecutorState[] failedOn;
+    /** Input object ids and sizes (data diffusion), null for a task without inputs. */
+    final String[] inputIds;
+    final long[] inputSizes;
+    /** Its place in the scheduling window of a data-aware policy, null outside it. */
+    Window.Node windowNode;
 
     Task(long id, Instance instance, long clientTaskId, byte[] spec, long submittedMicros, int retries,
-         long dispatchTimeoutMillis) {
+         long dispatchTimeoutMillis, String[] inputIds, long[] inputSizes) {
+        this.inputIds = inputIds;
+        this.inputSizes = inputSizes;
         this.id = id;
         this.instance = instance;
         this.clientTaskId = clientTaskId;
@@ -38,9 +45,9 @@ final class Task implements QueuedTask {
         this.dispatchTimeoutMillis = dispatchTimeoutMillis;
     }
 
-    /** Heap this task holds while queued: its record plus its encoded spec. */
+    /** Heap this task holds while queued: its record plus its encoded spec (and its input ids). */
     long footprint() {
-        return 96 + spec.length;
+        return 104 + spec.length + (inputIds == null ? 0 : 64L * inputIds.length);
     }
 
     boolean canRetry() {
@@ -83,5 +90,10 @@ final class Task implements QueuedTask {
     @Override
     public int attempt() {
         return attempt;
+    }
+
+    @Override
+    public boolean hasInputs() {
+        return inputIds != null;
     }
 }

@@ -8,18 +8,24 @@ public final class DispatchPolicies {
     }
 
     public static List<String> names() {
-        return List.of(FirstAvailable.NAME, "fa");
+        return List.of("first-available (fa)", "max-cache-hit (mch)", "max-compute-util (mcu)",
+                "good-cache-compute (gcc)");
     }
 
-    /** The policy called {@code name} ({@code fa} is short for {@code first-available}). */
+    /** The policy called {@code name} (long or short name), with GCC's default threshold. */
     public static DispatchPolicy byName(String name) {
-        switch (name) {
-            case FirstAvailable.NAME:
-            case "fa":
-                return new FirstAvailable();
-            default:
-                throw new IllegalArgumentException("unknown dispatch policy '" + name + "' (known: "
-                        + String.join(", ", names()) + ")");
-        }
+        return byName(name, GoodCacheCompute.DEFAULT_THRESHOLD);
+    }
+
+    /** The policy called {@code name}; {@code gccThreshold} applies to good-cache-compute. */
+    public static DispatchPolicy byName(String name, double gccThreshold) {
+        return switch (name.toLowerCase()) {
+            case FirstAvailable.NAME, "fa" -> new FirstAvailable();
+            case MaxCacheHit.NAME, "mch" -> new MaxCacheHit();
+            case MaxComputeUtil.NAME, "mcu" -> new MaxComputeUtil();
+            case GoodCacheCompute.NAME, "gcc" -> new GoodCacheCompute(gccThreshold);
+            default -> throw new IllegalArgumentException("unknown dispatch policy '" + name + "' (known: "
+                    + String.join(", ", names()) + ")");
+        };
     }
 }

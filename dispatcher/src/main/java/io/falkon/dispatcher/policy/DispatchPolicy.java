@@ -13,4 +13,14 @@ public interface DispatchPolicy {
 
     /** Assigns zero or more queued tasks to executors with credits. */
     void schedule(SchedulingRound round);
+
+    /**
+     * Whether the policy uses data location. A data-aware policy gets the scheduling window and the
+     * cache index, and its tasks carry location hints to executors; a policy that is not sends
+     * tasks without hints and tells executors to read inputs from the shared store (no data
+     * diffusion).
+     */
+    default boolean dataAware() {
+        return false;
+    }
 }

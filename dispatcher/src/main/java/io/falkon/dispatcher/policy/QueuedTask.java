@@ -20,4 +20,7 @@ public interface QueuedTask {
      * rejection, a failed launch...): a retry should go elsewhere when it can.
      */
     boolean avoids(ExecutorView executor);
+
+    /** Whether it reads input objects (data diffusion). */
+    boolean hasInputs();
 }

@@ -29,6 +29,27 @@ public interface SchedulingRound {
     /** How many credits all executors together have left in this round. */
     int totalCredits();
 
+    // ---- for data-aware policies (the scheduling window; the cache index) ----------------------
+
+    /** How many tasks from the head of the queue a data-aware policy considers (the window). */
+    int window();
+
+    /** Busy slots over registered slots, counting this round's assignments so far. */
+    double utilization();
+
+    /** Bytes of {@code task}'s inputs that {@code executor} caches, according to the index. */
+    long cachedBytes(QueuedTask task, ExecutorView executor);
+
+    /**
+     * The oldest task in the window that max-cache-hit would run on {@code executor}: one whose
+     * inputs {@code executor} caches more of than any other executor does, or one whose inputs no
+     * executor caches. {@code null} if the window holds none.
+     */
+    QueuedTask bestFor(ExecutorView executor);
+
+    /** Among executors with credits, the one caching the most of {@code task}'s inputs; null if none caches any. */
+    ExecutorView bestWithCredit(QueuedTask task);
+
     /**
      * Whether {@code task} should not go to {@code executor} now: an earlier attempt failed there
      * and some other active executor has not failed it. A retry goes back to a node it failed on

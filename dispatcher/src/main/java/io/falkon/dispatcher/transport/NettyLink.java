@@ -78,6 +78,12 @@ final class NettyLink implements Link {
     }
 
     @Override
+    public String remoteHost() {
+        return channel.remoteAddress() instanceof java.net.InetSocketAddress a ? a.getAddress().getHostAddress()
+                : "127.0.0.1";
+    }
+
+    @Override
     public String toString() {
         return "link " + remote;
     }

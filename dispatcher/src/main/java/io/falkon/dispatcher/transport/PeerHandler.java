@@ -116,6 +116,10 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
                 int credits = ((Message.Credit) m).credits();
                 loop.execute(() -> scheduler.credit(link, credits));
             }
+            case CACHE_UPDATE -> {
+                Message.CacheUpdate u = (Message.CacheUpdate) m;
+                loop.execute(() -> scheduler.cacheUpdate(link, u));
+            }
             case HEARTBEAT -> {
                 // the read itself keeps the connection alive
             }

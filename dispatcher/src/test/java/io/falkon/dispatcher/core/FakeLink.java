@@ -63,6 +63,11 @@ public final class FakeLink implements Link {
         return name;
     }
 
+    @Override
+    public String remoteHost() {
+        return "127.0.0.1";
+    }
+
     public <T extends Message> List<T> sent(Class<T> type) {
         return sent.stream().filter(type::isInstance).map(type::cast).collect(Collectors.toList());
     }

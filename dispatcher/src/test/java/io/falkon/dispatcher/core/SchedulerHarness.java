@@ -29,7 +29,9 @@ public final class SchedulerHarness {
 
     public FakeLink executor(String id, int slots, int credits) {
         FakeLink link = new FakeLink(id);
-        scheduler.registerExecutor(link, new Message.Register(id, "host-" + id, slots, 0, Map.of()));
+        // every fake executor has a cache server, at a port derived from its id
+        scheduler.registerExecutor(link, new Message.Register(id, "host-" + id, slots, 0,
+                Map.of("cachePort", Integer.toString(40000 + Math.abs(id.hashCode() % 20000)))));
         if (credits > 0) {
             scheduler.credit(link, credits);
         }
@@ -81,6 +83,28 @@ public final class SchedulerHarness {
         scheduler.submit(client, new Message.Submit(requestIds++, instanceId, tasks), scans);
         scheduler.endBatch();
         return ids;
+    }
+
+    /** The executor reports that its cache now holds these objects (1 MiB each). */
+    public void cached(FakeLink executor, String... ids) {
+        List<Message.CachedObject> added = new ArrayList<>();
+        for (String id : ids) {
+            added.add(new Message.CachedObject(id, 1 << 20));
+        }
+        scheduler.cacheUpdate(executor, new Message.CacheUpdate(false, added, List.of()));
+    }
+
+    public void evicted(FakeLink executor, String... ids) {
+        scheduler.cacheUpdate(executor, new Message.CacheUpdate(false, List.of(), List.of(ids)));
+    }
+
+    /** A task reading the given objects (1 MiB each). */
+    public static TaskSpec reading(String... ids) {
+        List<io.falkon.protocol.TaskInput> inputs = new ArrayList<>();
+        for (String id : ids) {
+            inputs.add(new io.falkon.protocol.TaskInput(id, "store/" + id, 1 << 20, "", 0, ""));
+        }
+        return TaskSpec.builder("/bin/true").inputs(inputs).build();
     }
 
     /** The executor reports these tasks finished with {@code x} and returns one credit for each. */

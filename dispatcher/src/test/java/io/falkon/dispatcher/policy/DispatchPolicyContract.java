@@ -83,6 +83,16 @@ public abstract class DispatchPolicyContract {
     }
 
     @Test
+    void tasksWithInputsThatNobodyCachesStillRunEverywhere() {
+        SchedulerHarness h = new SchedulerHarness(policy());
+        FakeLink a = h.executor("a", 2, 2);
+        FakeLink b = h.executor("b", 2, 2);
+        FakeLink client = h.client("c");
+        h.submit(client, 4, SchedulerHarness.reading("x"));
+        assertThat(dispatched(a).size() + dispatched(b).size()).isEqualTo(4);
+    }
+
+    @Test
     void hasAName() {
         assertThat(policy().name()).isNotBlank();
         assertThat(DispatchPolicies.byName(policy().name()).name()).isEqualTo(policy().name());

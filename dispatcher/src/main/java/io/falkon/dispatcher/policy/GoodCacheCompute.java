@@ -1,0 +1,64 @@
+package io.falkon.dispatcher.policy;
+
+/**
+ * Good-cache-compute (GCC): max-cache-hit while processor utilization (busy slots over registered
+ * slots) is at or above a threshold, max-compute-util below it. The papers use 0.9: processors stay
+ * busy, and the scheduler still has room to wait for a cache hit.
+ */
+public final class GoodCacheCompute implements DispatchPolicy {
+    public static final String NAME = "good-cache-compute";
+    public static final double DEFAULT_THRESHOLD = 0.9;
+
+    private final double threshold;
+
+    public GoodCacheCompute() {
+        this(DEFAULT_THRESHOLD);
+    }
+
+    public GoodCacheCompute(double threshold) {
+        if (threshold <= 0 || threshold > 1) {
+            throw new IllegalArgumentException("the GCC utilization threshold must be in (0, 1], got " + threshold);
+        }
+        this.threshold = threshold;
+    }
+
+    public double threshold() {
+        return threshold;
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public boolean dataAware() {
+        return true;
+    }
+
+    @Override
+    public void schedule(SchedulingRound round) {
+        int idle = 0;
+        QueuedTask t;
+        while ((t = round.head()) != null) {
+            if (round.utilization() < threshold) {
+                // MCU: keep processors busy
+                if (!MaxComputeUtil.step(round, t)) {
+                    return;
+                }
+                idle = 0;
+            } else {
+                // MCH: wait for the cache hit
+                ExecutorView e = round.nextWithCredit();
+                if (e == null) {
+                    return;
+                }
+                if (MaxCacheHit.step(round, e)) {
+                    idle = 0;
+                } else if (++idle > round.executors().size()) {
+                    return;
+                }
+            }
+        }
+    }
+}

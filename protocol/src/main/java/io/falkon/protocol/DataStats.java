@@ -1,0 +1,26 @@
+package io.falkon.protocol;
+
+/**
+ * Where a task's inputs came from (the {@link ExtTags#DATA_STATS} extension of an Execution), also
+ * used for sums over many tasks.
+ *
+ * @param localHits  inputs already in the executor's cache
+ * @param peerHits   inputs copied from a peer executor's cache
+ * @param misses     inputs read from the shared store
+ * @param bytesLocal bytes of the local hits
+ * @param bytesPeer  bytes copied from peers
+ * @param bytesStore bytes read from the shared store
+ */
+public record DataStats(long localHits, long peerHits, long misses, long bytesLocal, long bytesPeer,
+                        long bytesStore) {
+    public static final DataStats ZERO = new DataStats(0, 0, 0, 0, 0, 0);
+
+    public DataStats plus(DataStats o) {
+        return new DataStats(localHits + o.localHits, peerHits + o.peerHits, misses + o.misses,
+                bytesLocal + o.bytesLocal, bytesPeer + o.bytesPeer, bytesStore + o.bytesStore);
+    }
+
+    public long accesses() {
+        return localHits + peerHits + misses;
+    }
+}
