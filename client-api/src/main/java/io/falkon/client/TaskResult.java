@@ -41,4 +41,9 @@ public record TaskResult(long taskId, int attempt, String executorId, long submi
     public String stderr() {
         return execution.stderrText();
     }
+
+    /** Where the task's inputs came from (all zero for a task without inputs). */
+    public io.falkon.protocol.DataStats data() {
+        return io.falkon.protocol.DataCodec.statsOf(execution);
+    }
 }

@@ -9,14 +9,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
@@ -214,7 +211,7 @@ public final class CacheStore implements AutoCloseable {
         for (String peer : peerHints) {
             Path out = tmp.resolve("p" + tmpSeq.incrementAndGet());
             try {
-                long n = copy(new PeerFetcher(http, peer), ref, out);
+                long n = Copy.verified(new PeerFetcher(http, peer), ref, out);
                 return insert(ref.key(), ref.id(), true, out, n, Source.PEER, n);
             } catch (IOException e) {
                 // a stale hint, a peer gone, a bad copy: fall through to the next source
@@ -224,44 +221,12 @@ public final class CacheStore implements AutoCloseable {
         }
         Path out = tmp.resolve("s" + tmpSeq.incrementAndGet());
         try {
-            long n = copy(store, ref, out);
+            long n = Copy.verified(store, ref, out);
             return insert(ref.key(), ref.id(), true, out, n, Source.STORE, n);
         } catch (IOException e) {
             deleteQuietly(out);
             tried.add(store.describe(ref) + ": " + e.getMessage());
             throw new FetchException("cannot fetch " + ref.id() + " (" + String.join("; ", tried) + ")", e);
-        }
-    }
-
-    /** Copies one object from {@code from} to {@code out}, checking size and checksum. */
-    private static long copy(Fetcher from, ObjectRef ref, Path out) throws IOException {
-        MessageDigest digest = ref.checksum().isEmpty() ? null : digest(ref.checksum());
-        long n;
-        try (InputStream raw = from.open(ref);
-             InputStream in = digest == null ? raw : new DigestInputStream(raw, digest);
-             OutputStream o = Files.newOutputStream(out)) {
-            n = in.transferTo(o);
-        }
-        if (ref.size() >= 0 && n != ref.size()) {
-            throw new IOException("got " + n + " bytes from " + from.describe(ref) + ", expected " + ref.size());
-        }
-        if (digest != null) {
-            String want = ref.checksum().substring(ref.checksum().indexOf(':') + 1).toLowerCase();
-            String got = HexFormat.of().formatHex(digest.digest());
-            if (!got.equals(want)) {
-                throw new IOException("checksum mismatch from " + from.describe(ref) + ": " + ref.checksum().substring(
-                        0, ref.checksum().indexOf(':')) + " " + got + ", expected " + want);
-            }
-        }
-        return n;
-    }
-
-    private static MessageDigest digest(String checksum) {
-        String alg = checksum.startsWith("sha256:") ? "SHA-256" : "MD5";
-        try {
-            return MessageDigest.getInstance(alg);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(alg + " is missing from this JVM", e);
         }
     }
 
@@ -296,6 +261,7 @@ public final class CacheStore implements AutoCloseable {
                 deleteQuietly(file);
                 throw new FetchException("cannot store " + id + " in the cache: " + ex.getMessage(), ex);
             }
+            target.toFile().setReadOnly(); // write-once: tasks read it through a link, never change it
             e = new Entry(key, id, packed, target, size);
             e.pins = 1;
             entries.put(key, e);
@@ -373,6 +339,11 @@ public final class CacheStore implements AutoCloseable {
         @Override
         public long bytesMoved() {
             return moved;
+        }
+
+        @Override
+        public long size() {
+            return entry.size;
         }
 
         @Override

@@ -16,6 +16,9 @@ public interface Lease extends AutoCloseable {
     /** Bytes moved to get it here (0 for a local hit). */
     long bytesMoved();
 
+    /** Bytes the object takes in the cache (unpacked, when unpacked). */
+    long size();
+
     /** Unpins the object. Idempotent. */
     @Override
     void close();

@@ -1,7 +1,15 @@
 package io.falkon.executor;
 
+import io.falkon.datacache.CacheListener;
+import io.falkon.datacache.CacheStore;
+import io.falkon.datacache.eviction.EvictionPolicies;
+import io.falkon.datacache.fetch.StoreFetcher;
+import io.falkon.datacache.peer.PeerServer;
 import io.falkon.executor.run.Job;
 import io.falkon.executor.run.SlotPool;
+import io.falkon.executor.run.Staging;
+import io.falkon.protocol.DataCodec;
+import io.falkon.protocol.ExtTags;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Execution;
 import io.falkon.protocol.ExtField;
@@ -32,6 +40,8 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.http.HttpClient;
+import java.time.Duration;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -73,6 +83,8 @@ public final class Executor implements AutoCloseable {
     /** With prefetch: results wait for company this long at most, while the slots still have work. */
     static final long RESULT_LINGER_MILLIS = 10;
     private static final byte[] NO_BYTES = new byte[0];
+    /** How often the executor sends its full cache contents (besides the incremental reports). */
+    static final long CACHE_SUMMARY_SECONDS = 60;
 
     static {
         preferFastSpawn();
@@ -96,6 +108,11 @@ public final class Executor implements AutoCloseable {
     private final EventLoopGroup group;
     private final Path spoolDir;
     private final SlotPool slots;
+    /** The data cache and the server that shares it with peers; null without a cache. */
+    private final CacheStore cache;
+    private final PeerServer peerServer;
+    private final ConcurrentLinkedQueue<Object[]> cacheChanges = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean cacheFlushScheduled = new AtomicBoolean();
     private final Bootstrap bootstrap;
     private final ConcurrentLinkedQueue<Message.TaskResult> finished = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
@@ -111,12 +128,36 @@ public final class Executor implements AutoCloseable {
     private long disconnectedAtNanos;
     private int attempt;
 
-    private Executor(ExecutorConfig config, EventLoopGroup group, Path spoolDir) {
+    private Executor(ExecutorConfig config, EventLoopGroup group, Path spoolDir) throws IOException,
+            InterruptedException {
         this.config = config;
         this.group = group;
         this.spoolDir = spoolDir;
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        StoreFetcher store = new StoreFetcher(config.storeRoot(), http, config.storeBandwidth());
+        if (config.cacheCapacity() > 0 && !config.noExec()) {
+            Path dir = config.cacheDir() != null ? config.cacheDir() : spoolDir.resolve("cache");
+            this.cache = new CacheStore(dir, config.cacheCapacity(), EvictionPolicies.byName(config.eviction()), store,
+                    http, new CacheListener() {
+                        @Override
+                        public void added(String id, long size) {
+                            cacheChanged(new Object[]{id, size});
+                        }
+
+                        @Override
+                        public void removed(String id) {
+                            cacheChanged(new Object[]{id});
+                        }
+                    });
+            this.peerServer = PeerServer.start(cache, "0.0.0.0", // peers on other nodes
+                    config.cachePort());
+        } else {
+            this.cache = null;
+            this.peerServer = null;
+        }
         this.slots = config.noExec() ? null : new SlotPool(config.slots(), config.runner(), spoolDir,
-                config.outputCap(), config.spoolLimit(), config.workDir(), this::taskFinished);
+                config.outputCap(), config.spoolLimit(), config.workDir(),
+                new Staging(cache, store, spoolDir.resolve("sandboxes")), this::taskFinished);
         this.bootstrap = new Bootstrap().group(group).channel(NioSocketChannel.class)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) config.connectTimeout().toMillis())
@@ -158,7 +199,16 @@ public final class Executor implements AutoCloseable {
         }
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-executor", true),
                 NioIoHandler.newFactory());
-        Executor ex = new Executor(config, group, spool);
+        Executor ex;
+        try {
+            ex = new Executor(config, group, spool);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new IllegalStateException("cannot set up the executor's data cache: " + e.getMessage(), e);
+        }
         try {
             ex.connectFirst();
         } catch (RuntimeException e) {
@@ -181,6 +231,11 @@ public final class Executor implements AutoCloseable {
                     + (cf.cause() == null ? "timed out" : cf.cause().getMessage()), cf.cause());
         }
         opened(cf.channel());
+        if (cache != null) {
+            // the index is loosely coherent: a full summary now and then repairs any drift
+            group.scheduleAtFixedRate(this::sendFullSummary, CACHE_SUMMARY_SECONDS, CACHE_SUMMARY_SECONDS,
+                    TimeUnit.SECONDS);
+        }
         try {
             firstRegistration.get(config.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
         } catch (Exception e) {
@@ -188,8 +243,10 @@ public final class Executor implements AutoCloseable {
             throw new IllegalStateException("dispatcher at " + where() + " did not accept the executor: "
                     + (c.getMessage() == null ? c.toString() : c.getMessage()), c);
         }
-        log.info("executor {} registered with {} ({} slots, {})", config.executorId(), where(), config.slots(),
-                config.noExec() ? "NO-EXEC benchmark mode: tasks are not run" : "processes via " + slots.runnerName());
+        log.info("executor {} registered with {} ({} slots, {}{})", config.executorId(), where(), config.slots(),
+                config.noExec() ? "NO-EXEC benchmark mode: tasks are not run" : "processes via " + slots.runnerName(),
+                cache == null ? "" : ", " + (cache.capacity() >> 20) + " MiB " + cache.policy().name()
+                        + " cache served on port " + peerServer.port());
     }
 
     private void opened(Channel ch) {
@@ -350,7 +407,65 @@ public final class Executor implements AutoCloseable {
                         Execution.of(TaskStatus.LAUNCH_FAILED, "undecodable task spec: " + e.getMessage(), nowMicros())));
                 continue;
             }
-            slots.submit(new Job(t.taskId(), t.attempt(), spec, gen));
+            Map<String, List<String>> hints = Map.of();
+            boolean bypass = false;
+            for (ExtField f : t.ext()) {
+                if (f.tag() == ExtTags.HINTS) {
+                    try {
+                        hints = DataCodec.decodeHints(f.value());
+                    } catch (RuntimeException e) {
+                        log.warn("ignoring undecodable hints for task {}: {}", t.taskId(), e.getMessage());
+                    }
+                } else if (f.tag() == ExtTags.BYPASS_CACHE) {
+                    bypass = true;
+                }
+            }
+            slots.submit(new Job(t.taskId(), t.attempt(), spec, gen, hints, bypass));
+        }
+    }
+
+    /** Every cached object, replacing what the dispatcher's index holds for this executor. */
+    private Message.CacheUpdate fullCacheSummary() {
+        cacheChanges.clear(); // the summary supersedes them
+        List<Message.CachedObject> all = new ArrayList<>();
+        cache.contents().forEach((id, size) -> all.add(new Message.CachedObject(id, size)));
+        return new Message.CacheUpdate(true, all, List.of());
+    }
+
+    /** A cache change (on a slot thread): reported to the dispatcher, coalesced with others. */
+    private void cacheChanged(Object[] change) {
+        cacheChanges.add(change);
+        Channel ch = channel;
+        if (ch != null && cacheFlushScheduled.compareAndSet(false, true)) {
+            ch.eventLoop().execute(this::flushCacheChanges);
+        }
+    }
+
+    private void flushCacheChanges() {
+        cacheFlushScheduled.set(false);
+        List<Message.CachedObject> added = new ArrayList<>();
+        List<String> removed = new ArrayList<>();
+        Object[] c;
+        while ((c = cacheChanges.poll()) != null) {
+            String id = (String) c[0];
+            if (c.length == 2) {
+                removed.remove(id);
+                added.add(new Message.CachedObject(id, (Long) c[1]));
+            } else {
+                added.removeIf(o -> o.id().equals(id));
+                removed.add(id);
+            }
+        }
+        Channel ch = channel;
+        if ((!added.isEmpty() || !removed.isEmpty()) && ch != null && ch.isActive()) {
+            ch.writeAndFlush(new Message.CacheUpdate(false, added, removed), ch.voidPromise());
+        }
+    }
+
+    private void sendFullSummary() {
+        Channel ch = channel;
+        if (cache != null && ch != null && ch.isActive()) {
+            ch.writeAndFlush(fullCacheSummary(), ch.voidPromise());
         }
     }
 
@@ -384,8 +499,17 @@ public final class Executor implements AutoCloseable {
                     attrs.put("java", System.getProperty("java.version"));
                     attrs.put("runner", slots == null ? "no-exec" : slots.runnerName());
                     attrs.put("prefetch", Integer.toString(config.prefetch()));
+                    if (peerServer != null) {
+                        attrs.put("cachePort", Integer.toString(peerServer.port()));
+                        if (config.cacheHost() != null) {
+                            attrs.put("cacheHost", config.cacheHost());
+                        }
+                    }
                     ctx.write(new Message.Register(config.executorId(), hostName(), config.slots(),
                             config.noExec() ? Protocol.REGISTER_NO_EXEC : 0, attrs));
+                    if (cache != null) {
+                        ctx.write(fullCacheSummary()); // a new dispatcher knows nothing yet
+                    }
                     ctx.writeAndFlush(new Message.Credit(config.slots() + config.prefetch()));
                     if (disconnectedAtNanos != 0) {
                         reconnects++;
@@ -456,6 +580,12 @@ public final class Executor implements AutoCloseable {
         }
         if (slots != null) {
             slots.close();
+        }
+        if (peerServer != null) {
+            peerServer.close();
+        }
+        if (cache != null) {
+            cache.close();
         }
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         try (Stream<Path> files = Files.walk(spoolDir)) {

@@ -48,6 +48,27 @@ public final class ExecutorCommand implements Callable<Integer> {
             + "dialling with back-off this long, then exit (default: ${DEFAULT-VALUE}; 0 = exit at once)")
     long reconnectForSeconds = 600;
 
+    @Option(names = "--cache-size", paramLabel = "BYTES", description = "data cache capacity, e.g. 4g or 500m "
+            + "(default: none: inputs are read from the shared store for every task)")
+    String cacheSize;
+
+    @Option(names = "--cache-dir", description = "where the data cache lives (default: a temporary directory)")
+    Path cacheDir;
+
+    @Option(names = "--eviction", description = "cache eviction policy: lru, lfu, fifo, random (default: ${DEFAULT-VALUE})")
+    String eviction = "lru";
+
+    @Option(names = "--store", paramLabel = "DIR", description = "the shared store's root, for input sources given "
+            + "as relative paths (e.g. a shared file system mount)")
+    Path store;
+
+    @Option(names = "--cache-port", description = "port of the cache server peers fetch from (default: any free one)")
+    int cachePort;
+
+    @Option(names = "--cache-host", description = "the address peers should use for this node's cache server "
+            + "(default: the address the dispatcher sees)")
+    String cacheHost;
+
     @Option(names = "--runner", description = "how to start processes: AUTO (posix_spawn where available), POSIX "
             + "or JDK (java.lang.ProcessBuilder) (default: ${DEFAULT-VALUE})")
     io.falkon.executor.run.SlotPool.Runner runner = io.falkon.executor.run.SlotPool.Runner.AUTO;
@@ -72,6 +93,18 @@ public final class ExecutorCommand implements Callable<Integer> {
                 .withReconnectFor(java.time.Duration.ofSeconds(reconnectForSeconds));
         if (id != null) {
             cfg = cfg.withId(id);
+        }
+        try {
+            ExecutorConfig.Builder b = cfg.toBuilder().eviction(eviction).storeRoot(store).cacheDir(cacheDir)
+                    .cachePort(cachePort).cacheHost(cacheHost);
+            if (cacheSize != null) {
+                b.cacheCapacity(Bytes.parse(cacheSize));
+            }
+            io.falkon.datacache.eviction.EvictionPolicies.byName(eviction);
+            cfg = b.build();
+        } catch (IllegalArgumentException e) {
+            System.err.println("falkon executor: " + e.getMessage());
+            return 2;
         }
         Executor ex;
         try {

@@ -1,5 +1,6 @@
 package io.falkon.executor;
 
+import io.falkon.datacache.fetch.TokenBucket;
 import io.falkon.executor.run.SlotPool;
 
 import java.nio.file.Path;
@@ -7,46 +8,55 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * How to run an {@link Executor}.
- *
- * @param dispatcherHost where the dispatcher listens
- * @param dispatcherPort its port
- * @param executorId     unique name among the dispatcher's executors
- * @param slots          tasks run at once
- * @param noExec         complete tasks without running them: measures dispatch overhead only
- * @param outputCap      bytes of stdout and of stderr returned per task (the rest is dropped and the
- *                       result marked truncated)
- * @param spoolLimit     a task whose combined output exceeds this many bytes is killed
- * @param workDir        working directory of tasks that do not set one
- * @param token          the dispatcher's shared secret, empty for none
- * @param connectTimeout how long to wait for the dispatcher
- * @param runner         how to start processes: posix_spawn (fast, Linux/glibc) or the JDK's ProcessBuilder
- * @param prefetch       tasks to hold beyond the free slots (0, the default, is the papers' behaviour: the
- *                       dispatcher only sends a task when a slot is free). With prefetch the executor asks for
- *                       {@code slots + prefetch} tasks, a finished slot starts the next one at once, and results
- *                       travel back in batches: higher throughput for short tasks, less freedom for the
- *                       dispatcher to choose where a task runs
- * @param reconnectFor   after losing the dispatcher, keep dialling with back-off this long, then stop
- *                       ({@link Duration#ZERO}: stop at once)
+ * How to run an {@link Executor}. Immutable; start from {@link #of} and change what differs with the
+ * {@code with...} methods (or {@link #toBuilder()}).
  */
-public record ExecutorConfig(String dispatcherHost, int dispatcherPort, String executorId, int slots, boolean noExec,
-                             int outputCap, long spoolLimit, Path workDir, String token, Duration connectTimeout,
-                             SlotPool.Runner runner, int prefetch, Duration reconnectFor) {
-
+public final class ExecutorConfig {
     public static final int DEFAULT_OUTPUT_CAP = 64 * 1024;
     public static final long DEFAULT_SPOOL_LIMIT = 1L << 30;
 
-    public ExecutorConfig {
-        Objects.requireNonNull(dispatcherHost, "dispatcherHost");
-        Objects.requireNonNull(executorId, "executorId");
-        Objects.requireNonNull(workDir, "workDir");
-        Objects.requireNonNull(token, "token");
-        Objects.requireNonNull(connectTimeout, "connectTimeout");
-        Objects.requireNonNull(runner, "runner");
-        Objects.requireNonNull(reconnectFor, "reconnectFor");
-        if (prefetch < 0) {
-            throw new IllegalArgumentException("prefetch must not be negative");
-        }
+    private final String dispatcherHost;
+    private final int dispatcherPort;
+    private final String executorId;
+    private final int slots;
+    private final boolean noExec;
+    private final int outputCap;
+    private final long spoolLimit;
+    private final Path workDir;
+    private final String token;
+    private final Duration connectTimeout;
+    private final SlotPool.Runner runner;
+    private final int prefetch;
+    private final Duration reconnectFor;
+    private final long cacheCapacity;
+    private final Path cacheDir;
+    private final String eviction;
+    private final Path storeRoot;
+    private final TokenBucket storeBandwidth;
+    private final String cacheHost;
+    private final int cachePort;
+
+    private ExecutorConfig(Builder b) {
+        this.dispatcherHost = Objects.requireNonNull(b.dispatcherHost, "dispatcherHost");
+        this.dispatcherPort = b.dispatcherPort;
+        this.executorId = Objects.requireNonNull(b.executorId, "executorId");
+        this.slots = b.slots;
+        this.noExec = b.noExec;
+        this.outputCap = b.outputCap;
+        this.spoolLimit = b.spoolLimit;
+        this.workDir = Objects.requireNonNull(b.workDir, "workDir");
+        this.token = Objects.requireNonNull(b.token, "token");
+        this.connectTimeout = Objects.requireNonNull(b.connectTimeout, "connectTimeout");
+        this.runner = Objects.requireNonNull(b.runner, "runner");
+        this.prefetch = b.prefetch;
+        this.reconnectFor = Objects.requireNonNull(b.reconnectFor, "reconnectFor");
+        this.cacheCapacity = b.cacheCapacity;
+        this.cacheDir = b.cacheDir;
+        this.eviction = Objects.requireNonNull(b.eviction, "eviction");
+        this.storeRoot = b.storeRoot;
+        this.storeBandwidth = b.storeBandwidth;
+        this.cacheHost = b.cacheHost;
+        this.cachePort = b.cachePort;
         if (slots < 1) {
             throw new IllegalArgumentException("slots must be at least 1, got " + slots);
         }
@@ -56,60 +66,312 @@ public record ExecutorConfig(String dispatcherHost, int dispatcherPort, String e
         if (executorId.isEmpty()) {
             throw new IllegalArgumentException("executorId must not be empty");
         }
+        if (prefetch < 0) {
+            throw new IllegalArgumentException("prefetch must not be negative");
+        }
+        if (cacheCapacity < 0) {
+            throw new IllegalArgumentException("cache capacity must not be negative");
+        }
+        if (cachePort < 0 || cachePort > 65535) {
+            throw new IllegalArgumentException("cache port out of range");
+        }
     }
 
-    /** One slot per core, 64 KiB output cap, the current directory, a generated id. */
+    /**
+     * One slot per core, 64 KiB output cap, the current directory, a generated id, posix_spawn where
+     * available, no prefetch, reconnecting for 10 minutes, no data cache.
+     */
     public static ExecutorConfig of(String host, int port) {
-        return new ExecutorConfig(host, port, Executor.defaultId(), Runtime.getRuntime().availableProcessors(), false,
-                DEFAULT_OUTPUT_CAP, DEFAULT_SPOOL_LIMIT, Path.of("").toAbsolutePath(), "", Duration.ofSeconds(10),
-                SlotPool.Runner.AUTO, 0, Duration.ofMinutes(10));
+        return new Builder(host, port).build();
+    }
+
+    /** Where the dispatcher listens. */
+    public String dispatcherHost() {
+        return dispatcherHost;
+    }
+
+    public int dispatcherPort() {
+        return dispatcherPort;
+    }
+
+    /** Unique name among the dispatcher's executors. */
+    public String executorId() {
+        return executorId;
+    }
+
+    /** Tasks run at once. */
+    public int slots() {
+        return slots;
+    }
+
+    /** Complete tasks without running them: measures dispatch overhead only. */
+    public boolean noExec() {
+        return noExec;
+    }
+
+    /** Bytes of stdout and of stderr returned per task (the rest dropped, the result marked truncated). */
+    public int outputCap() {
+        return outputCap;
+    }
+
+    /** A task whose combined output exceeds this many bytes is killed. */
+    public long spoolLimit() {
+        return spoolLimit;
+    }
+
+    /** Working directory of tasks that set none and read no inputs. */
+    public Path workDir() {
+        return workDir;
+    }
+
+    /** The dispatcher's shared secret, empty for none. */
+    public String token() {
+        return token;
+    }
+
+    public Duration connectTimeout() {
+        return connectTimeout;
+    }
+
+    /** How to start processes: posix_spawn (fast, Linux/glibc) or the JDK's ProcessBuilder. */
+    public SlotPool.Runner runner() {
+        return runner;
+    }
+
+    /**
+     * Tasks to hold beyond the free slots (0, the default, is the papers' behaviour: the dispatcher
+     * only sends a task when a slot is free). With prefetch a finished slot starts the next task at once
+     * and results travel back in batches: higher throughput for short tasks, less freedom for the
+     * dispatcher to choose where a task runs.
+     */
+    public int prefetch() {
+        return prefetch;
+    }
+
+    /** After losing the dispatcher, keep dialling with back-off this long, then stop (zero: at once). */
+    public Duration reconnectFor() {
+        return reconnectFor;
+    }
+
+    /** Bytes the data cache may hold; 0 for no cache (inputs are then read from the store for each task). */
+    public long cacheCapacity() {
+        return cacheCapacity;
+    }
+
+    /** Where the data cache lives; null for a temporary directory. */
+    public Path cacheDir() {
+        return cacheDir;
+    }
+
+    /** The cache's eviction policy: lru, lfu, fifo or random. */
+    public String eviction() {
+        return eviction;
+    }
+
+    /** Where relative input sources live (the shared store's mount point); null for none. */
+    public Path storeRoot() {
+        return storeRoot;
+    }
+
+    /** A cap on the bytes per second read from the shared store: an emulation, for benchmarks; null for none. */
+    public TokenBucket storeBandwidth() {
+        return storeBandwidth;
+    }
+
+    /** The address peers use for this executor's cache server; null: the one the dispatcher sees. */
+    public String cacheHost() {
+        return cacheHost;
+    }
+
+    /** The cache server's port; 0 for any free one. */
+    public int cachePort() {
+        return cachePort;
     }
 
     public ExecutorConfig withId(String id) {
-        return new ExecutorConfig(dispatcherHost, dispatcherPort, id, slots, noExec, outputCap, spoolLimit, workDir,
-                token, connectTimeout, runner, prefetch, reconnectFor);
+        return toBuilder().executorId(id).build();
     }
 
     public ExecutorConfig withSlots(int n) {
-        return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, n, noExec, outputCap, spoolLimit,
-                workDir,
-                token, connectTimeout, runner, prefetch, reconnectFor);
+        return toBuilder().slots(n).build();
     }
 
     public ExecutorConfig withNoExec(boolean b) {
-        return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, b, outputCap, spoolLimit,
-                workDir,
-                token, connectTimeout, runner, prefetch, reconnectFor);
+        return toBuilder().noExec(b).build();
     }
 
     public ExecutorConfig withOutputCap(int bytes) {
-        return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, noExec, bytes, spoolLimit,
-                workDir,
-                token, connectTimeout, runner, prefetch, reconnectFor);
+        return toBuilder().outputCap(bytes).build();
     }
 
     public ExecutorConfig withWorkDir(Path dir) {
-        return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, noExec, outputCap, spoolLimit,
-                dir, token, connectTimeout, runner, prefetch, reconnectFor);
-    }
-
-    public ExecutorConfig withRunner(SlotPool.Runner r) {
-        return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, noExec, outputCap, spoolLimit,
-                workDir, token, connectTimeout, r, prefetch, reconnectFor);
-    }
-
-    public ExecutorConfig withPrefetch(int n) {
-        return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, noExec, outputCap, spoolLimit,
-                workDir, token, connectTimeout, runner, n, reconnectFor);
-    }
-
-    public ExecutorConfig withReconnectFor(Duration d) {
-        return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, noExec, outputCap, spoolLimit,
-                workDir, token, connectTimeout, runner, prefetch, d);
+        return toBuilder().workDir(dir).build();
     }
 
     public ExecutorConfig withToken(String t) {
-        return new ExecutorConfig(dispatcherHost, dispatcherPort, executorId, slots, noExec, outputCap, spoolLimit,
-                workDir, t, connectTimeout, runner, prefetch, reconnectFor);
+        return toBuilder().token(t).build();
+    }
+
+    public ExecutorConfig withRunner(SlotPool.Runner r) {
+        return toBuilder().runner(r).build();
+    }
+
+    public ExecutorConfig withPrefetch(int n) {
+        return toBuilder().prefetch(n).build();
+    }
+
+    public ExecutorConfig withReconnectFor(Duration d) {
+        return toBuilder().reconnectFor(d).build();
+    }
+
+    /** A data cache of {@code capacity} bytes with this eviction policy and shared store root. */
+    public ExecutorConfig withCache(long capacity, String eviction, Path storeRoot) {
+        return toBuilder().cacheCapacity(capacity).eviction(eviction).storeRoot(storeRoot).build();
+    }
+
+    public Builder toBuilder() {
+        Builder b = new Builder(dispatcherHost, dispatcherPort);
+        b.executorId = executorId;
+        b.slots = slots;
+        b.noExec = noExec;
+        b.outputCap = outputCap;
+        b.spoolLimit = spoolLimit;
+        b.workDir = workDir;
+        b.token = token;
+        b.connectTimeout = connectTimeout;
+        b.runner = runner;
+        b.prefetch = prefetch;
+        b.reconnectFor = reconnectFor;
+        b.cacheCapacity = cacheCapacity;
+        b.cacheDir = cacheDir;
+        b.eviction = eviction;
+        b.storeRoot = storeRoot;
+        b.storeBandwidth = storeBandwidth;
+        b.cacheHost = cacheHost;
+        b.cachePort = cachePort;
+        return b;
+    }
+
+    /** Builds an {@link ExecutorConfig}; starts from the defaults of {@link #of}. */
+    public static final class Builder {
+        private final String dispatcherHost;
+        private final int dispatcherPort;
+        private String executorId = Executor.defaultId();
+        private int slots = Runtime.getRuntime().availableProcessors();
+        private boolean noExec;
+        private int outputCap = DEFAULT_OUTPUT_CAP;
+        private long spoolLimit = DEFAULT_SPOOL_LIMIT;
+        private Path workDir = Path.of("").toAbsolutePath();
+        private String token = "";
+        private Duration connectTimeout = Duration.ofSeconds(10);
+        private SlotPool.Runner runner = SlotPool.Runner.AUTO;
+        private int prefetch;
+        private Duration reconnectFor = Duration.ofMinutes(10);
+        private long cacheCapacity;
+        private Path cacheDir;
+        private String eviction = "lru";
+        private Path storeRoot;
+        private TokenBucket storeBandwidth;
+        private String cacheHost;
+        private int cachePort;
+
+        public Builder(String dispatcherHost, int dispatcherPort) {
+            this.dispatcherHost = dispatcherHost;
+            this.dispatcherPort = dispatcherPort;
+        }
+
+        public Builder executorId(String v) {
+            executorId = v;
+            return this;
+        }
+
+        public Builder slots(int v) {
+            slots = v;
+            return this;
+        }
+
+        public Builder noExec(boolean v) {
+            noExec = v;
+            return this;
+        }
+
+        public Builder outputCap(int v) {
+            outputCap = v;
+            return this;
+        }
+
+        public Builder spoolLimit(long v) {
+            spoolLimit = v;
+            return this;
+        }
+
+        public Builder workDir(Path v) {
+            workDir = v;
+            return this;
+        }
+
+        public Builder token(String v) {
+            token = v;
+            return this;
+        }
+
+        public Builder connectTimeout(Duration v) {
+            connectTimeout = v;
+            return this;
+        }
+
+        public Builder runner(SlotPool.Runner v) {
+            runner = v;
+            return this;
+        }
+
+        public Builder prefetch(int v) {
+            prefetch = v;
+            return this;
+        }
+
+        public Builder reconnectFor(Duration v) {
+            reconnectFor = v;
+            return this;
+        }
+
+        public Builder cacheCapacity(long v) {
+            cacheCapacity = v;
+            return this;
+        }
+
+        public Builder cacheDir(Path v) {
+            cacheDir = v;
+            return this;
+        }
+
+        public Builder eviction(String v) {
+            eviction = v;
+            return this;
+        }
+
+        public Builder storeRoot(Path v) {
+            storeRoot = v;
+            return this;
+        }
+
+        public Builder storeBandwidth(TokenBucket v) {
+            storeBandwidth = v;
+            return this;
+        }
+
+        public Builder cacheHost(String v) {
+            cacheHost = v;
+            return this;
+        }
+
+        public Builder cachePort(int v) {
+            cachePort = v;
+            return this;
+        }
+
+        public ExecutorConfig build() {
+            return new ExecutorConfig(this);
+        }
     }
 }

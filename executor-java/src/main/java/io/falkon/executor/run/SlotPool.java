@@ -42,14 +42,16 @@ public final class SlotPool implements AutoCloseable {
         return t;
     });
     private final String runnerName;
+    private final Staging staging;
     private volatile boolean closing;
 
     /**
      * @param done called on a slot thread with each finished job and its result
      */
     public SlotPool(int slots, Runner kind, Path spoolDir, int outputCap, long spoolLimit, Path workDir,
-                    BiConsumer<Job, Message.TaskResult> done) {
+                    Staging staging, BiConsumer<Job, Message.TaskResult> done) {
         this.done = done;
+        this.staging = staging;
         boolean posix = switch (kind) {
             case POSIX -> true;
             case JDK -> false;
@@ -108,7 +110,7 @@ public final class SlotPool implements AutoCloseable {
             }
             Execution x;
             try {
-                x = runner.run(job.taskId(), job.spec());
+                x = Staging.needed(job.spec()) ? staging.run(job, runner) : runner.run(job.taskId(), job.spec());
             } catch (RuntimeException e) {
                 log.error("task {} failed inside the executor", job.taskId(), e);
                 x = Execution.of(TaskStatus.LAUNCH_FAILED, "executor error: " + e, TaskRunner.nowMicros());
