@@ -36,6 +36,24 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             + "(default: 65536)")
     Integer outputCap;
 
+    @Option(names = "--policy", description = "dispatch policy: first-available (fa), max-cache-hit (mch), "
+            + "max-compute-util (mcu), good-cache-compute (gcc) (default: ${DEFAULT-VALUE})")
+    String policy = "first-available";
+
+    @Option(names = "--gcc-threshold", description = "good-cache-compute's utilization threshold (default: ${DEFAULT-VALUE})")
+    double gccThreshold = 0.9;
+
+    @Option(names = "--cache-size", paramLabel = "BYTES", description = "a data cache of this size on each executor "
+            + "(e.g. 500m; default: none)")
+    String cacheSize;
+
+    @Option(names = "--eviction", description = "cache eviction policy: lru, lfu, fifo, random (default: ${DEFAULT-VALUE})")
+    String eviction = "lru";
+
+    @Option(names = "--store", paramLabel = "DIR", description = "the shared store's root, for input sources given as "
+            + "relative paths (default: this directory)")
+    java.nio.file.Path store;
+
     @Option(names = {"-v", "--verbose"}, description = "log what the dispatcher and executors do")
     boolean verbose;
 
@@ -49,12 +67,27 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             throw new Falkon.UserError("--executors and --slots must be at least 1, --prefetch at least 0");
         }
         long total = workload.validate();
-        Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local());
+        io.falkon.dispatcher.policy.DispatchPolicy chosen;
+        try {
+            chosen = io.falkon.dispatcher.policy.DispatchPolicies.byName(policy, gccThreshold);
+            if (cacheSize != null) {
+                io.falkon.executor.Bytes.parse(cacheSize);
+            }
+            io.falkon.datacache.eviction.EvictionPolicies.byName(eviction);
+        } catch (IllegalArgumentException e) {
+            throw new Falkon.UserError(e.getMessage());
+        }
+        Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local().withPolicy(chosen));
         LocalExecutors local = null;
         try {
             List<String> extra = new java.util.ArrayList<>(List.of("--prefetch", Integer.toString(prefetch)));
             if (outputCap != null) {
                 extra.addAll(List.of("--output-cap", Integer.toString(outputCap)));
+            }
+            extra.addAll(List.of("--store", (store == null ? java.nio.file.Path.of("") : store).toAbsolutePath()
+                    .toString(), "--eviction", eviction));
+            if (cacheSize != null) {
+                extra.addAll(List.of("--cache-size", cacheSize, "--cache-host", "127.0.0.1"));
             }
             local = LocalExecutors.start(executors, slots, noExec, dispatcher.port(),
                     "local-" + ProcessHandle.current().pid(), extra);

@@ -34,7 +34,10 @@ import java.util.Set;
  */
 final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Set<String> JSON_FIELDS = Set.of("shell", "args", "env", "dir", "timeout");
+    private static final Set<String> JSON_FIELDS = Set.of("shell", "args", "env", "dir", "timeout", "retries",
+            "inputs", "outputs");
+    private static final Set<String> INPUT_FIELDS = Set.of("id", "source", "size", "checksum", "unpack", "name");
+    private static final Set<String> OUTPUT_FIELDS = Set.of("path", "id");
 
     /** One task and the line it came from. */
     record Entry(int line, TaskSpec spec) {
@@ -150,7 +153,8 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
             String f = it.next();
             if (!JSON_FIELDS.contains(f)) {
-                throw new BadLine(name, lineNo, "unknown field \"" + f + "\" (known: shell, args, env, dir, timeout)");
+                throw new BadLine(name, lineNo, "unknown field \"" + f + "\" (known: shell, args, env, dir, timeout, "
+                        + "retries, inputs, outputs)");
             }
         }
         JsonNode shell = node.get("shell");
@@ -199,6 +203,21 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             }
             b.workDir(dir.asText());
         }
+        JsonNode retries = node.get("retries");
+        if (retries != null) {
+            if (!retries.canConvertToInt() || retries.asInt() < 0 || retries.asInt() > 255) {
+                throw new BadLine(name, lineNo, "\"retries\" must be a whole number 0..255");
+            }
+            b.retries(retries.asInt());
+        }
+        JsonNode inputs = node.get("inputs");
+        if (inputs != null) {
+            b.inputs(inputs(inputs));
+        }
+        JsonNode outputs = node.get("outputs");
+        if (outputs != null) {
+            b.outputs(outputs(outputs));
+        }
         JsonNode timeout = node.get("timeout");
         if (timeout != null) {
             if (!timeout.isNumber() || timeout.asDouble() <= 0 || timeout.asDouble() > 4_000_000) {
@@ -208,6 +227,71 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             return b.build();
         }
         return withDefaults(b);
+    }
+
+    private List<io.falkon.protocol.TaskInput> inputs(JsonNode array) {
+        if (!array.isArray()) {
+            throw new BadLine(name, lineNo, "\"inputs\" must be an array of objects like {\"id\": \"data/x\"}");
+        }
+        List<io.falkon.protocol.TaskInput> out = new ArrayList<>();
+        int i = 0;
+        for (JsonNode in : array) {
+            String where = "\"inputs\"[" + i++ + "]";
+            onlyFields(in, INPUT_FIELDS, where);
+            String id = text(in, "id", where, null);
+            long size = in.has("size") ? in.get("size").asLong(-1) : -1;
+            try {
+                int unpack = io.falkon.datacache.ObjectRef.Unpack.parse(text(in, "unpack", where, "")).ordinal();
+                out.add(new io.falkon.protocol.TaskInput(id, text(in, "source", where, id), size,
+                        text(in, "checksum", where, ""), unpack, text(in, "name", where, "")));
+            } catch (IllegalArgumentException e) {
+                throw new BadLine(name, lineNo, where + ": " + e.getMessage());
+            }
+        }
+        return out;
+    }
+
+    private List<io.falkon.protocol.TaskOutput> outputs(JsonNode array) {
+        if (!array.isArray()) {
+            throw new BadLine(name, lineNo, "\"outputs\" must be an array of objects like {\"path\": \"out.txt\", "
+                    + "\"id\": \"results/1\"}");
+        }
+        List<io.falkon.protocol.TaskOutput> out = new ArrayList<>();
+        int i = 0;
+        for (JsonNode o : array) {
+            String where = "\"outputs\"[" + i++ + "]";
+            onlyFields(o, OUTPUT_FIELDS, where);
+            out.add(new io.falkon.protocol.TaskOutput(text(o, "path", where, null), text(o, "id", where, null)));
+        }
+        return out;
+    }
+
+    private void onlyFields(JsonNode node, Set<String> known, String where) {
+        if (!node.isObject()) {
+            throw new BadLine(name, lineNo, where + " must be an object");
+        }
+        for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!known.contains(f)) {
+                throw new BadLine(name, lineNo, where + ": unknown field \"" + f + "\" (known: "
+                        + String.join(", ", new java.util.TreeSet<>(known)) + ")");
+            }
+        }
+    }
+
+    /** A string field; {@code dflt} null means required. */
+    private String text(JsonNode node, String field, String where, String dflt) {
+        JsonNode v = node.get(field);
+        if (v == null) {
+            if (dflt == null) {
+                throw new BadLine(name, lineNo, where + " needs \"" + field + "\"");
+            }
+            return dflt;
+        }
+        if (!v.isTextual() || v.asText().isEmpty() && dflt == null) {
+            throw new BadLine(name, lineNo, where + ": \"" + field + "\" must be a non-empty string");
+        }
+        return v.asText();
     }
 
     @Override

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
+import io.falkon.protocol.DataStats;
 import io.falkon.protocol.TaskStatus;
 
 import java.io.BufferedWriter;
@@ -26,8 +27,8 @@ final class Workload {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_FAILURES_SHOWN = 10;
 
-    /** What happened. */
-    record Summary(long tasks, long succeeded, long failed, double seconds) {
+    /** What happened; {@code data} counts where inputs came from (null when no task had inputs). */
+    record Summary(long tasks, long succeeded, long failed, double seconds, DataStats data) {
         double tasksPerSecond() {
             return seconds > 0 ? tasks / seconds : 0;
         }
@@ -39,12 +40,27 @@ final class Workload {
             o.put("failed", failed);
             o.put("seconds", Math.round(seconds * 1000) / 1000.0);
             o.put("tasksPerSecond", Math.round(tasksPerSecond() * 10) / 10.0);
+            if (data != null) {
+                ObjectNode d = o.putObject("data");
+                d.put("localHits", data.localHits());
+                d.put("peerHits", data.peerHits());
+                d.put("misses", data.misses());
+                d.put("bytesLocal", data.bytesLocal());
+                d.put("bytesPeer", data.bytesPeer());
+                d.put("bytesStore", data.bytesStore());
+            }
             return o.toString();
         }
 
         String text() {
-            return String.format("%d tasks: %d succeeded, %d failed in %.3f s (%.1f tasks/s)", tasks, succeeded,
+            String line = String.format("%d tasks: %d succeeded, %d failed in %.3f s (%.1f tasks/s)", tasks, succeeded,
                     failed, seconds, tasksPerSecond());
+            if (data != null && data.accesses() > 0) {
+                line += String.format("; inputs: %d local hits, %d from peers, %d from the store (%.0f%% hits)",
+                        data.localHits(), data.peerHits(), data.misses(),
+                        100.0 * (data.localHits() + data.peerHits()) / data.accesses());
+            }
+            return line;
         }
     }
 
@@ -54,6 +70,8 @@ final class Workload {
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong failuresShown = new AtomicLong();
     private int[] lines = new int[1024];
+    private volatile boolean sawInputs;
+    private DataStats data = DataStats.ZERO;
     private BufferedWriter results;
 
     /**
@@ -85,7 +103,11 @@ final class Workload {
             }
         }
         double seconds = (System.nanoTime() - start) / 1e9;
-        return new Summary(submitted, succeeded.get(), failed.get(), seconds);
+        DataStats inputs;
+        synchronized (this) {
+            inputs = sawInputs ? data : null;
+        }
+        return new Summary(submitted, succeeded.get(), failed.get(), seconds, inputs);
     }
 
     private synchronized void remember(long taskId, int line) {
@@ -101,6 +123,13 @@ final class Workload {
 
     /** On the client's I/O thread, for every result. */
     private void result(TaskResult r) {
+        DataStats d = r.data();
+        if (d.accesses() > 0) {
+            sawInputs = true;
+            synchronized (this) {
+                data = data.plus(d);
+            }
+        }
         if (r.succeeded()) {
             succeeded.incrementAndGet();
         } else {

@@ -89,7 +89,7 @@ class RunCommandTest {
         Cli.Result r = Cli.run(dir, "run", file.toString());
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.stderr().strip()).isEqualTo("falkon run: " + file + ":3: unknown field \"tiemout\" "
-                + "(known: shell, args, env, dir, timeout)");
+                + "(known: shell, args, env, dir, timeout, retries, inputs, outputs)");
         assertThat(dir.resolve("ran")).doesNotExist();
     }
 
@@ -108,6 +108,44 @@ class RunCommandTest {
         Cli.Result r = Cli.runWithInput(dir, "echo a\necho b\n", "run", "--json", "-");
         assertThat(r.exit()).as(r.stderr()).isZero();
         assertThat(JSON.readTree(r.stdout()).get("tasks").asInt()).isEqualTo(2);
+    }
+
+    @Test
+    void aDataWorkloadReportsWhereItsInputsCameFrom() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            Files.write(dir.resolve("obj" + i + ".dat"), new byte[50_000 + i]);
+        }
+        StringBuilder tasks = new StringBuilder();
+        for (int i = 0; i < 60; i++) {
+            int k = i % 3;
+            tasks.append("{\"shell\": \"wc -c < in.dat\", \"inputs\": [{\"id\": \"obj").append(k)
+                    .append("\", \"source\": \"obj").append(k).append(".dat\", \"name\": \"in.dat\"}]}\n");
+        }
+        Path file = dir.resolve("data.jsonl");
+        Files.writeString(file, tasks);
+        Path results = dir.resolve("r.jsonl");
+        Cli.Result r = Cli.run(dir, "run", "--executors", "2", "--policy", "gcc", "--cache-size", "10m",
+                "--json", "--results", results.toString(), file.toString());
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        JsonNode data = JSON.readTree(r.stdout()).get("data");
+        assertThat(data.get("localHits").asInt() + data.get("peerHits").asInt() + data.get("misses").asInt())
+                .isEqualTo(60);
+        assertThat(data.get("misses").asInt()).isLessThanOrEqualTo(6);
+        assertThat(Files.readAllLines(results)).allSatisfy(line -> {
+            JsonNode n = Cli2.parse(line);
+            int k = (n.get("line").asInt() - 1) % 3;
+            assertThat(n.get("stdout").asText().trim()).isEqualTo(Integer.toString(50_000 + k));
+        });
+    }
+
+    @Test
+    void aBadInputDeclarationNamesTheLineAndTheField() throws Exception {
+        Path file = dir.resolve("bad-inputs.jsonl");
+        Files.writeString(file, "{\"shell\": \"true\", \"inputs\": [{\"id\": \"x\", \"unpack\": \"rar\"}]}\n");
+        Cli.Result r = Cli.run(dir, "run", file.toString());
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.stderr().strip()).isEqualTo("falkon run: " + file + ":1: \"inputs\"[0]: unknown unpack mode "
+                + "'rar' (none, gzip, tar, tar.gz)");
     }
 
     /** JSON parsing that fails the test instead of throwing checked exceptions. */

@@ -124,6 +124,7 @@ public final class Executor implements AutoCloseable {
     /** Counts connections; results of tasks from an earlier connection are dropped. */
     private volatile int generation;
     private volatile boolean closing;
+    private final AtomicBoolean closed = new AtomicBoolean();
     private int reconnects;
     private long disconnectedAtNanos;
     private int attempt;
@@ -570,9 +571,12 @@ public final class Executor implements AutoCloseable {
         }
     }
 
-    /** Refuses new work, disconnects, kills running tasks, removes the spool directory. */
+    /** Refuses new work, disconnects, kills running tasks, removes the spool directory. Idempotent. */
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         closing = true;
         Channel ch = channel;
         if (ch != null) {

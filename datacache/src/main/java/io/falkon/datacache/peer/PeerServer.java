@@ -75,10 +75,14 @@ public final class PeerServer implements AutoCloseable {
         return ((InetSocketAddress) server.localAddress()).getPort();
     }
 
+    /** Stops serving. Idempotent. */
     @Override
     public void close() {
-        server.close().syncUninterruptibly();
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        if (group.isShuttingDown()) {
+            return;
+        }
+        server.close().awaitUninterruptibly();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
     }
 
     private static final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
