@@ -5,6 +5,7 @@ import picocli.CommandLine.Command;
 /** {@code falkon bench WORKLOAD}: the papers' workloads. Each prints a table and writes CSV and JSON. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks: reproduce the papers' figures on this machine.",
-        subcommands = {ThroughputBenchmark.class, QueueBenchmark.class, JournalBenchmark.class, ChaosBenchmark.class})
+        subcommands = {ThroughputBenchmark.class, QueueBenchmark.class, JournalBenchmark.class, ChaosBenchmark.class,
+                SchedulerBenchmark.class, MonotonicBenchmark.class, AllPairsBenchmark.class})
 public final class BenchCommand {
 }

@@ -29,6 +29,12 @@ public final class LocalCluster implements AutoCloseable {
 
     public LocalCluster(DispatcherConfig config, int executorCount, int slots, boolean noExec, boolean asProcesses,
                         int prefetch) {
+        this(config, executorCount, slots, noExec, asProcesses, prefetch, c -> c);
+    }
+
+    /** @param customize adjusts each in-JVM executor's configuration (caches, store, ...) */
+    public LocalCluster(DispatcherConfig config, int executorCount, int slots, boolean noExec, boolean asProcesses,
+                        int prefetch, java.util.function.UnaryOperator<ExecutorConfig> customize) {
         this.dispatcher = Dispatcher.start(config);
         try {
             if (asProcesses) {
@@ -36,8 +42,8 @@ public final class LocalCluster implements AutoCloseable {
                         List.of("--prefetch", Integer.toString(prefetch)));
             } else {
                 for (int i = 0; i < executorCount; i++) {
-                    executors.add(Executor.start(ExecutorConfig.of("127.0.0.1", dispatcher.port())
-                            .withId("bench-" + i).withSlots(slots).withNoExec(noExec).withPrefetch(prefetch)));
+                    executors.add(Executor.start(customize.apply(ExecutorConfig.of("127.0.0.1", dispatcher.port())
+                            .withId("bench-" + i).withSlots(slots).withNoExec(noExec).withPrefetch(prefetch))));
                 }
             }
             dispatcher.awaitExecutors(executorCount, Duration.ofMinutes(2));
