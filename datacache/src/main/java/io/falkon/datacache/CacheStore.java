@@ -242,18 +242,40 @@ public final class CacheStore implements AutoCloseable {
                 throw new FetchException(id + " (" + size + " bytes) is larger than the whole cache ("
                         + capacity + " bytes)");
             }
-            while (used + size > capacity) {
-                String v = policy.victim(k -> entries.get(k).pins == 0);
-                if (v == null) {
+            if (used + size > capacity) {
+                long evictable = 0;
+                for (Entry x : entries.values()) {
+                    evictable += x.pins == 0 ? x.size : 0;
+                }
+                if (used - evictable + size > capacity) {
+                    // refuse before evicting anything: nothing is dropped for an insert that cannot happen
                     deleteQuietly(file);
                     throw new FetchException("no room for " + id + " (" + size + " bytes): the other "
                             + (used >> 20) + " MiB of the cache are in use by running tasks");
+                }
+            }
+            while (used + size > capacity) {
+                String v = policy.victim(k -> entries.get(k).pins == 0);
+                if (v == null) {
+                    throw new IllegalStateException(policy.name() + " found no victim among evictable objects");
                 }
                 Entry gone = entries.remove(v);
                 policy.removed(v);
                 used -= gone.size;
                 evictions++;
                 victims.add(gone);
+            }
+            // move victims aside while still holding the lock: a late delete must never hit a new
+            // copy of the same key fetched again meanwhile (same hashed file name)
+            for (int i = 0; i < victims.size(); i++) {
+                Entry gone = victims.get(i);
+                Path aside = tmp.resolve("d" + tmpSeq.incrementAndGet());
+                try {
+                    Files.move(gone.path, aside, StandardCopyOption.ATOMIC_MOVE);
+                    victims.set(i, new Entry(gone.key, gone.id, gone.packed, aside, gone.size));
+                } catch (IOException ex) {
+                    log.debug("cannot move {} aside: {}", gone.path, ex.toString());
+                }
             }
             try {
                 Files.move(file, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
