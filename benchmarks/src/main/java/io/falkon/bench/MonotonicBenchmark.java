@@ -45,8 +45,8 @@ final class MonotonicBenchmark implements Callable<Integer> {
     List<Long> caches = List.of(12L << 20, 50L << 20);
 
     @Option(names = "--store-bandwidth", description = "the shared store's aggregate cap, bytes/s "
-            + "(default: ${DEFAULT-VALUE})")
-    long storeBandwidth = 20L << 20;
+            + "(default: ${DEFAULT-VALUE}: a tenth of the peak demand of 100 tasks/s x 1 MiB)")
+    long storeBandwidth = 10L << 20;
 
     @Option(names = "--compute", description = "seconds each task computes (default: ${DEFAULT-VALUE})")
     double compute = 0.01;
