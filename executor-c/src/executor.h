@@ -1,0 +1,33 @@
+/* The C executor: dials the dispatcher, registers its slots, runs the tasks it is sent, and
+ * returns results with their credits (docs/protocol.md). Same behaviour as the Java executor:
+ * reconnects with back-off when the dispatcher goes away, exits when it shuts down on purpose. */
+#ifndef FK_EXECUTOR_H
+#define FK_EXECUTOR_H
+
+#include <stdint.h>
+
+#define FK_AGENT "falkon-c/0.1.0"
+
+typedef struct {
+    const char *host;
+    int port;
+    const char *id;
+    int slots;
+    int prefetch;
+    int no_exec;            /* BENCHMARKING ONLY: complete tasks without running them */
+    uint32_t output_cap;
+    const char *workdir;
+    const char *token;
+    int reconnect_for_s;    /* after losing the dispatcher, keep dialling this long; 0: exit */
+    int64_t cache_size;     /* 0: no cache */
+    const char *cache_dir;  /* NULL: under the spool directory */
+    const char *store;      /* root of the shared store for relative sources, or NULL */
+    int cache_port;
+    const char *cache_host;
+} fk_config;
+
+/* Runs until the dispatcher shuts down, the executor gives up reconnecting, or SIGTERM/SIGINT.
+ * Returns the process exit status: 0, or 2 when the first connection or registration fails. */
+int fk_executor_run(const fk_config *cfg);
+
+#endif

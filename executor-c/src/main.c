@@ -1,0 +1,227 @@
+/* falkon-executor-c: the command line of the C executor. Options match `falkon executor`
+ * (docs/cli.md) so the two executors are interchangeable on a compute node. */
+#include "executor.h"
+#include "log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "Usage: falkon-executor-c --dispatcher HOST:PORT [options]\n"
+            "Run an executor: it dials the dispatcher and runs the tasks it is sent.\n\n"
+            "  --dispatcher HOST:PORT  the dispatcher (required)\n"
+            "  --slots N               tasks run at once (default: cores)\n"
+            "  --no-exec               BENCHMARKING ONLY: complete tasks without running them\n"
+            "  --id ID                 executor id, unique per dispatcher (default: host-pid-1)\n"
+            "  --output-cap BYTES      bytes of stdout and of stderr kept per task (default: 65536)\n"
+            "  --workdir DIR           working directory for tasks that do not set one (default: here)\n"
+            "  --token TOKEN           the dispatcher's shared secret\n"
+            "  --prefetch N            tasks to hold beyond the free slots (default: 0)\n"
+            "  --reconnect-for SECONDS after losing the dispatcher, keep dialling this long (default: 600;\n"
+            "                          0 = exit at once)\n"
+            "  --cache-size BYTES      data cache capacity, e.g. 4g or 500m (default: none)\n"
+            "  --cache-dir DIR         where the data cache lives (default: a temporary directory)\n"
+            "  --eviction POLICY       cache eviction policy: lru (the only one the C executor has)\n"
+            "  --store DIR             the shared store's root, for relative input sources\n"
+            "  --cache-port PORT       port of the cache server peers fetch from (default: any free one)\n"
+            "  --cache-host HOST       the address peers should use for this node's cache server\n"
+            "  --log-level LEVEL       debug, info, warn or error (default: info)\n"
+            "  -v, --verbose           the same as --log-level debug\n"
+            "  -h, --help              show this help\n"
+            "  -V, --version           print the version\n");
+}
+
+static int bad(const char *what, const char *value) {
+    fprintf(stderr, "falkon-executor-c: %s: '%s'\n", what, value);
+    return 2;
+}
+
+static int parse_int(const char *s, long min, long max, long *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max) {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Byte counts as people write them: 1048576, 512k, 500m, 4g, 1t (as the Java executor). */
+static int parse_bytes(const char *text, int64_t *out) {
+    char t[64];
+    size_t n = strlen(text);
+    if (n == 0 || n >= sizeof t) {
+        return -1;
+    }
+    for (size_t i = 0; i <= n; i++) {
+        t[i] = (char)tolower((unsigned char)text[i]);
+    }
+    if (n > 0 && t[n - 1] == 'b') {
+        t[--n] = 0;
+    }
+    double unit = 1;
+    if (n > 0) {
+        switch (t[n - 1]) {
+        case 'k': unit = 1024.0; break;
+        case 'm': unit = 1048576.0; break;
+        case 'g': unit = 1073741824.0; break;
+        case 't': unit = 1099511627776.0; break;
+        default: break;
+        }
+        if (unit > 1) {
+            t[--n] = 0;
+        }
+    }
+    char *end;
+    double v = strtod(t, &end);
+    if (end == t || *end || v < 0 || isnan(v) || v * unit > 9.2e18) {
+        return -1;
+    }
+    *out = (int64_t)(v * unit);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"dispatcher", required_argument, 0, 'd'}, {"slots", required_argument, 0, 's'},
+        {"no-exec", no_argument, 0, 'n'},          {"id", required_argument, 0, 'i'},
+        {"output-cap", required_argument, 0, 'o'}, {"workdir", required_argument, 0, 'w'},
+        {"token", required_argument, 0, 't'},      {"prefetch", required_argument, 0, 'p'},
+        {"reconnect-for", required_argument, 0, 'r'}, {"cache-size", required_argument, 0, 'c'},
+        {"cache-dir", required_argument, 0, 'C'},  {"eviction", required_argument, 0, 'e'},
+        {"store", required_argument, 0, 'S'},      {"cache-port", required_argument, 0, 'P'},
+        {"cache-host", required_argument, 0, 'H'}, {"verbose", no_argument, 0, 'v'}, {"log-level", required_argument, 0, 'L'},
+        {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, 'V'},
+        {0, 0, 0, 0}};
+    fk_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cfg.slots = cores > 0 ? (int)cores : 1;
+    cfg.output_cap = 64 * 1024;
+    cfg.reconnect_for_s = 600;
+    cfg.token = "";
+    const char *dispatcher = NULL;
+    int level = FK_LOG_INFO;
+    long v;
+    int64_t bytes;
+    int c;
+    while ((c = getopt_long(argc, argv, "vhV", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': dispatcher = optarg; break;
+        case 's':
+            if (parse_int(optarg, 1, 4096, &v) != 0) {
+                return bad("--slots must be 1..4096", optarg);
+            }
+            cfg.slots = (int)v;
+            break;
+        case 'n': cfg.no_exec = 1; break;
+        case 'i': cfg.id = optarg; break;
+        case 'o':
+            if (parse_bytes(optarg, &bytes) != 0 || bytes > 16 * 1024 * 1024) {
+                return bad("--output-cap must be a size up to 16m", optarg);
+            }
+            cfg.output_cap = (uint32_t)bytes;
+            break;
+        case 'w': cfg.workdir = optarg; break;
+        case 't': cfg.token = optarg; break;
+        case 'p':
+            if (parse_int(optarg, 0, 100000, &v) != 0) {
+                return bad("--prefetch must be 0..100000", optarg);
+            }
+            cfg.prefetch = (int)v;
+            break;
+        case 'r':
+            if (parse_int(optarg, 0, INT_MAX / 1000, &v) != 0) {
+                return bad("--reconnect-for must be a number of seconds", optarg);
+            }
+            cfg.reconnect_for_s = (int)v;
+            break;
+        case 'c':
+            if (parse_bytes(optarg, &bytes) != 0 || bytes <= 0) {
+                return bad("--cache-size is not a size (examples: 1048576, 512k, 500m, 4g)", optarg);
+            }
+            cfg.cache_size = bytes;
+            break;
+        case 'C': cfg.cache_dir = optarg; break;
+        case 'e':
+            if (strcmp(optarg, "lru") != 0) {
+                return bad("--eviction: the C executor evicts in LRU order only (lfu, fifo and random are in the "
+                           "Java executor)",
+                           optarg);
+            }
+            break;
+        case 'S': cfg.store = optarg; break;
+        case 'P':
+            if (parse_int(optarg, 0, 65535, &v) != 0) {
+                return bad("--cache-port must be 0..65535", optarg);
+            }
+            cfg.cache_port = (int)v;
+            break;
+        case 'H': cfg.cache_host = optarg; break;
+        case 'v': level = FK_LOG_DEBUG; break;
+        case 'L':
+            if (strcmp(optarg, "debug") == 0) {
+                level = FK_LOG_DEBUG;
+            } else if (strcmp(optarg, "info") == 0) {
+                level = FK_LOG_INFO;
+            } else if (strcmp(optarg, "warn") == 0) {
+                level = FK_LOG_WARN;
+            } else if (strcmp(optarg, "error") == 0) {
+                level = FK_LOG_ERROR;
+            } else {
+                return bad("--log-level must be debug, info, warn or error", optarg);
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("%s\n", FK_AGENT); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        return bad("unexpected argument", argv[optind]);
+    }
+    if (!dispatcher) {
+        fprintf(stderr, "falkon-executor-c: --dispatcher HOST:PORT is required\n");
+        usage(stderr);
+        return 2;
+    }
+    /* HOST:PORT, with [v6]:PORT for IPv6 literals */
+    static char host[256];
+    const char *colon = strrchr(dispatcher, ':');
+    if (!colon || colon == dispatcher || (size_t)(colon - dispatcher) >= sizeof host
+        || parse_int(colon + 1, 1, 65535, &v) != 0) {
+        return bad("--dispatcher must be HOST:PORT", dispatcher);
+    }
+    const char *h = dispatcher;
+    size_t hl = (size_t)(colon - dispatcher);
+    if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']') {
+        h++;
+        hl -= 2;
+    }
+    memcpy(host, h, hl);
+    host[hl] = 0;
+    cfg.host = host;
+    cfg.port = (int)v;
+    static char cwd[PATH_MAX];
+    if (!cfg.workdir) {
+        cfg.workdir = getcwd(cwd, sizeof cwd) ? cwd : "/";
+    }
+    static char id[300];
+    if (!cfg.id) {
+        char hn[256] = "localhost";
+        gethostname(hn, sizeof hn - 1);
+        snprintf(id, sizeof id, "%s-%ld-1", hn, (long)getpid());
+        cfg.id = id;
+    }
+    fk_log_setup(cfg.id, level);
+    return fk_executor_run(&cfg);
+}

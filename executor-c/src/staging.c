@@ -1,0 +1,239 @@
+#include "staging.h"
+
+#include "fsutil.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static atomic_ulong sandbox_seq;
+
+int fk_staging_needed(const fk_spec *spec) {
+    return fk_ext_find(&spec->ext, FK_EXT_INPUTS) != NULL || fk_ext_find(&spec->ext, FK_EXT_OUTPUTS) != NULL;
+}
+
+/* The name an input gets in the sandbox: its name, else the last part of its id. */
+static const char *file_name(const fk_input *in) {
+    if (in->name.len) {
+        return in->name.s;
+    }
+    const char *slash = strrchr(in->id.s, '/');
+    return slash ? slash + 1 : in->id.s;
+}
+
+static void fetch_failed(fk_exec *out, const char *why) {
+    memset(out, 0, sizeof *out);
+    out->status = FK_FETCH_FAILED;
+    out->exit_code = -1;
+    out->started_us = out->finished_us = fk_now_micros();
+    out->out = fk_str_dup("", 0);
+    out->err = fk_str_dup("", 0);
+    out->detail = fk_str_of(why);
+}
+
+static char *join(const char *a, const char *b) {
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *s = malloc(n);
+    if (!s) {
+        abort();
+    }
+    snprintf(s, n, "%s/%s", a, b);
+    return s;
+}
+
+static char *env_var(const char *name, const char *value) {
+    size_t n = strlen(name) + strlen(value) + 2;
+    char *s = malloc(n);
+    if (!s) {
+        abort();
+    }
+    snprintf(s, n, "%s=%s", name, value);
+    return s;
+}
+
+/* Stages one input at link; counts[source] and counts[3 + source] (bytes) are bumped. */
+static int stage(fk_staging *st, const fk_input *in, const fk_hint *hints, size_t nhints, int bypass,
+                 const char *link, fk_lease *lease, uint64_t *counts, char *err, size_t errlen) {
+    if (!st->cache || bypass) {
+        /* no data diffusion: this task's own copy, straight from the shared store */
+        char packed[PATH_MAX];
+        if (in->unpack == 0) {
+            snprintf(packed, sizeof packed, "%s", link);
+        } else {
+            const char *slash = strrchr(link, '/');
+            snprintf(packed, sizeof packed, "%.*s/.packed-%s", (int)(slash - link), link, slash + 1);
+        }
+        fk_input stored = *in;
+        stored.unpack = 0;
+        int64_t n = fk_store_copy(st->store, &stored, packed, err, errlen);
+        if (n < 0) {
+            return -1;
+        }
+        if (in->unpack != 0) {
+            char why[512];
+            int64_t u = fk_unpack(packed, in->unpack, link, why, sizeof why);
+            unlink(packed);
+            if (u < 0) {
+                snprintf(err, errlen, "cannot unpack %s: %s", in->id.s, why);
+                return -1;
+            }
+        }
+        counts[2]++;
+        counts[5] += (uint64_t)n;
+        return 0;
+    }
+    const fk_str *peers = NULL;
+    size_t npeers = 0;
+    for (size_t i = 0; i < nhints; i++) {
+        if (hints[i].id.len == in->id.len && memcmp(hints[i].id.s, in->id.s, in->id.len) == 0) {
+            peers = hints[i].peers;
+            npeers = hints[i].npeers;
+        }
+    }
+    if (fk_cache_lease(st->cache, in, peers, npeers, lease, err, errlen) != 0) {
+        return -1;
+    }
+    if (symlink(lease->path, link) != 0) {
+        snprintf(err, errlen, "cannot link %s into the sandbox: %s", in->id.s, strerror(errno));
+        return -1;
+    }
+    int k = lease->source;
+    counts[k]++;
+    counts[3 + k] += (uint64_t)(k == FK_SRC_LOCAL ? lease->size : lease->moved);
+    return 0;
+}
+
+/* Registers the task's outputs; returns what went wrong (malloc'd), or NULL. */
+static char *register_outputs(fk_staging *st, const fk_spec *spec, const char *dir, int bypass) {
+    const fk_ext *x = fk_ext_find(&spec->ext, FK_EXT_OUTPUTS);
+    if (!x || !st->cache || bypass) {
+        return NULL;
+    }
+    fk_output *outs;
+    size_t n;
+    char err[512];
+    if (fk_outputs_decode(&x->value, &outs, &n, err, sizeof err) != 0) {
+        return strdup(err);
+    }
+    char problems[2048] = "";
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *file = outs[i].path.s[0] == '/' ? strdup(outs[i].path.s) : join(dir, outs[i].path.s);
+        struct stat s;
+        const char *why = NULL;
+        if (stat(file, &s) != 0 || !S_ISREG(s.st_mode)) {
+            snprintf(err, sizeof err, "output %s was not written", outs[i].path.s);
+            why = err;
+        } else if (fk_cache_register(st->cache, outs[i].id.s, file, err, sizeof err) != 0) {
+            why = err;
+        }
+        if (why && k < sizeof problems) {
+            k += (size_t)snprintf(problems + k, sizeof problems - k, "%s%s", k ? "; " : "", why);
+        }
+        free(file);
+    }
+    fk_outputs_free(outs, n);
+    return k ? strdup(problems) : NULL;
+}
+
+void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spec *spec, const fk_hint *hints,
+                    size_t nhints, int bypass, fk_exec *out) {
+    fk_input *inputs = NULL;
+    size_t nin = 0;
+    char err[1024];
+    const fk_ext *x = fk_ext_find(&spec->ext, FK_EXT_INPUTS);
+    if (x && fk_inputs_decode(&x->value, &inputs, &nin, err, sizeof err) != 0) {
+        char why[1100];
+        snprintf(why, sizeof why, "undecodable inputs: %s", err);
+        fetch_failed(out, why);
+        return;
+    }
+    char sandbox[PATH_MAX];
+    snprintf(sandbox, sizeof sandbox, "%s/task-%llu-%lu", st->sandboxes, (unsigned long long)task_id,
+             atomic_fetch_add(&sandbox_seq, 1) + 1);
+    fk_lease *leases = calloc(nin ? nin : 1, sizeof *leases);
+    char **env = calloc(nin + 3, sizeof *env);
+    char **paths = calloc(nin ? nin : 1, sizeof *paths);
+    if (!leases || !env || !paths) {
+        abort();
+    }
+    uint64_t counts[6] = {0};
+    size_t nenv = 0;
+    int failed = 0;
+    if (mkdir(sandbox, 0755) != 0) {
+        snprintf(err, sizeof err, "cannot create the sandbox %s: %s", sandbox, strerror(errno));
+        failed = 1;
+    }
+    size_t joined = 0;
+    for (size_t i = 0; i < nin && !failed; i++) {
+        paths[i] = join(sandbox, file_name(&inputs[i]));
+        joined += strlen(paths[i]) + 1;
+        failed = stage(st, &inputs[i], hints, nhints, bypass, paths[i], &leases[i], counts, err, sizeof err) != 0;
+    }
+    if (failed) {
+        fetch_failed(out, err);
+    } else {
+        env[nenv++] = env_var("FALKON_INPUT_DIR", sandbox);
+        for (size_t i = 0; i < nin; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "FALKON_INPUT_%zu", i);
+            env[nenv++] = env_var(name, paths[i]);
+        }
+        char *all = calloc(joined + 1, 1);
+        if (!all) {
+            abort();
+        }
+        for (size_t i = 0; i < nin; i++) {
+            if (i) {
+                strcat(all, ":");
+            }
+            strcat(all, paths[i]);
+        }
+        env[nenv++] = env_var("FALKON_INPUTS", all);
+        free(all);
+        const char *dir = spec->workdir.len ? spec->workdir.s : sandbox;
+        fk_run(r, task_id, spec, env, sandbox, out);
+        char *problem = out->status == FK_EXITED && out->exit_code == 0 ? register_outputs(st, spec, dir, bypass)
+                                                                          : NULL;
+        if (problem) {
+            size_t n = out->detail.len + strlen(problem) + 3;
+            char *d = malloc(n);
+            if (!d) {
+                abort();
+            }
+            snprintf(d, n, "%s%s%s", out->detail.s, out->detail.len ? "; " : "", problem);
+            fk_str_free(&out->detail);
+            out->detail = fk_str_of(d);
+            free(d);
+            free(problem);
+        }
+        fk_data_stats stats = {counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]};
+        fk_buf b;
+        fk_buf_init(&b);
+        fk_stats_encode(&stats, &b);
+        out->ext.items = realloc(out->ext.items, (out->ext.n + 1) * sizeof(fk_ext));
+        if (!out->ext.items) {
+            abort();
+        }
+        out->ext.items[out->ext.n].tag = FK_EXT_DATA_STATS;
+        out->ext.items[out->ext.n++].value = fk_str_dup((const char *)b.data, b.len);
+        fk_buf_free(&b);
+    }
+    for (size_t i = 0; i < nin; i++) {
+        fk_cache_release(st->cache, &leases[i]);
+        free(paths[i]);
+    }
+    for (size_t i = 0; i < nenv; i++) {
+        free(env[i]);
+    }
+    free(env);
+    free(paths);
+    free(leases);
+    fk_inputs_free(inputs, nin);
+    fk_rmtree(sandbox); /* does not follow the links into the cache */
+}

@@ -1,0 +1,387 @@
+/* Unit tests of the C executor's parts: hashes, the task runner (real processes), the data
+ * cache (real files, the real gzip and tar), and the peer server with the HTTP client (real
+ * sockets on 127.0.0.1). */
+#include "../src/cache.h"
+#include "../src/fsutil.h"
+#include "../src/hash.h"
+#include "../src/peer.h"
+#include "../src/runner.h"
+#include "check.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char scratch[PATH_MAX];
+
+static void hex_of(const char *s, int md5, char *hex) {
+    fk_hash h;
+    fk_hash_init(&h, md5);
+    /* in uneven pieces, to cover the block buffering */
+    size_t n = strlen(s);
+    for (size_t at = 0; at < n;) {
+        size_t take = (at % 7) + 1;
+        take = take > n - at ? n - at : take;
+        fk_hash_update(&h, s + at, take);
+        at += take;
+    }
+    fk_hash_hex(&h, hex);
+}
+
+static void test_hashes(void) {
+    char hex[65];
+    hex_of("", 0, hex);
+    CHECK(strcmp(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855") == 0, "sha256('') %s", hex);
+    hex_of("abc", 0, hex);
+    CHECK(strcmp(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad") == 0, "sha256(abc) %s", hex);
+    hex_of("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 0, hex);
+    CHECK(strcmp(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1") == 0, "sha256(448 bits) %s",
+          hex);
+    hex_of("", 1, hex);
+    CHECK(strcmp(hex, "d41d8cd98f00b204e9800998ecf8427e") == 0, "md5('') %s", hex);
+    hex_of("The quick brown fox jumps over the lazy dog", 1, hex);
+    CHECK(strcmp(hex, "9e107d9d372bb6826bd81d3542a419d6") == 0, "md5(fox) %s", hex);
+    char *enc = fk_url_encode("a b/c~é");
+    CHECK(strcmp(enc, "a+b%2Fc%7E%C3%A9") == 0, "url encoding %s", enc);
+    free(enc);
+}
+
+/* A spec for /bin/sh -c SCRIPT. */
+static fk_spec sh(const char *script, uint32_t wall_ms) {
+    fk_spec s;
+    memset(&s, 0, sizeof s);
+    s.argc = 3;
+    s.argv = calloc(3, sizeof(fk_str));
+    s.argv[0] = fk_str_of("/bin/sh");
+    s.argv[1] = fk_str_of("-c");
+    s.argv[2] = fk_str_of(script);
+    s.workdir = fk_str_of("");
+    s.wall_ms = wall_ms;
+    return s;
+}
+
+/* Whether pid is dead (gone, or a zombie nobody has reaped yet) within ms: SIGKILL is
+ * delivered asynchronously. */
+static int gone_within(int pid, int ms) {
+    int64_t until = fk_mono_millis() + ms;
+    do {
+        char path[64], stat[512] = "";
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            return 1;
+        }
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = 0;
+        const char *close = strrchr(stat, ')');
+        if (close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X')) {
+            return 1;
+        }
+        usleep(2000);
+    } while (fk_mono_millis() < until);
+    return 0;
+}
+
+typedef struct {
+    fk_runner *r;
+    uint64_t task;
+} cancel_arg;
+
+static void *cancel_soon(void *p) {
+    cancel_arg *a = p;
+    /* wait until the task is really running (its marker file exists), then cancel it */
+    char marker[PATH_MAX];
+    snprintf(marker, sizeof marker, "%s/started", scratch);
+    while (access(marker, F_OK) != 0) {
+        usleep(1000);
+    }
+    fk_runner_cancel(a->r, a->task);
+    return NULL;
+}
+
+static void test_runner(void) {
+    fk_runner r;
+    fk_runner_init(&r, 16, scratch);
+    fk_exec x;
+
+    fk_spec s = sh("echo hello; echo oops >&2; exit 3", 0);
+    fk_run(&r, 1, &s, NULL, NULL, &x);
+    CHECK(x.status == FK_EXITED && x.exit_code == 3, "exit code: status %d code %d", x.status, x.exit_code);
+    CHECK(x.out.len == 6 && memcmp(x.out.s, "hello\n", 6) == 0, "stdout '%s'", x.out.s);
+    CHECK(x.err.len == 5 && memcmp(x.err.s, "oops\n", 5) == 0, "stderr '%s'", x.err.s);
+    CHECK(x.flags == 0 && x.finished_us >= x.started_us, "flags %d", x.flags);
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+
+    /* output over the cap: the first 16 bytes kept, the rest drained, truncation flagged */
+    s = sh("head -c 100000 /dev/zero | tr '\\0' x; echo done >&2", 0);
+    fk_run(&r, 2, &s, NULL, NULL, &x);
+    CHECK(x.status == FK_EXITED && x.exit_code == 0, "big output: status %d code %d", x.status, x.exit_code);
+    CHECK(x.out.len == 16 && x.flags == FK_FLAG_STDOUT_TRUNCATED, "truncated: len %zu flags %d", x.out.len, x.flags);
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+
+    /* the wall-time limit kills the whole group, including a background grandchild */
+    char pidfile[PATH_MAX + 16], script[PATH_MAX + 128];
+    snprintf(pidfile, sizeof pidfile, "%s/grandchild", scratch);
+    snprintf(script, sizeof script, "sleep 30 & echo $! > %s; wait", pidfile);
+    s = sh(script, 200);
+    int64_t t0 = fk_mono_millis();
+    fk_run(&r, 3, &s, NULL, NULL, &x);
+    int64_t took = fk_mono_millis() - t0;
+    CHECK(x.status == FK_TIMEOUT && strstr(x.detail.s, "wall time 200 ms exceeded"), "timeout: status %d '%s'",
+          x.status, x.detail.s);
+    CHECK(took < 10000, "the timeout took %lld ms", (long long)took);
+    FILE *f = fopen(pidfile, "r");
+    int gc = 0;
+    CHECK(f && fscanf(f, "%d", &gc) == 1, "grandchild pid written");
+    if (f) {
+        fclose(f);
+    }
+    CHECK(gc > 0 && gone_within(gc, 5000), "grandchild %d still alive", gc);
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+
+    /* environment from the spec and the extra variables; working directory */
+    s = sh("printf '%s %s ' \"$GREETING\" \"$EXTRA\"; pwd", 0);
+    s.env.n = 1;
+    s.env.items = calloc(1, sizeof(fk_kv));
+    s.env.items[0].key = fk_str_of("GREETING");
+    s.env.items[0].value = fk_str_of("hi");
+    char *extra[] = {"EXTRA=more", NULL};
+    fk_runner wide;
+    fk_runner_init(&wide, 4096, scratch);
+    fk_run(&wide, 4, &s, extra, "/tmp", &x);
+    CHECK(x.status == FK_EXITED && strcmp(x.out.s, "hi more /tmp\n") == 0, "env and dir: '%s'", x.out.s);
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+
+    /* a missing program and a missing directory are launch failures that say so */
+    s = sh("true", 0);
+    fk_str_free(&s.argv[0]);
+    s.argv[0] = fk_str_of("/no/such/program");
+    fk_run(&r, 5, &s, NULL, NULL, &x);
+    CHECK(x.status == FK_LAUNCH_FAILED && strstr(x.detail.s, "cannot start /no/such/program"), "launch failed '%s'",
+          x.detail.s);
+    fk_exec_free(&x);
+    fk_str_free(&s.workdir);
+    s.workdir = fk_str_of("/no/such/dir");
+    fk_run(&r, 6, &s, NULL, NULL, &x);
+    CHECK(x.status == FK_LAUNCH_FAILED && strstr(x.detail.s, "working directory /no/such/dir does not exist"),
+          "bad dir '%s'", x.detail.s);
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+
+    /* a process killed by a signal */
+    s = sh("kill -9 $$", 0);
+    fk_run(&r, 7, &s, NULL, NULL, &x);
+    CHECK(x.status == FK_EXITED && x.exit_code == 137 && strstr(x.detail.s, "signal 9"), "signal: %d '%s'",
+          x.exit_code, x.detail.s);
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+
+    /* cancel from another thread */
+    snprintf(script, sizeof script, "touch %s/started; sleep 30", scratch);
+    s = sh(script, 0);
+    cancel_arg a = {&r, 8};
+    pthread_t t;
+    pthread_create(&t, NULL, cancel_soon, &a);
+    fk_run(&r, 8, &s, NULL, NULL, &x);
+    pthread_join(t, NULL);
+    CHECK(x.status == FK_CANCELLED, "cancel: status %d", x.status);
+    CHECK(!fk_runner_cancel(&r, 8), "nothing left to cancel");
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+    fk_runner_destroy(&r);
+    fk_runner_destroy(&wide);
+}
+
+/* ---- cache ---- */
+
+typedef struct {
+    char log[4096];
+} changes;
+
+static void listen_changes(void *ctx, const char *id, int64_t size) {
+    changes *c = ctx;
+    size_t n = strlen(c->log);
+    snprintf(c->log + n, sizeof c->log - n, "%s%s ", size >= 0 ? "+" : "-", id);
+}
+
+static void write_file(const char *path, const char *text, size_t len) {
+    FILE *f = fopen(path, "wb");
+    fwrite(text, 1, len, f);
+    fclose(f);
+}
+
+static fk_input input(const char *id, const char *source, int64_t size, const char *checksum, int unpack) {
+    fk_input in;
+    memset(&in, 0, sizeof in);
+    in.id = fk_str_of(id);
+    in.source = fk_str_of(source);
+    in.size = size;
+    in.checksum = fk_str_of(checksum);
+    in.unpack = (uint8_t)unpack;
+    in.name = fk_str_of("");
+    return in;
+}
+
+static void free_input(fk_input *in) {
+    fk_str_free(&in->id);
+    fk_str_free(&in->source);
+    fk_str_free(&in->checksum);
+    fk_str_free(&in->name);
+}
+
+static void test_cache(void) {
+    char store[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 32];
+    snprintf(store, sizeof store, "%s/store", scratch);
+    snprintf(dir, sizeof dir, "%s/cache", scratch);
+    fk_mkdirs(store);
+    char block[100];
+    memset(block, 'a', sizeof block);
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/obj%d", store, i);
+        write_file(path, block, sizeof block);
+    }
+    changes ch = {{0}};
+    char err[1024];
+    fk_cache *c = fk_cache_open(dir, 250, store, listen_changes, &ch, err, sizeof err);
+    CHECK(c != NULL, "open: %s", err);
+    if (!c) {
+        return;
+    }
+    fk_input o0 = input("o0", "obj0", 100, "", 0), o1 = input("o1", "obj1", 100, "", 0),
+             o2 = input("o2", "obj2", 100, "", 0);
+    fk_lease l0, l1, l2;
+    CHECK(fk_cache_lease(c, &o0, NULL, 0, &l0, err, sizeof err) == 0 && l0.source == FK_SRC_STORE && l0.moved == 100,
+          "first lease from the store: %s", err);
+    fk_cache_release(c, &l0);
+    CHECK(fk_cache_lease(c, &o0, NULL, 0, &l0, err, sizeof err) == 0 && l0.source == FK_SRC_LOCAL, "then a hit");
+    struct stat st;
+    CHECK(stat(l0.path, &st) == 0 && st.st_size == 100 && (st.st_mode & 0222) == 0, "cached read-only file");
+    fk_cache_release(c, &l0);
+    CHECK(fk_cache_lease(c, &o1, NULL, 0, &l1, err, sizeof err) == 0, "o1: %s", err);
+    fk_cache_release(c, &l1);
+    /* touch o0 so that o1 is the least recently used; o2 then evicts o1 */
+    CHECK(fk_cache_lease(c, &o0, NULL, 0, &l0, err, sizeof err) == 0, "o0 again");
+    fk_cache_release(c, &l0);
+    CHECK(fk_cache_lease(c, &o2, NULL, 0, &l2, err, sizeof err) == 0, "o2: %s", err);
+    CHECK(strcmp(ch.log, "+o0 +o1 -o1 +o2 ") == 0, "LRU eviction reported: '%s'", ch.log);
+    /* pinned objects are never evicted: with o2 and o0 pinned there is no room for o1 */
+    CHECK(fk_cache_lease(c, &o0, NULL, 0, &l0, err, sizeof err) == 0, "pin o0");
+    CHECK(fk_cache_lease(c, &o1, NULL, 0, &l1, err, sizeof err) == -1 && strstr(err, "no room for o1"),
+          "no room: %s", err);
+    fk_cache_release(c, &l0);
+    fk_cache_release(c, &l2);
+    fk_cached *all;
+    size_t n = fk_cache_contents(c, &all);
+    CHECK(n == 2, "two objects held, got %zu", n);
+    fk_cached_free(all, n);
+
+    /* verification: a wrong size or checksum is refused, and says where from */
+    fk_input bad = input("bad", "obj3", 99, "", 0);
+    CHECK(fk_cache_lease(c, &bad, NULL, 0, &l0, err, sizeof err) == -1 && strstr(err, "got 100 bytes"),
+          "size check: %s", err);
+    free_input(&bad);
+    bad = input("bad2", "obj3", -1, "md5:00000000000000000000000000000000", 0);
+    CHECK(fk_cache_lease(c, &bad, NULL, 0, &l0, err, sizeof err) == -1 && strstr(err, "checksum mismatch"),
+          "checksum check: %s", err);
+    free_input(&bad);
+    char sum[65];
+    fk_sha256_hex(block, sizeof block, sum);
+    char checksum[80];
+    snprintf(checksum, sizeof checksum, "sha256:%s", sum);
+    fk_input good = input("good", "obj3", 100, checksum, 0);
+    CHECK(fk_cache_lease(c, &good, NULL, 0, &l0, err, sizeof err) == 0, "sha256 verified: %s", err);
+    fk_cache_release(c, &l0);
+    free_input(&good);
+    bad = input("escape", "../outside", -1, "", 0);
+    CHECK(fk_cache_lease(c, &bad, NULL, 0, &l0, err, sizeof err) == -1 && strstr(err, "leaves the shared store"),
+          "store root kept: %s", err);
+    free_input(&bad);
+
+    /* unpacking with the system's gzip and tar, cached in the unpacked form too */
+    char cmd[4 * PATH_MAX];
+    snprintf(cmd, sizeof cmd,
+             "cd %s && mkdir -p t/sub && printf hello > t/sub/a.txt && tar -czf t.tgz -C t . && "
+             "printf 0123456789 | gzip > ten.gz",
+             store);
+    CHECK(system(cmd) == 0, "making archives");
+    fk_cache_close(c);
+    fk_cache *big = fk_cache_open(dir, 1 << 20, store, NULL, NULL, err, sizeof err);
+    fk_input tgz = input("t.tgz", "t.tgz", -1, "", 3);
+    CHECK(fk_cache_lease(big, &tgz, NULL, 0, &l0, err, sizeof err) == 0 && l0.size == 5, "tar.gz: %s (size %lld)", err,
+          (long long)l0.size);
+    snprintf(path, sizeof path, "%s/sub/a.txt", l0.path);
+    CHECK(access(path, R_OK) == 0, "extracted %s", path);
+    fk_cache_release(big, &l0);
+    fk_input gz = input("ten.gz", "ten.gz", -1, "", 1);
+    CHECK(fk_cache_lease(big, &gz, NULL, 0, &l0, err, sizeof err) == 0 && l0.size == 10, "gzip: %s", err);
+    fk_cache_release(big, &l0);
+    fk_input broken = input("o0", "obj0", 100, "", 1); /* not a gzip file */
+    CHECK(fk_cache_lease(big, &broken, NULL, 0, &l0, err, sizeof err) == -1 && strstr(err, "cannot unpack o0"),
+          "damaged archive: %s", err);
+    free_input(&broken);
+
+    /* outputs adopted as objects */
+    snprintf(path, sizeof path, "%s/out.txt", scratch);
+    write_file(path, "result", 6);
+    CHECK(fk_cache_register(big, "results/1", path, err, sizeof err) == 0 && access(path, F_OK) != 0,
+          "register: %s", err);
+    CHECK(fk_cache_peek(big, "results/1", &l0) == 0 && l0.size == 6, "registered object served");
+    fk_cache_release(big, &l0);
+
+    /* the peer server and the HTTP client: a peer fetches what this cache holds */
+    fk_peer_server *srv = fk_peer_start(big, 0, err, sizeof err);
+    CHECK(srv != NULL, "peer server: %s", err);
+    char peer[64];
+    snprintf(peer, sizeof peer, "127.0.0.1:%d", fk_peer_port(srv));
+    char dir2[PATH_MAX];
+    snprintf(dir2, sizeof dir2, "%s/cache2", scratch);
+    changes ch2 = {{0}};
+    fk_cache *other = fk_cache_open(dir2, 1 << 20, NULL, listen_changes, &ch2, err, sizeof err);
+    fk_input via = input("results/1", "/nowhere/else", 6, "", 0);
+    fk_str peers[2] = {fk_str_of("127.0.0.1:1"), fk_str_of(peer)}; /* a dead hint first: falls through */
+    CHECK(fk_cache_lease(other, &via, peers, 2, &l1, err, sizeof err) == 0 && l1.source == FK_SRC_PEER && l1.moved == 6,
+          "fetched from a peer: %s", err);
+    fk_cache_release(other, &l1);
+    fk_input missing = input("not/here", "/nowhere/else", -1, "", 0);
+    CHECK(fk_cache_lease(other, &missing, peers + 1, 1, &l1, err, sizeof err) == -1 && strstr(err, "HTTP 404")
+              && strstr(err, "does not exist in the shared store"),
+          "stale hint and no store copy: %s", err);
+    CHECK(strcmp(ch2.log, "+results/1 ") == 0, "peer copy reported: '%s'", ch2.log);
+    fk_str_free(&peers[0]);
+    fk_str_free(&peers[1]);
+    free_input(&via);
+    free_input(&missing);
+    fk_peer_stop(srv);
+    fk_cache_close(other);
+    fk_cache_close(big);
+    free_input(&tgz);
+    free_input(&gz);
+    free_input(&o0);
+    free_input(&o1);
+    free_input(&o2);
+}
+
+int main(void) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(scratch, sizeof scratch, "%s/falkon-c-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(scratch)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    test_hashes();
+    test_runner();
+    test_cache();
+    fk_rmtree(scratch);
+    printf("unit tests: %d failures\n", check_failures);
+    return check_failures ? 1 : 0;
+}
