@@ -35,10 +35,24 @@ public final class LocalCluster implements AutoCloseable {
     /** @param customize adjusts each in-JVM executor's configuration (caches, store, ...) */
     public LocalCluster(DispatcherConfig config, int executorCount, int slots, boolean noExec, boolean asProcesses,
                         int prefetch, java.util.function.UnaryOperator<ExecutorConfig> customize) {
+        this(config, executorCount, slots, noExec, asProcesses ? LocalExecutors.Impl.JAVA : null, prefetch, customize);
+    }
+
+    /**
+     * @param processes which executor implementation to run as processes, or null for executors
+     *                  emulated in this JVM
+     */
+    public LocalCluster(DispatcherConfig config, int executorCount, int slots, boolean noExec,
+                        LocalExecutors.Impl processes, int prefetch) {
+        this(config, executorCount, slots, noExec, processes, prefetch, c -> c);
+    }
+
+    private LocalCluster(DispatcherConfig config, int executorCount, int slots, boolean noExec,
+                         LocalExecutors.Impl impl, int prefetch, java.util.function.UnaryOperator<ExecutorConfig> customize) {
         this.dispatcher = Dispatcher.start(config);
         try {
-            if (asProcesses) {
-                processes = LocalExecutors.start(executorCount, slots, noExec, dispatcher.port(), "bench",
+            if (impl != null) {
+                processes = LocalExecutors.start(impl, executorCount, slots, noExec, dispatcher.port(), "bench",
                         List.of("--prefetch", Integer.toString(prefetch)));
             } else {
                 for (int i = 0; i < executorCount; i++) {

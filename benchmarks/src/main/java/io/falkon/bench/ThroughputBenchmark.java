@@ -4,6 +4,7 @@ import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
 import io.falkon.dispatcher.DispatcherConfig;
+import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.TaskSpec;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
@@ -56,6 +57,10 @@ final class ThroughputBenchmark implements Callable<Integer> {
     @Option(names = "--warmup", description = "fraction of the tasks run first to warm up (default: ${DEFAULT-VALUE})")
     double warmup = 0.2;
 
+    @Option(names = "--impls", split = ",", description = "executor implementations to measure real tasks with: "
+            + "java and/or c (default: java,c)")
+    List<String> impls = List.of("java", "c");
+
     @Option(names = "--executor-processes", negatable = true, description = "with real tasks, run executors as "
             + "their own JVMs as in production (default: ${DEFAULT-VALUE}); no-exec executors always run in this JVM")
     boolean executorProcesses = true;
@@ -66,30 +71,36 @@ final class ThroughputBenchmark implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         ResultTable table = new ResultTable("throughput: tasks/s end to end (client -> dispatcher -> executors -> client)",
-                List.of("mode", "executors", "slots", "prefetch", "bundle", "tasks", "seconds", "tasksPerSecond", "p50ms",
-                        "p99ms"));
+                List.of("mode", "executor", "executors", "slots", "prefetch", "bundle", "tasks", "seconds",
+                        "tasksPerSecond", "p50ms", "p99ms"));
         Machine.describe(table);
+        List<LocalExecutors.Impl> chosen = impls.stream().map(LocalExecutors.Impl::parse).toList();
         for (String mode : modes) {
             boolean noExec = switch (mode) {
                 case "no-exec" -> true;
                 case "true" -> false;
                 default -> throw new IllegalArgumentException("unknown mode '" + mode + "' (no-exec or true)");
             };
-            for (int prefetch : noExec ? List.of(0) : prefetches) {
-                for (int bundle : bundles) {
-                    int n = noExec ? tasks : realTasks;
-                    int slots = noExec ? noExecSlots : realSlots;
-                    Measurement m = measure(noExec, bundle, n, slots, prefetch);
-                    table.add(mode, executors, slots, prefetch, bundle, n, m.seconds, m.tasksPerSecond(), m.p50ms,
-                            m.p99ms);
-                    System.err.printf("  %s prefetch %d bundle %d: %,.0f tasks/s%n", mode, prefetch, bundle,
-                            m.tasksPerSecond());
+            // no-exec executors are emulated in this JVM: the dispatch path alone
+            List<LocalExecutors.Impl> runs = noExec ? java.util.Collections.singletonList(null) : chosen;
+            for (LocalExecutors.Impl impl : runs) {
+                for (int prefetch : noExec ? List.of(0) : prefetches) {
+                    for (int bundle : bundles) {
+                        int n = noExec ? tasks : realTasks;
+                        int slots = noExec ? noExecSlots : realSlots;
+                        Measurement m = measure(noExec, impl, bundle, n, slots, prefetch);
+                        String name = impl == null ? "emulated" : impl.name().toLowerCase(java.util.Locale.ROOT);
+                        table.add(mode, name, executors, slots, prefetch, bundle, n, m.seconds, m.tasksPerSecond(),
+                                m.p50ms, m.p99ms);
+                        System.err.printf("  %s %s prefetch %d bundle %d: %,.0f tasks/s%n", mode, name, prefetch,
+                                bundle, m.tasksPerSecond());
+                    }
                 }
             }
         }
         if (modes.contains("true")) {
             double c = SpawnBaseline.compile().run(realTasks, spawners, "/bin/true");
-            table.add("c-spawn-loop", 0, spawners, 0, 0, realTasks, realTasks / c, c, 0.0, 0.0);
+            table.add("c-spawn-loop", "", 0, spawners, 0, 0, realTasks, realTasks / c, c, 0.0, 0.0);
             table.meta("cSpawnLoopTasksPerSecond", c);
         }
         table.print(System.out);
@@ -104,10 +115,12 @@ final class ThroughputBenchmark implements Callable<Integer> {
         }
     }
 
-    private Measurement measure(boolean noExec, int bundle, int n, int slots, int prefetch) throws Exception {
+    private Measurement measure(boolean noExec, LocalExecutors.Impl impl, int bundle, int n, int slots, int prefetch)
+            throws Exception {
         ClientOptions opts = ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(Math.max(bundle, 100_000));
-        try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local(), executors, slots, noExec,
-                !noExec && executorProcesses, prefetch);
+        LocalExecutors.Impl processes = noExec || (!executorProcesses && impl == LocalExecutors.Impl.JAVA) ? null : impl;
+        try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local(), executors, slots, noExec, processes,
+                prefetch);
              FalkonClient client = cluster.client(opts)) {
             runOnce(client, (int) Math.max(bundle, n * warmup), null);
             Histogram latency = new Histogram(3_600_000_000L, 3);

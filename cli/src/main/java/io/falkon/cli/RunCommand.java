@@ -22,6 +22,10 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--executors", description = "executor processes to start (default: ${DEFAULT-VALUE})")
     int executors = 1;
 
+    @Option(names = "--executor", paramLabel = "IMPL", description = "executor implementation: java, or c (the C "
+            + "executor, built in executor-c/) (default: ${DEFAULT-VALUE})")
+    String executorImpl = "java";
+
     @Option(names = "--slots", description = "tasks each executor runs at once (default: cores)")
     int slots = Runtime.getRuntime().availableProcessors();
 
@@ -68,7 +72,13 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         }
         long total = workload.validate();
         io.falkon.dispatcher.policy.DispatchPolicy chosen;
+        LocalExecutors.Impl impl;
         try {
+            impl = LocalExecutors.Impl.parse(executorImpl);
+            if (impl == LocalExecutors.Impl.C && !eviction.equalsIgnoreCase("lru")) {
+                throw new IllegalArgumentException("--eviction " + eviction + ": the C executor evicts in LRU order "
+                        + "only (lfu, fifo and random are in the Java executor)");
+            }
             chosen = io.falkon.dispatcher.policy.DispatchPolicies.byName(policy, gccThreshold);
             if (cacheSize != null) {
                 io.falkon.executor.Bytes.parse(cacheSize);
@@ -76,6 +86,13 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             io.falkon.datacache.eviction.EvictionPolicies.byName(eviction);
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
+        }
+        if (impl == LocalExecutors.Impl.C) {
+            try {
+                LocalExecutors.cExecutable();
+            } catch (java.io.IOException e) {
+                throw new Falkon.UserError(e.getMessage());
+            }
         }
         Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local().withPolicy(chosen));
         LocalExecutors local = null;
@@ -89,7 +106,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             if (cacheSize != null) {
                 extra.addAll(List.of("--cache-size", cacheSize, "--cache-host", "127.0.0.1"));
             }
-            local = LocalExecutors.start(executors, slots, noExec, dispatcher.port(),
+            local = LocalExecutors.start(impl, executors, slots, noExec, dispatcher.port(),
                     "local-" + ProcessHandle.current().pid(), extra);
             awaitExecutors(dispatcher, local);
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),

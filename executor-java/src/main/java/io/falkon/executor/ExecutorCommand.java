@@ -73,6 +73,13 @@ public final class ExecutorCommand implements Callable<Integer> {
             + "or JDK (java.lang.ProcessBuilder) (default: ${DEFAULT-VALUE})")
     io.falkon.executor.run.SlotPool.Runner runner = io.falkon.executor.run.SlotPool.Runner.AUTO;
 
+    @Option(names = "--impl", paramLabel = "IMPL", description = "java, or c: run the C executor (built in "
+            + "executor-c/) with these same options instead (default: ${DEFAULT-VALUE})")
+    String impl = "java";
+
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
     /** The standalone executor: {@code java -jar falkon-executor.jar --dispatcher HOST:PORT ...}. */
     public static void main(String[] args) {
         Executor.preferFastSpawn();
@@ -81,6 +88,14 @@ public final class ExecutorCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        try {
+            if (LocalExecutors.Impl.parse(impl) == LocalExecutors.Impl.C) {
+                return runC();
+            }
+        } catch (IllegalArgumentException | java.io.IOException e) {
+            System.err.println("falkon executor: " + e.getMessage());
+            return 2;
+        }
         HostPort hp;
         try {
             hp = HostPort.parse(dispatcher);
@@ -117,5 +132,39 @@ public final class ExecutorCommand implements Callable<Integer> {
         ex.terminated().join();
         ex.close();
         return 0;
+    }
+
+    /** Runs the C executor with this command's options (less --impl) and returns its exit status. */
+    private int runC() throws java.io.IOException {
+        java.util.List<String> args = new java.util.ArrayList<>(LocalExecutors.cCommand().subList(0, 1));
+        java.util.List<String> given = spec.commandLine().getParseResult().originalArgs();
+        for (int i = 0; i < given.size(); i++) {
+            String a = given.get(i);
+            if (a.equals("--impl")) {
+                i++;
+            } else if (!a.startsWith("--impl=")) {
+                if (a.equals("--runner") || a.startsWith("--runner=")) {
+                    throw new IllegalArgumentException("--runner is an option of the Java executor only "
+                            + "(the C executor always uses posix_spawn)");
+                }
+                args.add(a);
+            }
+        }
+        Process p = new ProcessBuilder(args).inheritIO().start();
+        Thread stop = new Thread(() -> {
+            p.destroy(); // SIGTERM: the C executor kills its tasks and cleans up
+            try {
+                p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "falkon-c-executor-stop");
+        Runtime.getRuntime().addShutdownHook(stop);
+        try {
+            return p.waitFor();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
+        }
     }
 }

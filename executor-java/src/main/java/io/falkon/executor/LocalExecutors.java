@@ -21,10 +21,32 @@ import java.util.concurrent.TimeUnit;
  * <p>The JVM runs {@code falkon-executor.jar} when the system property {@value #JAR_PROPERTY}
  * names it (bin/falkon sets it): one jar means few open descriptors, which the JDK closes one by
  * one in every child it starts. Otherwise it runs the executor from this JVM's class path.
+ *
+ * <p>The C executor ({@link Impl#C}) is the binary named by {@value #C_PROPERTY} (bin/falkon sets
+ * it), else the CMake build in {@code executor-c/target/build} of this checkout, else
+ * {@code falkon-executor-c} on the PATH.
  */
 public final class LocalExecutors implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LocalExecutors.class);
     public static final String JAR_PROPERTY = "falkon.executor.jar";
+    public static final String C_PROPERTY = "falkon.executor.c";
+    static final String C_BINARY = "falkon-executor-c";
+
+    /** Which executor implementation to start. */
+    public enum Impl {
+        JAVA,
+        C;
+
+        /** {@code java} or {@code c}, as the command line says it. */
+        public static Impl parse(String s) {
+            return switch (s.toLowerCase(java.util.Locale.ROOT)) {
+                case "java" -> JAVA;
+                case "c" -> C;
+                default -> throw new IllegalArgumentException("unknown executor implementation '" + s
+                        + "' (java or c)");
+            };
+        }
+    }
 
     private final List<Process> processes = new ArrayList<>();
     private final CompletableFuture<Void> died = new CompletableFuture<>();
@@ -48,16 +70,62 @@ public final class LocalExecutors implements AutoCloseable {
     }
 
     /**
-     * Starts {@code count} executor JVMs that dial {@code 127.0.0.1:port}, with ids
+     * The C executor's binary.
+     *
+     * @throws IOException naming where it was looked for, if it is not built
+     */
+    public static Path cExecutable() throws IOException {
+        List<Path> tried = new ArrayList<>();
+        String prop = System.getProperty(C_PROPERTY);
+        if (prop != null) {
+            tried.add(Path.of(prop));
+        }
+        Path dir = Path.of("").toAbsolutePath();
+        for (int up = 0; up < 3 && dir != null; up++, dir = dir.getParent()) {
+            tried.add(dir.resolve("executor-c").resolve("target").resolve("build").resolve(C_BINARY));
+        }
+        for (String p : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            if (!p.isEmpty()) {
+                tried.add(Path.of(p, C_BINARY));
+            }
+        }
+        for (Path p : tried) {
+            if (Files.isRegularFile(p) && Files.isExecutable(p)) {
+                return p.toAbsolutePath();
+            }
+        }
+        throw new IOException("the C executor is not built (looked for " + C_BINARY + " via -D" + C_PROPERTY
+                + ", in executor-c/target/build and on the PATH); build it with ./mvnw install -DskipTests");
+    }
+
+    /** The command that starts one C executor, up to (not including) the executor's own options. */
+    public static List<String> cCommand() throws IOException {
+        return new ArrayList<>(List.of(cExecutable().toString(), "--log-level", "warn"));
+    }
+
+    /**
+     * Starts {@code count} Java executor JVMs that dial {@code 127.0.0.1:port}, with ids
      * {@code idPrefix-0 ...}.
      *
      * @throws IOException if a process cannot be started
      */
     public static LocalExecutors start(int count, int slots, boolean noExec, int port, String idPrefix,
                                        List<String> extraArgs) throws IOException {
+        return start(Impl.JAVA, count, slots, noExec, port, idPrefix, extraArgs);
+    }
+
+    /**
+     * Starts {@code count} executor processes of the given implementation that dial
+     * {@code 127.0.0.1:port}, with ids {@code idPrefix-0 ...}. Both take the same options.
+     *
+     * @throws IOException if a process cannot be started (or the C executor is not built)
+     */
+    public static LocalExecutors start(Impl impl, int count, int slots, boolean noExec, int port, String idPrefix,
+                                       List<String> extraArgs) throws IOException {
         LocalExecutors ex = new LocalExecutors();
+        List<String> base = impl == Impl.C ? cCommand() : javaCommand();
         for (int i = 0; i < count; i++) {
-            List<String> cmd = javaCommand();
+            List<String> cmd = new ArrayList<>(base);
             cmd.addAll(List.of("--dispatcher", "127.0.0.1:" + port, "--slots", Integer.toString(slots),
                     "--id", idPrefix + "-" + i, "--reconnect-for", "0"));
             if (noExec) {

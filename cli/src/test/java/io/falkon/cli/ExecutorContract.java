@@ -1,0 +1,269 @@
+package io.falkon.cli;
+
+import io.falkon.client.ClientOptions;
+import io.falkon.client.FalkonClient;
+import io.falkon.client.Instance;
+import io.falkon.client.TaskResult;
+import io.falkon.dispatcher.Dispatcher;
+import io.falkon.dispatcher.DispatcherConfig;
+import io.falkon.dispatcher.policy.DispatchPolicy;
+import io.falkon.dispatcher.policy.FirstAvailable;
+import io.falkon.dispatcher.policy.GoodCacheCompute;
+import io.falkon.protocol.DataStats;
+import io.falkon.protocol.TaskInput;
+import io.falkon.protocol.TaskOutput;
+import io.falkon.protocol.TaskSpec;
+import io.falkon.protocol.TaskStatus;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * What every executor implementation must do, checked against real executor processes dialling a
+ * real dispatcher on 127.0.0.1: thousands of real processes, wall-time kills of whole process
+ * trees, capped output, exit codes and launch failures, data diffusion with caches and peers,
+ * and surviving a dispatcher crash. One subclass per implementation (Java, C).
+ */
+abstract class ExecutorContract {
+    @TempDir
+    Path dir;
+    final List<AutoCloseable> closing = new ArrayList<>();
+    final List<Process> processes = new ArrayList<>();
+
+    /** The command that starts this implementation's executor, up to its options. */
+    abstract List<String> command() throws IOException;
+
+    @AfterEach
+    void stop() throws Exception {
+        for (int i = closing.size() - 1; i >= 0; i--) {
+            closing.get(i).close();
+        }
+        for (Process p : processes) {
+            p.destroyForcibly();
+            p.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    Dispatcher dispatcher(DispatchPolicy policy) {
+        Dispatcher d = Dispatcher.start(DispatcherConfig.local().withPolicy(policy));
+        closing.add(d);
+        return d;
+    }
+
+    Process executor(List<String> base, int port, String id, String... extra) throws IOException {
+        List<String> cmd = new ArrayList<>(base);
+        cmd.addAll(List.of("--dispatcher", "127.0.0.1:" + port, "--id", id));
+        cmd.addAll(List.of(extra));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log(id).toFile())
+                .redirectInput(new File("/dev/null")).start();
+        processes.add(p);
+        return p;
+    }
+
+    Process executor(int port, String id, String... extra) throws IOException {
+        return executor(command(), port, id, extra);
+    }
+
+    Path log(String id) {
+        return dir.resolve("executor-" + id + ".log");
+    }
+
+    Instance instance(int port, String name) {
+        FalkonClient c = FalkonClient.connect("127.0.0.1:" + port);
+        closing.add(c);
+        return c.createInstance(name);
+    }
+
+    static List<TaskResult> all(List<CompletableFuture<TaskResult>> fs) throws Exception {
+        CompletableFuture.allOf(fs.toArray(CompletableFuture<?>[]::new)).get(5, TimeUnit.MINUTES);
+        return fs.stream().map(CompletableFuture::join).toList();
+    }
+
+    @Test
+    void runsTenThousandRealProcesses() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "many", "--slots", "2");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            specs.add(TaskSpec.of("/bin/true"));
+        }
+        List<TaskResult> results = all(instance(d.port(), "many").submit(specs));
+        assertThat(results).hasSize(10_000).allSatisfy(r -> {
+            assertThat(r.succeeded()).as(r.toString()).isTrue();
+            assertThat(r.executorId()).isEqualTo("many");
+            assertThat(r.execution().noExec()).isFalse();
+        });
+    }
+
+    @Test
+    void aWallTimeLimitKillsTheWholeProcessTree() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "timeouts", "--slots", "2");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Path pidFile = dir.resolve("grandchild.pid");
+        TaskSpec spec = TaskSpec.builder("/bin/sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait")
+                .wallTime(Duration.ofMillis(300)).retries(0).build();
+        TaskResult r = instance(d.port(), "timeouts").submit(spec).get(60, TimeUnit.SECONDS);
+        assertThat(r.status()).isEqualTo(TaskStatus.TIMEOUT);
+        assertThat(r.execution().detail()).contains("wall time 300 ms exceeded");
+        long grandchild = Long.parseLong(Files.readString(pidFile).trim());
+        await().atMost(Duration.ofSeconds(10)).until(() -> deadOrZombie(grandchild));
+    }
+
+    /** Gone, or a zombie not yet reaped by whoever adopted it: either way no longer running. */
+    static boolean deadOrZombie(long pid) throws IOException {
+        Path stat = Path.of("/proc", Long.toString(pid), "stat");
+        if (!Files.exists(stat)) {
+            return true;
+        }
+        String s;
+        try {
+            s = Files.readString(stat);
+        } catch (java.nio.file.NoSuchFileException e) {
+            return true;
+        }
+        char state = s.charAt(s.lastIndexOf(')') + 2);
+        return state == 'Z' || state == 'X';
+    }
+
+    @Test
+    void outputIsCappedAndTheTruncationMarked() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "capped", "--slots", "1", "--output-cap", "1000");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        TaskResult r = instance(d.port(), "capped").submit(TaskSpec.of("/bin/sh", "-c",
+                "head -c 300000 /dev/zero | tr '\\0' x; echo short >&2")).get(60, TimeUnit.SECONDS);
+        assertThat(r.succeeded()).isTrue();
+        assertThat(r.stdout()).hasSize(1000).matches("x+");
+        assertThat(r.execution().stdoutTruncated()).isTrue();
+        assertThat(r.stderr()).isEqualTo("short\n");
+        assertThat(r.execution().stderrTruncated()).isFalse();
+    }
+
+    @Test
+    void exitCodesEnvironmentDirectoriesAndLaunchFailures() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "basics", "--slots", "2");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "basics");
+        List<TaskResult> rs = all(in.submit(List.of(
+                TaskSpec.of("/bin/sh", "-c", "exit 7"),
+                TaskSpec.builder("/bin/sh", "-c", "echo \"$GREETING\"; pwd").env("GREETING", "hello")
+                        .workDir(dir.toString()).build(),
+                TaskSpec.builder("/no/such/program").retries(0).build(),
+                TaskSpec.builder("true").workDir("/no/such/dir").retries(0).build(),
+                TaskSpec.of("sh", "-c", "kill -9 $$"))));
+        assertThat(rs.get(0).status()).isEqualTo(TaskStatus.EXITED);
+        assertThat(rs.get(0).exitCode()).isEqualTo(7);
+        assertThat(rs.get(1).stdout()).isEqualTo("hello\n" + dir.toRealPath() + "\n");
+        assertThat(rs.get(2).status()).isEqualTo(TaskStatus.LAUNCH_FAILED);
+        assertThat(rs.get(2).execution().detail()).contains("/no/such/program");
+        assertThat(rs.get(3).status()).isEqualTo(TaskStatus.LAUNCH_FAILED);
+        assertThat(rs.get(3).execution().detail()).contains("/no/such/dir");
+        assertThat(rs.get(4).exitCode()).isEqualTo(137);
+        assertThat(rs.get(4).execution().detail()).contains("signal 9");
+    }
+
+    String object(Path store, String name, int size) throws Exception {
+        byte[] b = new byte[size];
+        new Random(name.hashCode()).nextBytes(b);
+        Files.write(store.resolve(name), b);
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
+    }
+
+    @Test
+    void cachesServeRepeatedInputsLocallyAndFromPeersAndOutputsBecomeObjects() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new GoodCacheCompute(0.9));
+        for (int i = 0; i < 2; i++) {
+            executor(d.port(), "cache" + i, "--slots", "2", "--cache-size", "4m", "--store", store.toString(),
+                    "--cache-host", "127.0.0.1");
+        }
+        d.awaitExecutors(2, Duration.ofSeconds(60));
+        List<String> digests = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            digests.add(object(store, "obj-" + i, 200_000));
+        }
+        Instance in = instance(d.port(), "data");
+        List<TaskSpec> specs = new ArrayList<>();
+        List<Integer> which = new ArrayList<>();
+        Random rnd = new Random(3);
+        for (int i = 0; i < 200; i++) {
+            int k = rnd.nextInt(6);
+            which.add(k);
+            String id = "obj-" + k;
+            specs.add(TaskSpec.builder("/bin/sh", "-c", "sha256sum " + id + " | cut -d' ' -f1")
+                    .inputs(List.of(new TaskInput(id, id, 200_000, "", TaskInput.AS_STORED, ""))).build());
+        }
+        List<TaskResult> rs = all(in.submit(specs));
+        DataStats total = DataStats.ZERO;
+        for (int i = 0; i < rs.size(); i++) {
+            TaskResult r = rs.get(i);
+            assertThat(r.succeeded()).as(r.stderr() + r.execution().detail()).isTrue();
+            assertThat(r.stdout().trim()).isEqualTo(digests.get(which.get(i)));
+            total = total.plus(r.data());
+        }
+        assertThat(total.accesses()).isEqualTo(200);
+        assertThat(total.misses()).as("each object comes from the store about once").isLessThanOrEqualTo(12);
+        assertThat(total.localHits()).isGreaterThan(150);
+        assertThat(total.bytesStore()).isEqualTo(total.misses() * 200_000);
+
+        // an output registered on one executor is read by a later task as an input
+        TaskSpec produce = TaskSpec.builder("/bin/sh", "-c", "echo made-by-task > out.txt")
+                .outputs(List.of(new TaskOutput("out.txt", "derived/1"))).build();
+        assertThat(in.submit(produce).get(60, TimeUnit.SECONDS).succeeded()).isTrue();
+        TaskSpec consume = TaskSpec.builder("/bin/sh", "-c", "cat \"$FALKON_INPUT_0\"")
+                .inputs(List.of(new TaskInput("derived/1", "not/in/the/store", -1, "", TaskInput.AS_STORED,
+                        "data.txt"))).build();
+        TaskResult r = in.submit(consume).get(60, TimeUnit.SECONDS);
+        assertThat(r.succeeded()).as(r.execution().detail()).isTrue();
+        assertThat(r.stdout()).isEqualTo("made-by-task\n");
+        assertThat(r.data().localHits() + r.data().peerHits()).isEqualTo(1);
+    }
+
+    @Test
+    void survivesADispatcherCrashAndRegistersWithItsSuccessor() throws Exception {
+        int port = ClusterProcesses.freePort();
+        Path journal = dir.resolve("journal");
+        try (ClusterProcesses procs = new ClusterProcesses(dir)) {
+            Process dispatcher = procs.dispatcher(port, "--journal", journal.toString(), "--fsync", "BATCH");
+            Process executor = executor(port, "survivor", "--slots", "2", "--reconnect-for", "120");
+            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port,
+                    ClientOptions.defaults().withReconnectFor(Duration.ofSeconds(120)));
+                 Instance in = client.createInstance("restart")) {
+                List<TaskSpec> specs = new ArrayList<>();
+                for (int i = 0; i < 1000; i++) {
+                    specs.add(TaskSpec.builder("sleep", "0.01").retries(10).build());
+                }
+                java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
+                in.onResult(x -> done.incrementAndGet());
+                List<CompletableFuture<TaskResult>> fs = in.submit(specs);
+                await().atMost(Duration.ofMinutes(2)).until(() -> done.get() >= 200);
+                ClusterProcesses.kill9(dispatcher);
+                procs.dispatcher(port, "--journal", journal.toString(), "--fsync", "BATCH");
+                List<TaskResult> rs = all(fs);
+                assertThat(rs).allSatisfy(x -> assertThat(x.succeeded()).as(x.toString()).isTrue());
+                assertThat(done.get()).as("one result per task").isEqualTo(1000);
+                assertThat(rs.get(rs.size() - 1).executorId()).isEqualTo("survivor");
+            }
+            assertThat(executor.isAlive()).as("the same executor process carried on").isTrue();
+        }
+    }
+}
