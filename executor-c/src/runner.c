@@ -2,9 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +20,8 @@ extern char **environ;
 /* After the leader exits, output still in flight is read for at most this long: a process that
  * left the group (setsid) and kept the pipe open must not hold the slot. */
 #define DRAIN_GRACE_MS 1000
+/* While a task's output is open, how often its leader's exit is checked. */
+#define EXIT_CHECK_MS 100
 
 int64_t fk_now_micros(void) {
     struct timespec ts;
@@ -49,6 +51,8 @@ void fk_runner_destroy(fk_runner *r) {
     pthread_mutex_destroy(&r->lock);
     free(r->out);
     free(r->err);
+    free(r->last_name);
+    free(r->last_path);
 }
 
 /* With r->lock held and the leader not reaped (so its group id cannot have been reused). */
@@ -163,32 +167,139 @@ static fk_str str_printf(const char *fmt, ...) {
     return fk_str_dup(t, n < 0 ? 0 : (size_t)n < sizeof t ? (size_t)n : sizeof t - 1);
 }
 
-/* Reads what is available from fd into buf (up to cap, the rest dropped). Returns 0 at EOF. */
-static int drain(int fd, uint8_t *buf, size_t cap, size_t *len, int *truncated) {
+/* One read from a pipe poll found ready (so it cannot block): into buf up to cap, beyond that
+ * into a scratch buffer and dropped. Returns 0 at end of file. */
+static int read_once(int fd, uint8_t *buf, size_t cap, size_t *len, int *truncated) {
     char scratch[16384];
     for (;;) {
-        ssize_t n;
-        if (*len < cap) {
-            n = read(fd, buf + *len, cap - *len);
-            if (n > 0) {
+        ssize_t n = *len < cap ? read(fd, buf + *len, cap - *len) : read(fd, scratch, sizeof scratch);
+        if (n > 0) {
+            if (*len < cap) {
                 *len += (size_t)n;
-                continue;
-            }
-        } else {
-            n = read(fd, scratch, sizeof scratch);
-            if (n > 0) {
+            } else {
                 *truncated = 1;
-                continue;
             }
+            return 1;
         }
-        if (n == 0) {
-            return 0;
-        }
-        if (errno == EINTR) {
+        if (n < 0 && errno == EINTR) {
             continue;
         }
-        return errno == EAGAIN ? 1 : 0;
+        return 0;
     }
+}
+
+/* Signals that have a handler in this process when the first task starts: the child resets them
+ * before exec so no handler can run in it (exec resets them too, but a vfork child shares our
+ * memory until then). Ignored signals are reset as well: a task starts with default
+ * dispositions, as under the Java executor. */
+static int reset_signals[64];
+static int nreset;
+static pthread_once_t reset_once = PTHREAD_ONCE_INIT;
+
+static void find_reset_signals(void) {
+    for (int sig = 1; sig < 64 && sig < SIGRTMIN; sig++) {
+        struct sigaction sa;
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) != 0) {
+            continue;
+        }
+        if (sa.sa_handler != SIG_DFL) {
+            reset_signals[nreset++] = sig;
+        }
+    }
+}
+
+/* Where the program is: argv0 itself if it has a slash, else the first executable match on the
+ * executor's PATH (as posix_spawnp and execvp do). The last lookup is remembered per slot. */
+static const char *resolve(fk_runner *r, const char *argv0, int *err) {
+    if (strchr(argv0, '/')) {
+        return argv0;
+    }
+    if (r->last_name && strcmp(r->last_name, argv0) == 0 && access(r->last_path, X_OK) == 0) {
+        return r->last_path;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path) {
+        path = "/bin:/usr/bin";
+    }
+    *err = ENOENT;
+    size_t nl = strlen(argv0);
+    for (const char *p = path; *p;) {
+        const char *colon = strchr(p, ':');
+        size_t dl = colon ? (size_t)(colon - p) : strlen(p);
+        char cand[PATH_MAX];
+        if (dl + nl + 2 <= sizeof cand) {
+            memcpy(cand, dl ? p : ".", dl ? dl : 1);
+            size_t k = dl ? dl : 1;
+            cand[k++] = '/';
+            memcpy(cand + k, argv0, nl + 1);
+            struct stat st;
+            if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+                if (access(cand, X_OK) == 0) {
+                    free(r->last_name);
+                    free(r->last_path);
+                    r->last_name = strdup(argv0);
+                    r->last_path = strdup(cand);
+                    if (!r->last_name || !r->last_path) {
+                        abort();
+                    }
+                    return r->last_path;
+                }
+                *err = EACCES;
+            }
+        }
+        if (!colon) {
+            break;
+        }
+        p = colon + 1;
+    }
+    return NULL;
+}
+
+enum { STAGE_NONE = 0, STAGE_CHDIR = 1, STAGE_EXEC = 2 };
+
+/* vfork + exec: the child shares our memory and this thread's stack until it execs, so it only
+ * makes async-signal-safe calls and reports a failure through *child_errno and *stage. Cheaper
+ * than posix_spawn here (no child stack to map and unmap, a few signal resets instead of one
+ * sigaction per signal). All signals are blocked around it so no handler runs in the child. */
+static __attribute__((noinline)) pid_t spawn(const char *path, char *const *argv, char *const *envp, int out_w,
+                                             int err_w, const char *dir, volatile int *child_errno,
+                                             volatile int *stage) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t pid = vfork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        for (int i = 0; i < nreset; i++) {
+            sigaction(reset_signals[i], &dfl, NULL);
+        }
+        int null = open("/dev/null", O_RDONLY);
+        if (null > 0) {
+            dup2(null, 0);
+        }
+        dup2(out_w, 1);
+        dup2(err_w, 2);
+        if (chdir(dir) != 0) {
+            *child_errno = errno;
+            *stage = STAGE_CHDIR;
+            _exit(127);
+        }
+        close_range(3, ~0U, 0);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execve(path, argv, envp);
+        *child_errno = errno;
+        *stage = STAGE_EXEC;
+        _exit(127);
+    }
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return pid;
 }
 
 static void fail(fk_exec *out, uint8_t status, int64_t started, fk_str detail) {
@@ -200,6 +311,57 @@ static void fail(fk_exec *out, uint8_t status, int64_t started, fk_str detail) {
     out->out = fk_str_dup("", 0);
     out->err = fk_str_dup("", 0);
     out->detail = detail;
+}
+
+/* The leader has exited but is not reaped, so its group id is still ours: take down what it
+ * left running, and stop cancels from targeting it. */
+static void leader_exited(fk_runner *r, pid_t pid) {
+    pthread_mutex_lock(&r->lock);
+    kill_group(pid);
+    r->pid = 0;
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void expire(fk_runner *r, pid_t pid) {
+    pthread_mutex_lock(&r->lock);
+    if (!r->timed_out && r->pid == pid) {
+        r->timed_out = 1;
+        kill_group(pid);
+    }
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* The task closed its output but runs on: wait for its exit (unreaped), up to the deadline. */
+static void await_exit(fk_runner *r, pid_t pid, int64_t deadline) {
+    siginfo_t si;
+    if (deadline < 0) {
+        while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+        }
+        return;
+    }
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    for (;;) {
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
+            break;
+        }
+        int64_t now = fk_mono_millis();
+        if (deadline >= 0 && now >= deadline) {
+            expire(r, pid);
+            deadline = -1;
+            continue;
+        }
+        int timeout = deadline < 0 ? -1 : (int)(deadline - now);
+        if (pidfd >= 0) {
+            struct pollfd p = {.fd = pidfd, .events = POLLIN};
+            poll(&p, 1, timeout);
+        } else {
+            poll(NULL, 0, timeout < 0 || timeout > 10 ? 10 : timeout); /* no pidfd: old kernel */
+        }
+    }
+    if (pidfd >= 0) {
+        close(pidfd);
+    }
 }
 
 void fk_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *extra_env, const char *workdir,
@@ -227,40 +389,29 @@ void fk_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *ex
     char **owned;
     char **envp = merged_env(spec, extra_env, &owned);
 
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-    posix_spawn_file_actions_addchdir_np(&fa, dir);
-    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    sigdelset(&all, SIGKILL);
-    sigdelset(&all, SIGSTOP);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-
+    pthread_once(&reset_once, find_reset_signals);
+    int lookup_err = 0;
+    const char *path = resolve(r, argv[0], &lookup_err);
+    volatile int child_errno = 0, stage = STAGE_NONE;
     pid_t pid = 0;
-    int rc;
     pthread_mutex_lock(&r->lock);
     int closed = r->closed;
     r->task = task_id;
-    r->active = !closed;
+    r->active = !closed && path;
     r->cancelled = 0;
     r->timed_out = 0;
-    rc = closed ? ECANCELED
-                : strchr(argv[0], '/') ? posix_spawn(&pid, argv[0], &fa, &attr, argv, envp)
-                                       : posix_spawnp(&pid, argv[0], &fa, &attr, argv, envp);
+    int rc = closed ? ECANCELED : !path ? lookup_err : 0;
+    if (rc == 0) {
+        pid = spawn(path, argv, envp, po[1], pe[1], dir, &child_errno, &stage);
+        if (pid < 0) {
+            rc = errno;
+        } else if (stage != STAGE_NONE) {
+            rc = child_errno; /* the child could not start the program; reaped below */
+        }
+    }
     r->pid = rc == 0 ? pid : 0;
+    r->active = rc == 0;
     pthread_mutex_unlock(&r->lock);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
     free_env(envp, owned);
     free(argv);
     close(po[1]);
@@ -274,29 +425,29 @@ void fk_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *ex
     if (rc != 0) {
         close(po[0]);
         close(pe[0]);
-        pthread_mutex_lock(&r->lock);
-        r->active = 0;
-        pthread_mutex_unlock(&r->lock);
-        struct stat st;
-        fk_str why = stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)
+        if (pid > 0) {
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+            }
+        }
+        fk_str why = stage == STAGE_CHDIR
                          ? str_printf("working directory %s does not exist: %s", dir, strerror(rc))
                          : str_printf("cannot start %s: %s", spec->argv[0].s, strerror(rc));
         fail(out, FK_LAUNCH_FAILED, started, why);
         return;
     }
 
-    fcntl(po[0], F_SETFL, O_NONBLOCK);
-    fcntl(pe[0], F_SETFL, O_NONBLOCK);
-    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    /* Output first: for most tasks both pipes reach end of file when the task exits. While they
+     * are open, the leader's exit is checked every EXIT_CHECK_MS (a background process may hold
+     * them), and the wall-time deadline bounds every wait. */
     size_t nout = 0, nerr = 0;
     int tout = 0, terr = 0;
     int fo = po[0], fe = pe[0];
     int exited = 0;
     int64_t deadline = spec->wall_ms ? fk_mono_millis() + spec->wall_ms : -1;
     int64_t grace_end = -1;
-    while (fo >= 0 || fe >= 0 || !exited) {
-        struct pollfd p[3];
-        int n = 0, io = -1, ie = -1, ip = -1;
+    while (fo >= 0 || fe >= 0) {
+        struct pollfd p[2];
+        int n = 0, io = -1, ie = -1;
         if (fo >= 0) {
             io = n;
             p[n++] = (struct pollfd){.fd = fo, .events = POLLIN};
@@ -305,52 +456,35 @@ void fk_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *ex
             ie = n;
             p[n++] = (struct pollfd){.fd = fe, .events = POLLIN};
         }
-        if (!exited && pidfd >= 0) {
-            ip = n;
-            p[n++] = (struct pollfd){.fd = pidfd, .events = POLLIN};
-        }
         int64_t now = fk_mono_millis();
-        int64_t until = exited ? grace_end : deadline;
-        int timeout = until < 0 ? -1 : until > now ? (int)(until - now) : 0;
-        if (!exited && pidfd < 0 && (timeout < 0 || timeout > 10)) {
-            timeout = 10; /* no pidfd (old kernel): look for the exit every 10 ms */
+        int64_t until = exited ? grace_end : now + EXIT_CHECK_MS;
+        if (!exited && deadline >= 0 && deadline < until) {
+            until = deadline;
         }
-        int k = poll(p, (nfds_t)n, timeout);
+        int k = poll(p, (nfds_t)n, until > now ? (int)(until - now) : 0);
         if (k < 0 && errno != EINTR) {
             break;
         }
-        if (io >= 0 && (p[io].revents & (POLLIN | POLLHUP | POLLERR)) && !drain(fo, r->out, r->cap, &nout, &tout)) {
+        if (io >= 0 && (p[io].revents & (POLLIN | POLLHUP | POLLERR)) && !read_once(fo, r->out, r->cap, &nout, &tout)) {
             close(fo);
             fo = -1;
         }
-        if (ie >= 0 && (p[ie].revents & (POLLIN | POLLHUP | POLLERR)) && !drain(fe, r->err, r->cap, &nerr, &terr)) {
+        if (ie >= 0 && (p[ie].revents & (POLLIN | POLLHUP | POLLERR)) && !read_once(fe, r->err, r->cap, &nerr, &terr)) {
             close(fe);
             fe = -1;
         }
-        if (!exited) {
+        if (k == 0 && !exited) {
             siginfo_t si;
             memset(&si, 0, sizeof si);
-            int gone = ip >= 0 ? (p[ip].revents & POLLIN) != 0
-                               : pidfd < 0 && waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-                                     si.si_pid == pid;
-            if (gone) {
+            if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
                 exited = 1;
                 grace_end = fk_mono_millis() + DRAIN_GRACE_MS;
-                /* the leader is a zombie, so its group id is still ours: take down what it left */
-                pthread_mutex_lock(&r->lock);
-                kill_group(pid);
-                r->pid = 0;
-                pthread_mutex_unlock(&r->lock);
+                leader_exited(r, pid);
             } else if (deadline >= 0 && fk_mono_millis() >= deadline) {
-                pthread_mutex_lock(&r->lock);
-                if (!r->timed_out) {
-                    r->timed_out = 1;
-                    kill_group(pid);
-                }
-                pthread_mutex_unlock(&r->lock);
+                expire(r, pid);
                 deadline = -1;
             }
-        } else if (grace_end >= 0 && fk_mono_millis() >= grace_end) {
+        } else if (exited && fk_mono_millis() >= grace_end) {
             break;
         }
     }
@@ -360,8 +494,9 @@ void fk_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *ex
     if (fe >= 0) {
         close(fe);
     }
-    if (pidfd >= 0) {
-        close(pidfd);
+    if (!exited) {
+        await_exit(r, pid, deadline);
+        leader_exited(r, pid);
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -1,4 +1,4 @@
-/* Runs one task at a time as an OS process (one runner per slot): posix_spawn into its own
+/* Runs one task at a time as an OS process (one runner per slot): vfork + exec into its own
  * process group, stdout and stderr read through pipes up to a cap (the rest is drained and
  * dropped, and the truncation flagged), the wall-time limit enforced by killing the group.
  * Nothing here blocks another slot: each runner waits on its own pipes and pidfd. */
@@ -22,6 +22,7 @@ typedef struct {
     size_t cap;
     const char *workdir; /* for tasks that name none */
     uint8_t *out, *err;  /* capture buffers of cap bytes */
+    char *last_name, *last_path; /* the last PATH lookup */
 } fk_runner;
 
 void fk_runner_init(fk_runner *r, size_t cap, const char *workdir);
