@@ -364,7 +364,7 @@ static void on_welcome(ex *e, const fk_msg *w) {
     attrs[na].key = fk_str_of("pid");
     attrs[na++].value = fk_str_of(pid);
     attrs[na].key = fk_str_of("runner");
-    attrs[na++].value = fk_str_of(c->no_exec ? "no-exec" : "posix_spawn");
+    attrs[na++].value = fk_str_of(c->no_exec ? "no-exec" : "vfork");
     attrs[na].key = fk_str_of("prefetch");
     attrs[na++].value = fk_str_of(prefetch);
     if (e->peer) {
@@ -409,11 +409,11 @@ static void on_welcome(ex *e, const fk_msg *w) {
     } else if (!e->registered_once) {
         if (e->cache) {
             fk_info("registered with %s:%d (%d slots, %s, %lld MiB LRU cache served on port %d)", c->host, c->port,
-                    c->slots, c->no_exec ? "NO-EXEC benchmark mode: tasks are not run" : "processes via posix_spawn",
+                    c->slots, c->no_exec ? "NO-EXEC benchmark mode: tasks are not run" : "processes via vfork + exec",
                     (long long)(c->cache_size >> 20), fk_peer_port(e->peer));
         } else {
             fk_info("registered with %s:%d (%d slots, %s)", c->host, c->port, c->slots,
-                    c->no_exec ? "NO-EXEC benchmark mode: tasks are not run" : "processes via posix_spawn");
+                    c->no_exec ? "NO-EXEC benchmark mode: tasks are not run" : "processes via vfork + exec");
         }
     }
     e->registered_once = 1;

@@ -145,7 +145,7 @@ public final class ExecutorCommand implements Callable<Integer> {
             } else if (!a.startsWith("--impl=")) {
                 if (a.equals("--runner") || a.startsWith("--runner=")) {
                     throw new IllegalArgumentException("--runner is an option of the Java executor only "
-                            + "(the C executor always uses posix_spawn)");
+                            + "(the C executor always uses vfork + exec)");
                 }
                 args.add(a);
             }
