@@ -22,17 +22,22 @@ class BenchmarkSmokeTest {
     @Test
     void throughputWritesOneRowPerConfigurationPlusTheCLoop() throws Exception {
         int rc = new CommandLine(new BenchCommand()).execute("throughput", "--tasks", "2000", "--real-tasks", "200",
-                "--bundles", "1,50", "--prefetch", "0,4", "--no-executor-processes", "--out", out.toString());
+                "--bundles", "1,50", "--prefetch", "0,4", "--impls", "java,c", "--rounds", "1",
+                "--no-executor-processes", "--out", out.toString());
         assertThat(rc).isZero();
         JsonNode doc = new ObjectMapper().readTree(out.resolve("throughput.json").toFile());
         JsonNode rows = doc.get("rows");
-        // no-exec x 2 bundles, true x 2 prefetch x 2 bundles, the C loop
-        assertThat(rows).hasSize(2 + 4 + 1);
+        // no-exec x 2 bundles, true x 2 executors x 2 prefetch x 2 bundles, the C loop
+        assertThat(rows).hasSize(2 + 8 + 1);
         for (JsonNode r : rows) {
             assertThat(r.get("tasksPerSecond").asDouble()).as(r.toString()).isPositive();
+            if (r.get("mode").asText().equals("true")) {
+                assertThat(r.get("pctOfCLoop").asDouble()).as(r.toString()).isPositive();
+            }
         }
+        assertThat(rows.findValuesAsText("executor")).containsOnly("emulated", "java", "c", "");
         assertThat(doc.at("/meta/cores").asInt()).isPositive();
-        assertThat(Files.readAllLines(out.resolve("throughput.csv"))).hasSize(1 + 7);
+        assertThat(Files.readAllLines(out.resolve("throughput.csv"))).hasSize(1 + 11);
     }
 
     @Test
