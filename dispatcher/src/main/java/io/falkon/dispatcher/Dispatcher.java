@@ -5,6 +5,7 @@ import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.dispatcher.core.SchedulerLoop;
 import io.falkon.dispatcher.journal.FileJournal;
 import io.falkon.dispatcher.transport.TcpTransport;
+import io.falkon.dispatcher.ws.WsTransport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,13 +34,16 @@ public final class Dispatcher implements AutoCloseable {
     private final SchedulerLoop loop;
     private final TcpTransport tcp;
     private final FileJournal journal;
+    private final WsTransport ws;
     private volatile boolean closed;
 
-    private Dispatcher(DispatcherConfig config, SchedulerLoop loop, TcpTransport tcp, FileJournal journal) {
+    private Dispatcher(DispatcherConfig config, SchedulerLoop loop, TcpTransport tcp, FileJournal journal,
+                       WsTransport ws) {
         this.config = config;
         this.loop = loop;
         this.tcp = tcp;
         this.journal = journal;
+        this.ws = ws;
     }
 
     /**
@@ -66,12 +70,10 @@ public final class Dispatcher implements AutoCloseable {
         long hb = config.heartbeatMillis();
         TcpTransport.Settings settings = new TcpTransport.Settings(config.token(), config.maxFrameLength(), hb,
                 hb > 0 ? 3 * hb : 0, 10_000);
+        TcpTransport tcp;
         try {
-            TcpTransport tcp = TcpTransport.bind(new InetSocketAddress(config.bindHost(), config.port()),
+            tcp = TcpTransport.bind(new InetSocketAddress(config.bindHost(), config.port()),
                     config.ioThreads(), settings, loop);
-            Dispatcher d = new Dispatcher(config, loop, tcp, journal);
-            log.info("dispatcher {} listening on {} (policy {})", id, tcp.localAddress(), config.policy().name());
-            return d;
         } catch (InterruptedException e) {
             loop.close();
             closeJournal(journal);
@@ -83,6 +85,19 @@ public final class Dispatcher implements AutoCloseable {
             throw new IllegalStateException("cannot listen on " + config.bindHost() + ":" + config.port() + ": "
                     + e.getMessage(), e);
         }
+        WsTransport ws = null;
+        if (config.wsPort() >= 0) {
+            try {
+                ws = WsTransport.bind(new InetSocketAddress(config.bindHost(), config.wsPort()), loop, config.ws());
+            } catch (IllegalStateException e) {
+                tcp.close();
+                loop.close();
+                closeJournal(journal);
+                throw e;
+            }
+        }
+        log.info("dispatcher {} listening on {} (policy {})", id, tcp.localAddress(), config.policy().name());
+        return new Dispatcher(config, loop, tcp, journal, ws);
     }
 
     public DispatcherConfig config() {
@@ -96,6 +111,11 @@ public final class Dispatcher implements AutoCloseable {
 
     public InetSocketAddress address() {
         return tcp.localAddress();
+    }
+
+    /** The Web Services interface's address ({@code http://host:port/axis2/services/Falkon}), or null when off. */
+    public String wsUrl() {
+        return ws == null ? null : ws.url();
     }
 
     /** The dispatcher-wide status document (see docs/protocol.md section 7). */
@@ -172,6 +192,9 @@ public final class Dispatcher implements AutoCloseable {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException e) {
             log.warn("the scheduler did not acknowledge the shutdown: {}", e.toString());
+        }
+        if (ws != null) {
+            ws.close();
         }
         tcp.close(); // the event loops write what is pending (the executors' SHUTTING_DOWN) before they stop
         loop.close();

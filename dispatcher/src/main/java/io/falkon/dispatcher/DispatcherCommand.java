@@ -77,6 +77,13 @@ public final class DispatcherCommand implements Callable<Integer> {
             + "above this pause reading from clients (default: half the heap)")
     Long maxMemoryMiB;
 
+    @Option(names = "--ws-port", description = "also serve the Web Services (SOAP) interface on this HTTP port "
+            + "(0 picks a free one; default: off); WSDL at http://HOST:PORT/axis2/services/Falkon?wsdl")
+    Integer wsPort;
+
+    @Option(names = "--ws-max-bundle", description = "most tasks one WS Submit may carry (default: ${DEFAULT-VALUE})")
+    int wsMaxBundle = io.falkon.dispatcher.ws.WsTransport.Settings.defaults().maxBundle();
+
     @Override
     public Integer call() throws Exception {
         DispatcherConfig cfg;
@@ -91,7 +98,9 @@ public final class DispatcherCommand implements Callable<Integer> {
             }
             cfg = DispatcherConfig.defaults().withBindHost(host).withPort(port).withToken(token)
                     .withIoThreads(ioThreads).withHeartbeatMillis(heartbeatMillis)
-                    .withPolicy(DispatchPolicies.byName(policy, gccThreshold)).withScheduler(sc).withJournal(journal, fsync);
+                    .withPolicy(DispatchPolicies.byName(policy, gccThreshold)).withScheduler(sc).withJournal(journal, fsync)
+                    .withWs(wsPort == null ? -1 : wsPort,
+                            io.falkon.dispatcher.ws.WsTransport.Settings.defaults().withMaxBundle(wsMaxBundle));
             d = Dispatcher.start(cfg);
         } catch (IllegalArgumentException | IllegalStateException e) {
             System.err.println("falkon dispatcher: " + e.getMessage());
@@ -103,6 +112,9 @@ public final class DispatcherCommand implements Callable<Integer> {
             stop.countDown();
         }, "falkon-shutdown"));
         System.out.println("falkon dispatcher listening on " + host + ":" + d.port());
+        if (d.wsUrl() != null) {
+            System.out.println("falkon dispatcher WS interface at " + d.wsUrl() + " (WSDL: " + d.wsUrl() + "?wsdl)");
+        }
         System.out.flush();
         stop.await();
         return 0;

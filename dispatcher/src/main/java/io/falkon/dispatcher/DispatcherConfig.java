@@ -7,6 +7,8 @@ import io.falkon.dispatcher.policy.DispatchPolicy;
 import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.protocol.Protocol;
 
+import io.falkon.dispatcher.ws.WsTransport;
+
 import java.nio.file.Path;
 import java.util.Objects;
 
@@ -26,6 +28,8 @@ public final class DispatcherConfig {
     private final SchedulerConfig scheduler;
     private final Path journalDir;
     private final FsyncPolicy fsync;
+    private final int wsPort;
+    private final WsTransport.Settings ws;
 
     private DispatcherConfig(Builder b) {
         this.bindHost = Objects.requireNonNull(b.bindHost, "bindHost");
@@ -39,6 +43,11 @@ public final class DispatcherConfig {
         this.scheduler = Objects.requireNonNull(b.scheduler, "scheduler");
         this.journalDir = b.journalDir;
         this.fsync = Objects.requireNonNull(b.fsync, "fsync");
+        this.wsPort = b.wsPort;
+        this.ws = Objects.requireNonNull(b.ws, "ws");
+        if (wsPort < -1 || wsPort > 65535) {
+            throw new IllegalArgumentException("WS port " + wsPort + " is out of range 0..65535");
+        }
         if (port < 0 || port > 65535) {
             throw new IllegalArgumentException("port " + port + " is out of range 0..65535");
         }
@@ -152,10 +161,24 @@ public final class DispatcherConfig {
         return toBuilder().journal(dir, policy).build();
     }
 
+    /** The Web Services interface's port: -1 when it is off (the default), 0 for any free port. */
+    public int wsPort() {
+        return wsPort;
+    }
+
+    public WsTransport.Settings ws() {
+        return ws;
+    }
+
+    /** Serves the Web Services interface on {@code port} (0: any free port; -1: off). */
+    public DispatcherConfig withWs(int port, WsTransport.Settings settings) {
+        return toBuilder().ws(port, settings).build();
+    }
+
     public Builder toBuilder() {
         return new Builder().bindHost(bindHost).port(port).ioThreads(ioThreads).maxFrameLength(maxFrameLength)
                 .heartbeatMillis(heartbeatMillis).token(token).policy(policy).clock(clock).scheduler(scheduler)
-                .journal(journalDir, fsync);
+                .journal(journalDir, fsync).ws(wsPort, ws);
     }
 
     /** Builds a {@link DispatcherConfig}; starts from the defaults. */
@@ -171,6 +194,8 @@ public final class DispatcherConfig {
         private SchedulerConfig scheduler = SchedulerConfig.defaults();
         private Path journalDir;
         private FsyncPolicy fsync = FsyncPolicy.BATCH;
+        private int wsPort = -1;
+        private WsTransport.Settings ws = WsTransport.Settings.defaults();
 
         public Builder bindHost(String v) {
             bindHost = v;
@@ -220,6 +245,12 @@ public final class DispatcherConfig {
         public Builder journal(Path dir, FsyncPolicy policy) {
             journalDir = dir;
             fsync = policy;
+            return this;
+        }
+
+        public Builder ws(int port, WsTransport.Settings settings) {
+            wsPort = port;
+            ws = settings;
             return this;
         }
 

@@ -1,0 +1,403 @@
+package io.falkon.protocol.soap;
+
+import io.falkon.protocol.Execution;
+import io.falkon.protocol.ExtField;
+import io.falkon.protocol.Message;
+import io.falkon.protocol.TaskInput;
+import io.falkon.protocol.TaskOutput;
+import io.falkon.protocol.TaskSpec;
+import io.falkon.protocol.TaskStatus;
+
+import javax.xml.stream.XMLStreamConstants;
+import javax.xml.stream.XMLStreamException;
+import javax.xml.stream.XMLStreamReader;
+import javax.xml.stream.XMLStreamWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The XML forms of a task and of a result in the Web Services interface ({@code docs/ws.md}, the
+ * types of {@code falkon.wsdl}), read and written with StAX so that a bundle of 10,000 tasks streams
+ * through without building a tree. Shared by the dispatcher's SOAP service and the client's WS
+ * transport so that both sides agree on every element.
+ */
+public final class SoapXml {
+    /** The target namespace of the service's messages and types. */
+    public static final String NS = "urn:falkon:ws:1";
+    /**
+     * The prefix every element is written with; whoever writes the enclosing element declares it
+     * ({@code xmlns:f="urn:falkon:ws:1"}), so writers need no namespace repairing.
+     */
+    public static final String PREFIX = "f";
+
+    private static final String[] UNPACK = {"none", "gzip", "tar", "tar.gz"};
+
+    private SoapXml() {
+    }
+
+    /** A task as read from a {@code <task>} element: its optional id and what to run. */
+    public record ParsedTask(Long id, TaskSpec spec) {
+    }
+
+    // ---- tasks -----------------------------------------------------------------------------
+
+    /** Writes {@code <task id="…">…</task>}; {@code id} may be null (the service assigns one). */
+    public static void writeTask(XMLStreamWriter w, Long id, TaskSpec spec) throws XMLStreamException {
+        w.writeStartElement(PREFIX, "task", NS);
+        if (id != null) {
+            w.writeAttribute("id", Long.toString(id));
+        }
+        List<String> argv = spec.argv();
+        text(w, "command", argv.get(0));
+        for (int i = 1; i < argv.size(); i++) {
+            text(w, "arg", argv.get(i));
+        }
+        for (var e : spec.env().entrySet()) {
+            w.writeStartElement(PREFIX, "env", NS);
+            w.writeAttribute("name", e.getKey());
+            w.writeCharacters(xmlSafe(e.getValue()));
+            w.writeEndElement();
+        }
+        if (!spec.workDir().isEmpty()) {
+            text(w, "workDir", spec.workDir());
+        }
+        if (spec.wallTimeMillis() > 0) {
+            text(w, "wallTimeMillis", Long.toString(spec.wallTimeMillis()));
+        }
+        if (spec.retries() >= 0) {
+            text(w, "retries", Integer.toString(spec.retries()));
+        }
+        for (TaskInput in : spec.inputs()) {
+            w.writeEmptyElement(PREFIX, "input", NS);
+            w.writeAttribute("id", in.id());
+            if (!in.source().isEmpty()) {
+                w.writeAttribute("source", in.source());
+            }
+            if (in.size() >= 0) {
+                w.writeAttribute("size", Long.toString(in.size()));
+            }
+            if (!in.checksum().isEmpty()) {
+                w.writeAttribute("checksum", in.checksum());
+            }
+            if (in.unpack() != TaskInput.AS_STORED) {
+                w.writeAttribute("unpack", UNPACK[in.unpack()]);
+            }
+            if (!in.name().isEmpty()) {
+                w.writeAttribute("name", in.name());
+            }
+        }
+        for (TaskOutput out : spec.outputs()) {
+            w.writeEmptyElement(PREFIX, "output", NS);
+            w.writeAttribute("path", out.path());
+            w.writeAttribute("id", out.id());
+        }
+        w.writeEndElement();
+    }
+
+    /**
+     * Reads the {@code <task>} element the reader is positioned on, leaving it on its end tag.
+     *
+     * @param where how to name this task in an error, e.g. {@code "task 3 of the bundle"}
+     * @throws SoapInputException naming the task and the element when it is not a valid task
+     */
+    public static ParsedTask readTask(XMLStreamReader r, String where) throws XMLStreamException {
+        Long id = null;
+        String idText = r.getAttributeValue(null, "id");
+        if (idText != null) {
+            id = parseLong(idText, where + ": attribute id");
+            if (id < 0) {
+                throw new SoapInputException(where + ": attribute id must not be negative, got " + idText);
+            }
+        }
+        List<String> argv = new ArrayList<>(4);
+        String command = null;
+        java.util.Map<String, String> env = null;
+        String workDir = null;
+        long wallTime = 0;
+        int retries = -1;
+        List<TaskInput> inputs = null;
+        List<TaskOutput> outputs = null;
+        while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
+            String name = r.getLocalName();
+            switch (name) {
+                case "command" -> {
+                    if (command != null) {
+                        throw new SoapInputException(where + ": more than one <command>");
+                    }
+                    command = r.getElementText();
+                }
+                case "arg" -> argv.add(r.getElementText());
+                case "env" -> {
+                    String var = r.getAttributeValue(null, "name");
+                    if (var == null || var.isEmpty() || var.indexOf('=') >= 0) {
+                        throw new SoapInputException(where + ": <env> needs a name attribute without '=', got "
+                                + (var == null ? "none" : "'" + var + "'"));
+                    }
+                    if (env == null) {
+                        env = new java.util.LinkedHashMap<>();
+                    }
+                    env.put(var, r.getElementText());
+                }
+                case "workDir" -> workDir = r.getElementText();
+                case "wallTimeMillis" -> {
+                    wallTime = parseLong(r.getElementText(), where + ": <wallTimeMillis>");
+                    if (wallTime < 0 || wallTime > TaskSpec.MAX_WALL_TIME_MILLIS) {
+                        throw new SoapInputException(where + ": <wallTimeMillis> " + wallTime + " is out of range 0.."
+                                + TaskSpec.MAX_WALL_TIME_MILLIS);
+                    }
+                }
+                case "retries" -> {
+                    long n = parseLong(r.getElementText(), where + ": <retries>");
+                    if (n < 0 || n > 255) {
+                        throw new SoapInputException(where + ": <retries> " + n + " is out of range 0..255");
+                    }
+                    retries = (int) n;
+                }
+                case "input" -> {
+                    (inputs == null ? inputs = new ArrayList<>(2) : inputs).add(readInput(r, where));
+                    skipToEnd(r, where + ": <input>");
+                }
+                case "output" -> {
+                    String path = r.getAttributeValue(null, "path");
+                    String oid = r.getAttributeValue(null, "id");
+                    if (path == null || path.isEmpty() || oid == null || oid.isEmpty()) {
+                        throw new SoapInputException(where + ": <output> needs the attributes path and id");
+                    }
+                    (outputs == null ? outputs = new ArrayList<>(1) : outputs).add(new TaskOutput(path, oid));
+                    skipToEnd(r, where + ": <output>");
+                }
+                default -> throw new SoapInputException(where + ": unknown element <" + name + "> (expected command, "
+                        + "arg, env, workDir, wallTimeMillis, retries, input or output)");
+            }
+        }
+        if (command == null || command.isEmpty()) {
+            throw new SoapInputException(where + ": no <command> (a task needs a command to run)");
+        }
+        argv.add(0, command);
+        TaskSpec.Builder b = TaskSpec.builder(argv);
+        if (env != null) {
+            b.env(env);
+        }
+        if (workDir != null) {
+            b.workDir(workDir);
+        }
+        if (wallTime > 0) {
+            b.wallTime(java.time.Duration.ofMillis(wallTime));
+        }
+        if (retries >= 0) {
+            b.retries(retries);
+        }
+        if (inputs != null) {
+            b.inputs(inputs);
+        }
+        if (outputs != null) {
+            b.outputs(outputs);
+        }
+        try {
+            return new ParsedTask(id, b.build());
+        } catch (IllegalArgumentException e) {
+            throw new SoapInputException(where + ": " + e.getMessage());
+        }
+    }
+
+    private static TaskInput readInput(XMLStreamReader r, String where) {
+        String id = r.getAttributeValue(null, "id");
+        if (id == null || id.isEmpty()) {
+            throw new SoapInputException(where + ": <input> needs an id attribute");
+        }
+        String size = r.getAttributeValue(null, "size");
+        String unpack = r.getAttributeValue(null, "unpack");
+        int mode = 0;
+        if (unpack != null) {
+            mode = List.of(UNPACK).indexOf(unpack);
+            if (mode < 0) {
+                throw new SoapInputException(where + ": <input id=\"" + id + "\"> unpack '" + unpack
+                        + "' is not one of none, gzip, tar, tar.gz");
+            }
+        }
+        try {
+            return new TaskInput(id, orEmpty(r.getAttributeValue(null, "source")),
+                    size == null ? -1 : parseLong(size, where + ": <input> size"),
+                    orEmpty(r.getAttributeValue(null, "checksum")), mode, orEmpty(r.getAttributeValue(null, "name")));
+        } catch (IllegalArgumentException e) {
+            throw new SoapInputException(where + ": <input id=\"" + id + "\">: " + e.getMessage());
+        }
+    }
+
+    // ---- results ---------------------------------------------------------------------------
+
+    /** Writes {@code <result>}: the outcome of one task as delivered to its instance. */
+    public static void writeResult(XMLStreamWriter w, Message.DeliveredResult r) throws XMLStreamException {
+        Execution x = r.execution();
+        boolean empty = x.stdout().length == 0 && x.stderr().length == 0 && x.detail().isEmpty();
+        if (empty) {
+            w.writeEmptyElement(PREFIX, "result", NS);
+        } else {
+            w.writeStartElement(PREFIX, "result", NS);
+        }
+        w.writeAttribute("id", Long.toString(r.clientTaskId()));
+        w.writeAttribute("seq", Long.toString(r.seq()));
+        w.writeAttribute("status", x.status().name());
+        w.writeAttribute("exitCode", Integer.toString(x.exitCode()));
+        w.writeAttribute("attempt", Integer.toString(r.attempt()));
+        w.writeAttribute("executor", r.executorId());
+        if (x.noExec()) {
+            w.writeAttribute("noExec", "true");
+        }
+        w.writeAttribute("submitted", Long.toString(r.submittedMicros()));
+        w.writeAttribute("dispatched", Long.toString(r.dispatchedMicros()));
+        w.writeAttribute("completed", Long.toString(r.completedMicros()));
+        w.writeAttribute("started", Long.toString(x.startedMicros()));
+        w.writeAttribute("finished", Long.toString(x.finishedMicros()));
+        if (empty) {
+            return;
+        }
+        output(w, "stdout", x.stdout(), x.stdoutTruncated());
+        output(w, "stderr", x.stderr(), x.stderrTruncated());
+        if (!x.detail().isEmpty()) {
+            text(w, "detail", x.detail());
+        }
+        w.writeEndElement();
+    }
+
+    private static void output(XMLStreamWriter w, String name, byte[] bytes, boolean truncated)
+            throws XMLStreamException {
+        if (bytes.length == 0 && !truncated) {
+            return;
+        }
+        w.writeStartElement(PREFIX, name, NS);
+        if (truncated) {
+            w.writeAttribute("truncated", "true");
+        }
+        w.writeCharacters(xmlSafe(new String(bytes, StandardCharsets.UTF_8)));
+        w.writeEndElement();
+    }
+
+    /** Reads the {@code <result>} element the reader is positioned on, leaving it on its end tag. */
+    public static Message.DeliveredResult readResult(XMLStreamReader r) throws XMLStreamException {
+        String where = "<result>";
+        long id = parseLong(attr(r, "id", where), where + " id");
+        long seq = parseLong(attr(r, "seq", where), where + " seq");
+        TaskStatus status;
+        try {
+            status = TaskStatus.valueOf(attr(r, "status", where));
+        } catch (IllegalArgumentException e) {
+            throw new SoapInputException(where + ": unknown status '" + r.getAttributeValue(null, "status") + "'");
+        }
+        int exitCode = (int) parseLong(attr(r, "exitCode", where), where + " exitCode");
+        int attempt = (int) parseLong(attr(r, "attempt", where), where + " attempt");
+        String executor = attr(r, "executor", where);
+        int flags = "true".equals(r.getAttributeValue(null, "noExec")) ? Execution.NO_EXEC : 0;
+        long submitted = parseLong(attr(r, "submitted", where), where + " submitted");
+        long dispatched = parseLong(attr(r, "dispatched", where), where + " dispatched");
+        long completed = parseLong(attr(r, "completed", where), where + " completed");
+        long started = parseLong(attr(r, "started", where), where + " started");
+        long finished = parseLong(attr(r, "finished", where), where + " finished");
+        byte[] stdout = new byte[0];
+        byte[] stderr = new byte[0];
+        String detail = "";
+        while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
+            switch (r.getLocalName()) {
+                case "stdout" -> {
+                    if ("true".equals(r.getAttributeValue(null, "truncated"))) {
+                        flags |= Execution.STDOUT_TRUNCATED;
+                    }
+                    stdout = r.getElementText().getBytes(StandardCharsets.UTF_8);
+                }
+                case "stderr" -> {
+                    if ("true".equals(r.getAttributeValue(null, "truncated"))) {
+                        flags |= Execution.STDERR_TRUNCATED;
+                    }
+                    stderr = r.getElementText().getBytes(StandardCharsets.UTF_8);
+                }
+                case "detail" -> detail = r.getElementText();
+                default -> skipToEnd(r, where);
+            }
+        }
+        Execution x = new Execution(status, exitCode, flags, started, finished, stdout, stderr, detail, ExtField.NONE);
+        return new Message.DeliveredResult(id, seq, attempt, executor, submitted, dispatched, completed, x);
+    }
+
+    // ---- helpers ---------------------------------------------------------------------------
+
+    /** Writes {@code <name>text</name>} in the service namespace. */
+    public static void text(XMLStreamWriter w, String name, String text) throws XMLStreamException {
+        w.writeStartElement(PREFIX, name, NS);
+        w.writeCharacters(xmlSafe(text));
+        w.writeEndElement();
+    }
+
+    /**
+     * Replaces the characters XML 1.0 cannot carry (most C0 controls, unpaired surrogates, U+FFFE/F)
+     * with U+FFFD, so that any program output can be put in a message.
+     */
+    public static String xmlSafe(String s) {
+        int n = s.length();
+        int i = 0;
+        while (i < n && allowed(s, i)) {
+            i++;
+        }
+        if (i == n) {
+            return s;
+        }
+        StringBuilder b = new StringBuilder(n).append(s, 0, i);
+        for (; i < n; i++) {
+            b.append(allowed(s, i) ? s.charAt(i) : '\ufffd');
+        }
+        return b.toString();
+    }
+
+    private static boolean allowed(String s, int i) {
+        char c = s.charAt(i);
+        if (c >= 0x20 && c < 0xd800) {
+            return true;
+        }
+        if (c == '\t' || c == '\n' || c == '\r') {
+            return true;
+        }
+        if (Character.isHighSurrogate(c)) {
+            return i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1));
+        }
+        if (Character.isLowSurrogate(c)) {
+            return i > 0 && Character.isHighSurrogate(s.charAt(i - 1));
+        }
+        return c >= 0xe000 && c <= 0xfffd;
+    }
+
+    /** Parses a decimal {@code long}, naming {@code where} when it is not one. */
+    public static long parseLong(String text, String where) {
+        try {
+            return Long.parseLong(text.trim());
+        } catch (NumberFormatException e) {
+            throw new SoapInputException(where + ": '" + text + "' is not an integer");
+        }
+    }
+
+    private static String attr(XMLStreamReader r, String name, String where) {
+        String v = r.getAttributeValue(null, name);
+        if (v == null) {
+            throw new SoapInputException(where + " has no attribute " + name);
+        }
+        return v;
+    }
+
+    private static String orEmpty(String s) {
+        return s == null ? "" : s;
+    }
+
+    /** Skips to the end tag of the element the reader is on (ignoring what it contains). */
+    public static void skipToEnd(XMLStreamReader r, String where) throws XMLStreamException {
+        int depth = 1;
+        while (depth > 0) {
+            int e = r.next();
+            if (e == XMLStreamConstants.START_ELEMENT) {
+                depth++;
+            } else if (e == XMLStreamConstants.END_ELEMENT) {
+                depth--;
+            } else if (e == XMLStreamConstants.END_DOCUMENT) {
+                throw new SoapInputException(where + ": the document ends inside the element");
+            }
+        }
+    }
+}
