@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -12,8 +13,8 @@ import java.util.concurrent.Callable;
 @Command(name = "status", mixinStandardHelpOptions = true, description = "Show a dispatcher's state.")
 final class StatusCommand implements Callable<Integer> {
 
-    @Option(names = "--dispatcher", required = true, paramLabel = "HOST:PORT", description = "the dispatcher")
-    String dispatcher;
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    DispatcherAddress target;
 
     @Option(names = "--json", description = "print the raw status document")
     boolean json;
@@ -25,7 +26,7 @@ final class StatusCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Logging.level("WARN");
         String doc;
-        try (FalkonClient c = FalkonClient.connect(dispatcher, ClientOptions.defaults().withToken(token))) {
+        try (FalkonClient c = FalkonClient.connect(target.address(), ClientOptions.defaults().withToken(token))) {
             doc = c.status();
         }
         if (json) {

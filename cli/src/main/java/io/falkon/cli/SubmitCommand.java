@@ -1,6 +1,7 @@
 package io.falkon.cli;
 
 import io.falkon.client.FalkonClient;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -11,8 +12,8 @@ import java.util.concurrent.Callable;
         description = "Run a task file on a running dispatcher; exit 0 iff every task succeeded.")
 final class SubmitCommand implements Callable<Integer> {
 
-    @Option(names = "--dispatcher", required = true, paramLabel = "HOST:PORT", description = "the dispatcher")
-    String dispatcher;
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    DispatcherAddress target;
 
     @Option(names = "--token", description = "the dispatcher's shared secret")
     String token = "";
@@ -24,7 +25,7 @@ final class SubmitCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Logging.level("WARN");
         long total = workload.validate();
-        try (FalkonClient client = FalkonClient.connect(dispatcher, workload.clientOptions(token));
+        try (FalkonClient client = FalkonClient.connect(target.address(), workload.clientOptions(token));
              TaskFile file = TaskFile.open(workload.file, workload.defaultWallTime())) {
             return workload.report(new Workload().run(client, file, total, workload.results));
         }

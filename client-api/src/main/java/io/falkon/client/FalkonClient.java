@@ -2,6 +2,7 @@ package io.falkon.client;
 
 import io.falkon.client.transport.Connection;
 import io.falkon.client.transport.TcpConnection;
+import io.falkon.client.transport.WsConnection;
 import io.falkon.protocol.HostPort;
 
 import java.util.List;
@@ -36,18 +37,28 @@ public final class FalkonClient implements AutoCloseable {
         this.options = options;
     }
 
-    /** Connects with default options to {@code host:port} (or {@code tcp://host:port}, or just {@code host}). */
+    /**
+     * Connects with default options to {@code host:port} (or {@code tcp://host:port}, or just
+     * {@code host}), or to the Web Services interface at an {@code http://} URL.
+     */
     public static FalkonClient connect(String address) {
         return connect(address, ClientOptions.defaults());
     }
 
     /**
-     * Connects to a dispatcher.
+     * Connects to a dispatcher: over TCP for {@code host:port}, over its Web Services interface for
+     * an {@code http://…/axis2/services/Falkon} URL (docs/ws.md). Instances behave the same on both;
+     * over WS the lease ({@link ClientOptions#leaseSeconds()}, 0 for the service's default) is the idle
+     * time after which the dispatcher destroys an instance nobody calls, and {@link #attach} is not
+     * available.
      *
      * @throws IllegalArgumentException if the address cannot be parsed
      * @throws FalkonException          if the dispatcher cannot be reached or refuses the handshake
      */
     public static FalkonClient connect(String address, ClientOptions options) {
+        if (address.startsWith("http://") || address.startsWith("https://")) {
+            return new FalkonClient(WsConnection.connect(address, options.connectTimeout()), options);
+        }
         HostPort hp = HostPort.parse(address);
         return new FalkonClient(TcpConnection.connect(hp.host(), hp.port(), options.token(),
                 options.connectTimeout(), options.reconnectFor()), options);

@@ -10,6 +10,7 @@ import org.apache.axis2.dataretrieval.WSDLSupplier;
 import org.apache.axis2.description.AxisOperation;
 import org.apache.axis2.description.AxisService;
 import org.apache.axis2.description.InOutAxisOperation;
+import org.apache.axis2.description.TransportOutDescription;
 import org.apache.axis2.transport.http.server.AxisHttpConnectionImpl;
 import org.apache.axis2.transport.http.server.HttpConnectionManager;
 import org.apache.axis2.transport.http.server.HttpFactory;
@@ -99,6 +100,10 @@ public final class WsTransport implements AutoCloseable {
         ConfigurationContext ctx;
         try {
             ctx = ConfigurationContextFactory.createBasicConfigurationContext("io/falkon/dispatcher/ws/axis2.xml");
+            // the basic factory leaves the senders uninitialised; faults are sent through the http one
+            for (TransportOutDescription out : ctx.getAxisConfiguration().getTransportsOut().values()) {
+                out.getSender().init(ctx, out);
+            }
         } catch (Exception e) {
             throw new IllegalStateException("cannot configure Axis2: " + e.getMessage(), e);
         }
@@ -198,10 +203,28 @@ public final class WsTransport implements AutoCloseable {
             open.removeIf(Socket::isClosed);
             open.add(s);
             try {
-                connections.process(new AxisHttpConnectionImpl("http", s, h1, sc));
+                connections.process(new Connection(s, h1, sc));
             } catch (IOException | RuntimeException e) {
                 log.debug("WS interface: connection from {} refused: {}", s.getRemoteSocketAddress(), e.toString());
                 closeQuietly(s);
+            }
+        }
+    }
+
+    /**
+     * Axis2's server connection, made safe to close twice: Axis2 closes a connection the client
+     * asked to close, then closes it again when its worker ends, and the second close throws (and
+     * kills the worker thread).
+     */
+    private static final class Connection extends AxisHttpConnectionImpl {
+        Connection(Socket socket, Http1Config h1, SocketConfig sc) throws IOException {
+            super("http", socket, h1, sc);
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (isOpen()) {
+                super.close();
             }
         }
     }

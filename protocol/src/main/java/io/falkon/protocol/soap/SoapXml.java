@@ -69,7 +69,7 @@ public final class SoapXml {
             text(w, "retries", Integer.toString(spec.retries()));
         }
         for (TaskInput in : spec.inputs()) {
-            w.writeEmptyElement(PREFIX, "input", NS);
+            w.writeStartElement(PREFIX, "input", NS);
             w.writeAttribute("id", in.id());
             if (!in.source().isEmpty()) {
                 w.writeAttribute("source", in.source());
@@ -86,11 +86,13 @@ public final class SoapXml {
             if (!in.name().isEmpty()) {
                 w.writeAttribute("name", in.name());
             }
+            w.writeEndElement();
         }
         for (TaskOutput out : spec.outputs()) {
-            w.writeEmptyElement(PREFIX, "output", NS);
+            w.writeStartElement(PREFIX, "output", NS);
             w.writeAttribute("path", out.path());
             w.writeAttribute("id", out.id());
+            w.writeEndElement();
         }
         w.writeEndElement();
     }
@@ -230,12 +232,8 @@ public final class SoapXml {
     /** Writes {@code <result>}: the outcome of one task as delivered to its instance. */
     public static void writeResult(XMLStreamWriter w, Message.DeliveredResult r) throws XMLStreamException {
         Execution x = r.execution();
-        boolean empty = x.stdout().length == 0 && x.stderr().length == 0 && x.detail().isEmpty();
-        if (empty) {
-            w.writeEmptyElement(PREFIX, "result", NS);
-        } else {
-            w.writeStartElement(PREFIX, "result", NS);
-        }
+        // never writeEmptyElement: Axiom's serializer closes the tag before the attributes come
+        w.writeStartElement(PREFIX, "result", NS);
         w.writeAttribute("id", Long.toString(r.clientTaskId()));
         w.writeAttribute("seq", Long.toString(r.seq()));
         w.writeAttribute("status", x.status().name());
@@ -250,9 +248,6 @@ public final class SoapXml {
         w.writeAttribute("completed", Long.toString(r.completedMicros()));
         w.writeAttribute("started", Long.toString(x.startedMicros()));
         w.writeAttribute("finished", Long.toString(x.finishedMicros()));
-        if (empty) {
-            return;
-        }
         output(w, "stdout", x.stdout(), x.stdoutTruncated());
         output(w, "stderr", x.stderr(), x.stderrTruncated());
         if (!x.detail().isEmpty()) {

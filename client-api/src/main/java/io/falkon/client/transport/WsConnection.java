@@ -1,0 +1,421 @@
+package io.falkon.client.transport;
+
+import io.falkon.client.ConnectionLostException;
+import io.falkon.client.FalkonException;
+import io.falkon.protocol.ErrorCode;
+import io.falkon.protocol.Message;
+import io.falkon.protocol.TaskSpecCodec;
+import io.falkon.protocol.soap.SoapXml;
+
+import javax.xml.stream.XMLInputFactory;
+import javax.xml.stream.XMLOutputFactory;
+import javax.xml.stream.XMLStreamConstants;
+import javax.xml.stream.XMLStreamException;
+import javax.xml.stream.XMLStreamReader;
+import javax.xml.stream.XMLStreamWriter;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.falkon.protocol.soap.SoapXml.NS;
+import static io.falkon.protocol.soap.SoapXml.PREFIX;
+
+/**
+ * A {@link Connection} over the dispatcher's Web Services interface ({@code docs/ws.md}): SOAP 1.1
+ * over HTTP with the JDK's {@link HttpClient}, the messages written and read with StAX. Submits run
+ * concurrently (several HTTP requests in flight); each attached instance has one thread that
+ * long-polls {@code GetResults} and hands the results to its sink on the connection's serial
+ * executor, as the TCP transport does on its I/O thread.
+ *
+ * <p>What the WS interface does not have: re-attaching an instance by id (an instance lives while it
+ * is called within its lease), acknowledgements (GetResults hands each result out once), and
+ * reconnection (a broken HTTP exchange fails the calls it carried).
+ */
+public final class WsConnection implements Connection {
+    private static final XMLOutputFactory OUT = XMLOutputFactory.newFactory();
+    private static final XMLInputFactory IN = XMLInputFactory.newFactory();
+    private static final String SOAP11 = "http://schemas.xmlsoap.org/soap/envelope/";
+    /** How long one GetResults waits on the dispatcher before it is sent again. */
+    private static final int POLL_WAIT_SECONDS = 20;
+
+    static {
+        IN.setProperty(XMLInputFactory.SUPPORT_DTD, false);
+        IN.setProperty(XMLInputFactory.IS_SUPPORTING_EXTERNAL_ENTITIES, false);
+    }
+
+    private final URI uri;
+    private final HttpClient http;
+    private final Duration timeout;
+    private final ExecutorService serial;
+    private final Map<Long, Poller> pollers = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    private WsConnection(URI uri, Duration connectTimeout) {
+        this.uri = uri;
+        this.timeout = connectTimeout;
+        this.serial = Executors.newSingleThreadExecutor(daemon("falkon-ws-client"));
+        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(connectTimeout)
+                .executor(Executors.newCachedThreadPool(daemon("falkon-ws-http"))).build();
+    }
+
+    private static ThreadFactory daemon(String name) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    /**
+     * Connects to the service at {@code url} (e.g. {@code http://head:50600/axis2/services/Falkon})
+     * and checks it answers.
+     *
+     * @throws FalkonException if it cannot be reached or is not a Falkon WS interface
+     */
+    public static WsConnection connect(String url, Duration connectTimeout) {
+        URI uri;
+        try {
+            uri = URI.create(url);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("not a URL: " + url, e);
+        }
+        if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme())) {
+            throw new IllegalArgumentException("a WS address starts with http:// or https://, got " + url);
+        }
+        WsConnection c = new WsConnection(uri, connectTimeout);
+        try {
+            c.status(0).join();
+        } catch (CompletionException e) {
+            c.close();
+            throw e.getCause() instanceof FalkonException f ? f
+                    : new FalkonException("cannot reach the WS interface at " + url, e.getCause());
+        }
+        return c;
+    }
+
+    // ---- the operations --------------------------------------------------------------------
+
+    @Override
+    public CompletableFuture<Long> createInstance(String clientName, long leaseSeconds) {
+        return call("CreateInstance", w -> {
+            SoapXml.text(w, "clientName", clientName);
+            SoapXml.text(w, "leaseSeconds", Long.toString(leaseSeconds));
+        }, r -> {
+            String key = null;
+            while (next(r)) {
+                if (r.getLocalName().equals("instance")) {
+                    while (next(r)) {
+                        if (r.getLocalName().equals("key")) {
+                            key = r.getElementText();
+                        } else {
+                            SoapXml.skipToEnd(r, "<instance>");
+                        }
+                    }
+                } else {
+                    SoapXml.skipToEnd(r, "CreateInstanceResponse");
+                }
+            }
+            if (key == null) {
+                throw new XMLStreamException("CreateInstanceResponse has no key");
+            }
+            return Long.parseUnsignedLong(key.trim(), 16);
+        });
+    }
+
+    @Override
+    public CompletableFuture<Integer> submit(long instanceId, List<Message.SubmittedTask> bundle) {
+        return call("Submit", w -> {
+            SoapXml.text(w, "key", Long.toUnsignedString(instanceId, 16));
+            for (int i = 0, n = bundle.size(); i < n; i++) {
+                Message.SubmittedTask t = bundle.get(i);
+                SoapXml.writeTask(w, t.clientTaskId(), TaskSpecCodec.decode(t.spec()));
+            }
+        }, r -> {
+            int accepted = -1;
+            while (next(r)) {
+                if (r.getLocalName().equals("accepted")) {
+                    accepted = Integer.parseInt(r.getElementText().trim());
+                } else {
+                    SoapXml.skipToEnd(r, "SubmitResponse");
+                }
+            }
+            return accepted;
+        });
+    }
+
+    @Override
+    public CompletableFuture<String> status(long instanceId) {
+        return call("GetStatus", w -> {
+            if (instanceId != 0) {
+                SoapXml.text(w, "key", Long.toUnsignedString(instanceId, 16));
+            }
+        }, r -> {
+            String doc = null;
+            while (next(r)) {
+                if (r.getLocalName().equals("document")) {
+                    doc = r.getElementText();
+                } else {
+                    SoapXml.skipToEnd(r, "GetStatusResponse");
+                }
+            }
+            if (doc == null) {
+                throw new XMLStreamException("GetStatusResponse has no document");
+            }
+            return doc;
+        });
+    }
+
+    @Override
+    public CompletableFuture<Integer> destroy(long instanceId) {
+        return call("Destroy", w -> SoapXml.text(w, "key", Long.toUnsignedString(instanceId, 16)), r -> {
+            int cancelled = 0;
+            while (next(r)) {
+                if (r.getLocalName().equals("cancelled")) {
+                    cancelled = Integer.parseInt(r.getElementText().trim());
+                } else {
+                    SoapXml.skipToEnd(r, "DestroyResponse");
+                }
+            }
+            return cancelled;
+        });
+    }
+
+    /** What one GetResults returned. */
+    private record Batch(List<Message.DeliveredResult> results, long outstanding) {
+    }
+
+    private CompletableFuture<Batch> results(long instanceId, int waitSeconds) {
+        return call("GetResults", w -> {
+            SoapXml.text(w, "key", Long.toUnsignedString(instanceId, 16));
+            SoapXml.text(w, "waitSeconds", Integer.toString(waitSeconds));
+        }, r -> {
+            List<Message.DeliveredResult> out = new ArrayList<>();
+            long outstanding = 0;
+            while (next(r)) {
+                switch (r.getLocalName()) {
+                    case "result" -> out.add(SoapXml.readResult(r));
+                    case "outstanding" -> outstanding = Long.parseLong(r.getElementText().trim());
+                    default -> SoapXml.skipToEnd(r, "GetResultsResponse");
+                }
+            }
+            return new Batch(out, outstanding);
+        });
+    }
+
+    @Override
+    public CompletableFuture<Message.Attached> attach(long instanceId) {
+        return CompletableFuture.failedFuture(new FalkonException(ErrorCode.UNKNOWN_INSTANCE,
+                "taking over an instance by id is not available over the WS interface; an instance created over WS "
+                        + "lives as long as it is called within its lease"));
+    }
+
+    @Override
+    public void ack(long instanceId, long upToSeq) {
+        // GetResults hands each result out once: nothing to acknowledge
+    }
+
+    @Override
+    public void attach(long instanceId, ResultSink sink) {
+        Poller p = new Poller(instanceId, sink);
+        if (pollers.putIfAbsent(instanceId, p) == null) {
+            p.thread.start();
+        }
+    }
+
+    @Override
+    public void detach(long instanceId) {
+        Poller p = pollers.remove(instanceId);
+        if (p != null) {
+            p.stopped = true;
+            p.thread.interrupt();
+        }
+    }
+
+    @Override
+    public Executor executor() {
+        return serial;
+    }
+
+    @Override
+    public boolean connected() {
+        return !closed;
+    }
+
+    @Override
+    public String address() {
+        return uri.toString();
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Long id : new ArrayList<>(pollers.keySet())) {
+            detach(id);
+        }
+        serial.shutdown();
+    }
+
+    /** One instance's long-poll loop: GetResults until detached, results to the sink in order. */
+    private final class Poller implements Runnable {
+        final long id;
+        final ResultSink sink;
+        final Thread thread;
+        volatile boolean stopped;
+
+        Poller(long id, ResultSink sink) {
+            this.id = id;
+            this.sink = sink;
+            this.thread = new Thread(this, "falkon-ws-results-" + Long.toUnsignedString(id, 16));
+            thread.setDaemon(true);
+        }
+
+        @Override
+        public void run() {
+            while (!stopped && !closed) {
+                Batch b;
+                try {
+                    b = results(id, POLL_WAIT_SECONDS).join();
+                } catch (CompletionException e) {
+                    if (!stopped && !closed) {
+                        Throwable cause = e.getCause();
+                        serial.execute(() -> sink.connectionLost(cause));
+                    }
+                    return;
+                }
+                if (!b.results().isEmpty() && !stopped) {
+                    serial.execute(() -> sink.deliver(b.results()));
+                }
+            }
+        }
+    }
+
+    // ---- SOAP over HTTP --------------------------------------------------------------------
+
+    private interface Content {
+        void write(XMLStreamWriter w) throws XMLStreamException;
+    }
+
+    private interface Reply<T> {
+        /** Reads the response element's children (the reader is on its start tag). */
+        T read(XMLStreamReader r) throws XMLStreamException;
+    }
+
+    private <T> CompletableFuture<T> call(String op, Content content, Reply<T> reply) {
+        if (closed) {
+            return CompletableFuture.failedFuture(new ConnectionLostException("the connection to " + uri + " is closed", null));
+        }
+        byte[] body;
+        try {
+            body = envelope(op, content);
+        } catch (XMLStreamException | RuntimeException e) {
+            return CompletableFuture.failedFuture(new FalkonException("cannot write the " + op + " request", e));
+        }
+        HttpRequest req = HttpRequest.newBuilder(uri).timeout(timeout.plusSeconds(POLL_WAIT_SECONDS + 60))
+                .header("Content-Type", "text/xml; charset=UTF-8").header("SOAPAction", "\"" + NS + ":" + op + "\"")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+        return http.sendAsync(req, HttpResponse.BodyHandlers.ofByteArray()).handle((resp, err) -> {
+            if (err != null) {
+                Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+                throw new CompletionException(new ConnectionLostException(op + " to " + uri + " failed: " + cause,
+                        cause));
+            }
+            try {
+                return parse(op, resp, reply);
+            } catch (XMLStreamException | RuntimeException e) {
+                if (e instanceof FalkonException f) {
+                    throw new CompletionException(f);
+                }
+                throw new CompletionException(new FalkonException("unreadable " + op + " response from " + uri
+                        + " (HTTP " + resp.statusCode() + "): " + e.getMessage(), e));
+            }
+        });
+    }
+
+    private static byte[] envelope(String op, Content content) throws XMLStreamException {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream(512);
+        XMLStreamWriter w = OUT.createXMLStreamWriter(buf, "UTF-8");
+        w.writeStartDocument("UTF-8", "1.0");
+        w.writeStartElement("s", "Envelope", SOAP11);
+        w.writeNamespace("s", SOAP11);
+        w.writeNamespace(PREFIX, NS);
+        w.writeStartElement("s", "Body", SOAP11);
+        w.writeStartElement(PREFIX, op, NS);
+        content.write(w);
+        w.writeEndElement();
+        w.writeEndElement();
+        w.writeEndElement();
+        w.writeEndDocument();
+        w.close();
+        return buf.toByteArray();
+    }
+
+    private static <T> T parse(String op, HttpResponse<byte[]> resp, Reply<T> reply) throws XMLStreamException {
+        XMLStreamReader r = IN.createXMLStreamReader(new ByteArrayInputStream(resp.body()));
+        try {
+            // Envelope, then Body (skipping a Header), then the response or a Fault
+            r.nextTag();
+            while (r.nextTag() == XMLStreamConstants.START_ELEMENT && !r.getLocalName().equals("Body")) {
+                SoapXml.skipToEnd(r, "Envelope");
+            }
+            if (r.getEventType() != XMLStreamConstants.START_ELEMENT) {
+                throw new XMLStreamException("no SOAP Body");
+            }
+            r.nextTag();
+            if (r.getLocalName().equals("Fault")) {
+                throw new FalkonException(null, "the dispatcher refused " + op + ": " + faultReason(r));
+            }
+            if (!r.getLocalName().equals(op + "Response")) {
+                throw new XMLStreamException("expected " + op + "Response, got " + r.getLocalName());
+            }
+            return reply.read(r);
+        } finally {
+            r.close();
+        }
+    }
+
+    /** The fault's reason: SOAP 1.1 faultstring, or SOAP 1.2 Reason/Text. */
+    private static String faultReason(XMLStreamReader r) throws XMLStreamException {
+        String reason = "(no reason given)";
+        while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
+            switch (r.getLocalName()) {
+                case "faultstring" -> reason = r.getElementText();
+                case "Reason" -> {
+                    while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
+                        reason = r.getElementText();
+                    }
+                }
+                default -> SoapXml.skipToEnd(r, "Fault");
+            }
+        }
+        return reason;
+    }
+
+    /** Moves to the next child element; false at the parent's end tag. */
+    private static boolean next(XMLStreamReader r) throws XMLStreamException {
+        return r.nextTag() == XMLStreamConstants.START_ELEMENT;
+    }
+
+    @Override
+    public String toString() {
+        return "WsConnection[" + uri + "]";
+    }
+}
