@@ -41,7 +41,9 @@ class ServiceCommandsTest {
     @Test
     void dispatcherExecutorsSubmitAndStatusAsSeparateProcesses() throws Exception {
         int port = freePort();
-        Process dispatcher = start(dir, "dispatcher", "--host", "127.0.0.1", "--port", Integer.toString(port));
+        int wsPort = freePort();
+        Process dispatcher = start(dir, "dispatcher", "--host", "127.0.0.1", "--port", Integer.toString(port),
+                "--ws-port", Integer.toString(wsPort));
         List<Process> executors = new ArrayList<>();
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(dispatcher.getInputStream(),
@@ -51,6 +53,8 @@ class ServiceCommandsTest {
                 // skip log lines until the dispatcher says where it listens
             }
             assertThat(line).isEqualTo("falkon dispatcher listening on 127.0.0.1:" + port);
+            String ws = "http://127.0.0.1:" + wsPort + "/axis2/services/Falkon";
+            assertThat(out.readLine()).isEqualTo("falkon dispatcher WS interface at " + ws + " (WSDL: " + ws + "?wsdl)");
             String addr = "127.0.0.1:" + port;
             for (int i = 0; i < 2; i++) {
                 executors.add(start(dir, "executor", "--dispatcher", addr, "--slots", "2", "--id", "node" + i));
@@ -65,12 +69,22 @@ class ServiceCommandsTest {
             assertThat(r.exit()).as(r.stderr()).isZero();
             assertThat(new ObjectMapper().readTree(r.stdout()).get("succeeded").asInt()).isEqualTo(500);
 
+            // the same through the WS interface, on the same executors
+            Files.writeString(file, "echo $((6*7))\n".repeat(199) + "exit 4\n");
+            Cli.Result overWs = Cli.run(dir, "submit", "--ws", ws, "--json", "--bundle", "64", file.toString());
+            assertThat(overWs.exit()).as("one task failed: %s", overWs.stderr()).isEqualTo(1);
+            JsonNode wsSummary = new ObjectMapper().readTree(overWs.stdout());
+            assertThat(wsSummary.get("succeeded").asInt()).isEqualTo(199);
+            assertThat(wsSummary.get("failed").asInt()).isEqualTo(1);
+            assertThat(overWs.stderr()).contains("line 200: exit 4");
+
             Cli.Result status = Cli.run(dir, "status", "--dispatcher", addr);
             assertThat(status.exit()).isZero();
             assertThat(status.stdout()).contains("executors: 2 registered, 0/4 slots busy")
-                    .contains("500 completed (0 failed)").contains("node0").contains("node1");
-            JsonNode json = new ObjectMapper().readTree(Cli.run(dir, "status", "--json", "--dispatcher", addr).stdout());
-            assertThat(json.get("completed").asInt()).isEqualTo(500);
+                    .contains("700 completed (1 failed)").contains("node0").contains("node1");
+            JsonNode json = new ObjectMapper().readTree(Cli.run(dir, "status", "--json", "--ws", ws).stdout());
+            assertThat(json.get("completed").asInt()).isEqualTo(700);
+            assertThat(json.get("instances").asInt()).isZero();
         } finally {
             dispatcher.destroy();
             assertThat(dispatcher.waitFor(30, TimeUnit.SECONDS)).isTrue();
