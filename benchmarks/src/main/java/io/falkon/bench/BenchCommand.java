@@ -6,6 +6,7 @@ import picocli.CommandLine.Command;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks: reproduce the papers' figures on this machine.",
         subcommands = {ThroughputBenchmark.class, QueueBenchmark.class, JournalBenchmark.class, ChaosBenchmark.class,
-                SchedulerBenchmark.class, MonotonicBenchmark.class, AllPairsBenchmark.class})
+                SchedulerBenchmark.class, MonotonicBenchmark.class, AllPairsBenchmark.class,
+                WsBenchmark.class})
 public final class BenchCommand {
 }

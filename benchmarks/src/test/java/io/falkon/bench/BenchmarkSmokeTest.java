@@ -50,4 +50,18 @@ class BenchmarkSmokeTest {
         assertThat(row.get("liveBytesPerQueuedTask").asDouble()).isPositive();
         assertThat(row.get("drainTasksPerSecond").asDouble()).isPositive();
     }
+
+    @Test
+    void wsMeasuresSequentialCallsAndEachBundleSize() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("ws", "--bundles", "1,50", "--tasks", "500",
+                "--small-tasks", "100", "--calls", "20", "--rounds", "1", "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode rows = new ObjectMapper().readTree(out.resolve("ws.json").toFile()).get("rows");
+        assertThat(rows.findValuesAsText("measure")).containsExactly("sequential Submit(1 task)",
+                "sequential GetStatus", "end-to-end", "end-to-end");
+        assertThat(rows.findValuesAsText("bundle")).containsExactly("1", "0", "1", "50");
+        for (JsonNode r : rows) {
+            assertThat(r.get("wsCallsPerSecond").asDouble()).as(r.toString()).isPositive();
+        }
+    }
 }

@@ -52,6 +52,12 @@ public final class WsConnection implements Connection {
     private static final String SOAP11 = "http://schemas.xmlsoap.org/soap/envelope/";
     /** How long one GetResults waits on the dispatcher before it is sent again. */
     private static final int POLL_WAIT_SECONDS = 20;
+    /**
+     * Submits in flight at once: enough to keep the dispatcher's HTTP workers busy while one
+     * request is on the wire, without opening a connection per bundle (HTTP/1.1 carries one
+     * exchange at a time per connection).
+     */
+    private static final int MAX_CONCURRENT_SUBMITS = 8;
 
     static {
         IN.setProperty(XMLInputFactory.SUPPORT_DTD, false);
@@ -63,6 +69,8 @@ public final class WsConnection implements Connection {
     private final Duration timeout;
     private final ExecutorService serial;
     private final Map<Long, Poller> pollers = new ConcurrentHashMap<>();
+    private final java.util.Queue<Runnable> waitingSubmits = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final AtomicInteger activeSubmits = new AtomicInteger();
     private volatile boolean closed;
 
     private WsConnection(URI uri, Duration connectTimeout) {
@@ -140,6 +148,41 @@ public final class WsConnection implements Connection {
 
     @Override
     public CompletableFuture<Integer> submit(long instanceId, List<Message.SubmittedTask> bundle) {
+        CompletableFuture<Integer> done = new CompletableFuture<>();
+        waitingSubmits.add(() -> sendSubmit(instanceId, bundle).whenComplete((n, err) -> {
+            activeSubmits.decrementAndGet();
+            startSubmits();
+            if (err != null) {
+                done.completeExceptionally(err instanceof CompletionException && err.getCause() != null
+                        ? err.getCause() : err);
+            } else {
+                done.complete(n);
+            }
+        }));
+        startSubmits();
+        return done;
+    }
+
+    /** Starts waiting submits while fewer than {@link #MAX_CONCURRENT_SUBMITS} are in flight. */
+    private void startSubmits() {
+        while (!waitingSubmits.isEmpty()) {
+            int active = activeSubmits.get();
+            if (active >= MAX_CONCURRENT_SUBMITS) {
+                return; // the one that finishes next starts more
+            }
+            if (!activeSubmits.compareAndSet(active, active + 1)) {
+                continue;
+            }
+            Runnable next = waitingSubmits.poll();
+            if (next == null) {
+                activeSubmits.decrementAndGet();
+                continue; // another thread took it; look again
+            }
+            next.run();
+        }
+    }
+
+    private CompletableFuture<Integer> sendSubmit(long instanceId, List<Message.SubmittedTask> bundle) {
         return call("Submit", w -> {
             SoapXml.text(w, "key", Long.toUnsignedString(instanceId, 16));
             for (int i = 0, n = bundle.size(); i < n; i++) {

@@ -168,7 +168,7 @@ final class WsOperations extends AbstractInOutMessageReceiver {
                         throw WsFault.client("Submit: the bundle has more than " + max
                                 + " tasks, the maximum per Submit (split it, or raise --ws-max-bundle)");
                     }
-                    tasks.add(SoapXml.readTask(r, "Submit: task " + tasks.size() + " of the bundle"));
+                    tasks.add(SoapXml.readTask(r, "Submit", tasks.size()));
                 }
                 default -> throw unexpected("Submit", r, "key, task");
             }

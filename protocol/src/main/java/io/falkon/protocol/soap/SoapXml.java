@@ -100,10 +100,22 @@ public final class SoapXml {
     /**
      * Reads the {@code <task>} element the reader is positioned on, leaving it on its end tag.
      *
-     * @param where how to name this task in an error, e.g. {@code "task 3 of the bundle"}
+     * @param op    the operation, to name in an error
+     * @param index the task's position in the bundle, to name in an error
      * @throws SoapInputException naming the task and the element when it is not a valid task
      */
-    public static ParsedTask readTask(XMLStreamReader r, String where) throws XMLStreamException {
+    public static ParsedTask readTask(XMLStreamReader r, String op, int index) throws XMLStreamException {
+        try {
+            return readTask(r);
+        } catch (SoapInputException p) {
+            // the task's name is only put together when something is wrong with it
+            throw new SoapInputException(op + ": task " + index + " of the bundle" + p.getMessage());
+        }
+    }
+
+    /** Reads a task; a problem's message starts with ": " for the caller to put the task's name before. */
+    private static ParsedTask readTask(XMLStreamReader r) throws XMLStreamException {
+        final String where = "";
         Long id = null;
         String idText = r.getAttributeValue(null, "id");
         if (idText != null) {
@@ -235,7 +247,9 @@ public final class SoapXml {
         // never writeEmptyElement: Axiom's serializer closes the tag before the attributes come
         w.writeStartElement(PREFIX, "result", NS);
         w.writeAttribute("id", Long.toString(r.clientTaskId()));
-        w.writeAttribute("seq", Long.toString(r.seq()));
+        if (r.seq() != 0) {
+            w.writeAttribute("seq", Long.toString(r.seq())); // only results kept for acknowledgement have one
+        }
         w.writeAttribute("status", x.status().name());
         w.writeAttribute("exitCode", Integer.toString(x.exitCode()));
         w.writeAttribute("attempt", Integer.toString(r.attempt()));
@@ -271,27 +285,52 @@ public final class SoapXml {
 
     /** Reads the {@code <result>} element the reader is positioned on, leaving it on its end tag. */
     public static Message.DeliveredResult readResult(XMLStreamReader r) throws XMLStreamException {
-        String where = "<result>";
-        long id = parseLong(attr(r, "id", where), where + " id");
-        long seq = parseLong(attr(r, "seq", where), where + " seq");
-        TaskStatus status;
-        try {
-            status = TaskStatus.valueOf(attr(r, "status", where));
-        } catch (IllegalArgumentException e) {
-            throw new SoapInputException(where + ": unknown status '" + r.getAttributeValue(null, "status") + "'");
+        long id = -1;
+        long seq = 0;
+        TaskStatus status = null;
+        int exitCode = -1;
+        int attempt = 0;
+        String executor = "";
+        int flags = 0;
+        long submitted = 0;
+        long dispatched = 0;
+        long completed = 0;
+        long started = 0;
+        long finished = 0;
+        // one pass over the attributes: a result is mostly attributes, and there are many results
+        for (int i = 0, n = r.getAttributeCount(); i < n; i++) {
+            String v = r.getAttributeValue(i);
+            switch (r.getAttributeLocalName(i)) {
+                case "id" -> id = parseLong(v, "<result> id");
+                case "seq" -> seq = parseLong(v, "<result> seq");
+                case "status" -> {
+                    try {
+                        status = TaskStatus.valueOf(v);
+                    } catch (IllegalArgumentException e) {
+                        throw new SoapInputException("<result>: unknown status '" + v + "'");
+                    }
+                }
+                case "exitCode" -> exitCode = (int) parseLong(v, "<result> exitCode");
+                case "attempt" -> attempt = (int) parseLong(v, "<result> attempt");
+                case "executor" -> executor = v;
+                case "noExec" -> flags |= "true".equals(v) ? Execution.NO_EXEC : 0;
+                case "submitted" -> submitted = parseLong(v, "<result> submitted");
+                case "dispatched" -> dispatched = parseLong(v, "<result> dispatched");
+                case "completed" -> completed = parseLong(v, "<result> completed");
+                case "started" -> started = parseLong(v, "<result> started");
+                case "finished" -> finished = parseLong(v, "<result> finished");
+                default -> {
+                    // an attribute of a later version: ignored
+                }
+            }
         }
-        int exitCode = (int) parseLong(attr(r, "exitCode", where), where + " exitCode");
-        int attempt = (int) parseLong(attr(r, "attempt", where), where + " attempt");
-        String executor = attr(r, "executor", where);
-        int flags = "true".equals(r.getAttributeValue(null, "noExec")) ? Execution.NO_EXEC : 0;
-        long submitted = parseLong(attr(r, "submitted", where), where + " submitted");
-        long dispatched = parseLong(attr(r, "dispatched", where), where + " dispatched");
-        long completed = parseLong(attr(r, "completed", where), where + " completed");
-        long started = parseLong(attr(r, "started", where), where + " started");
-        long finished = parseLong(attr(r, "finished", where), where + " finished");
+        if (id < 0 || status == null) {
+            throw new SoapInputException("<result> needs the attributes id and status");
+        }
         byte[] stdout = new byte[0];
         byte[] stderr = new byte[0];
         String detail = "";
+        String where = "<result id=\"" + id + "\">";
         while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
             switch (r.getLocalName()) {
                 case "stdout" -> {
