@@ -14,12 +14,18 @@ class ArchitectureTest {
     @ArchTest
     static final ArchRule coreAndPoliciesDoNoNetworking = noClasses()
             .that().resideInAnyPackage("..dispatcher.core..", "..dispatcher.policy..")
-            .should().dependOnClassesThat().resideInAnyPackage("io.netty..", "java.net..", "java.nio.channels..")
+            .should().dependOnClassesThat().resideInAnyPackage("io.netty..", "java.net..", "java.nio.channels..",
+                    "org.apache.axis2..", "org.apache.axiom..")
             .because("the scheduler owns its state on one thread and does no I/O");
 
     @ArchTest
     static final ArchRule coreKnowsNoTransport = noClasses().that().resideInAPackage("..dispatcher.core..")
-            .should().dependOnClassesThat().resideInAPackage("..dispatcher.transport..");
+            .should().dependOnClassesThat().resideInAnyPackage("..dispatcher.transport..", "..dispatcher.ws..");
+
+    @ArchTest
+    static final ArchRule transportsAreIndependent = noClasses().that().resideInAPackage("..dispatcher.ws..")
+            .should().dependOnClassesThat().resideInAPackage("..dispatcher.transport..")
+            .because("the TCP and WS transports each talk to the scheduler only");
 
     @ArchTest
     static final ArchRule policiesSeeOnlyTheirInterfaces = noClasses().that().resideInAPackage("..dispatcher.policy..")
