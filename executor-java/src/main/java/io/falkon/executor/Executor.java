@@ -118,6 +118,9 @@ public final class Executor implements AutoCloseable {
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
     private final AtomicBoolean lingerScheduled = new AtomicBoolean();
     private final AtomicInteger unsent = new AtomicInteger();
+    /** Tasks received and not yet reported back; with {@link #idleSinceNanos}, for --idle-exit. */
+    private final AtomicInteger holding = new AtomicInteger();
+    private volatile long idleSinceNanos = System.nanoTime();
     private final CompletableFuture<Void> firstRegistration = new CompletableFuture<>();
     private final CompletableFuture<String> terminated = new CompletableFuture<>();
     private volatile Channel channel;
@@ -232,6 +235,10 @@ public final class Executor implements AutoCloseable {
                     + (cf.cause() == null ? "timed out" : cf.cause().getMessage()), cf.cause());
         }
         opened(cf.channel());
+        if (!config.idleExit().isZero()) {
+            long checkMillis = Math.max(50, Math.min(1000, config.idleExit().toMillis() / 4));
+            group.scheduleAtFixedRate(this::leaveIfIdle, checkMillis, checkMillis, TimeUnit.MILLISECONDS);
+        }
         if (cache != null) {
             // the index is loosely coherent: a full summary now and then repairs any drift
             group.scheduleAtFixedRate(this::sendFullSummary, CACHE_SUMMARY_SECONDS, CACHE_SUMMARY_SECONDS,
@@ -367,6 +374,9 @@ public final class Executor implements AutoCloseable {
             return;
         }
         unsent.addAndGet(-batch.size());
+        if (holding.addAndGet(-batch.size()) <= 0) {
+            idleSinceNanos = System.nanoTime();
+        }
         Channel ch = channel;
         if (ch != null && ch.isActive()) {
             ch.writeAndFlush(new Message.Result(batch.size(), batch), ch.voidPromise());
@@ -375,6 +385,7 @@ public final class Executor implements AutoCloseable {
 
     private void dispatched(ChannelHandlerContext ctx, Message.Dispatch d) {
         List<Message.DispatchedTask> tasks = d.tasks();
+        idleSinceNanos = System.nanoTime();
         if (closing) {
             // leaving: refuse, so that the dispatcher sends them elsewhere at once
             List<Message.TaskResult> refused = new ArrayList<>(tasks.size());
@@ -398,6 +409,7 @@ public final class Executor implements AutoCloseable {
             return;
         }
         int gen = generation;
+        holding.addAndGet(tasks.size());
         for (Message.DispatchedTask t : tasks) {
             TaskSpec spec;
             try {
@@ -568,6 +580,19 @@ public final class Executor implements AutoCloseable {
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             log.warn("executor {}: connection failed: {}", config.executorId(), cause.toString());
             ctx.close();
+        }
+    }
+
+    /** On the I/O thread: with --idle-exit, leaves once no task has been held for that long. */
+    private void leaveIfIdle() {
+        if (holding.get() > 0 || closed.get()) {
+            return;
+        }
+        long idle = System.nanoTime() - idleSinceNanos;
+        if (idle >= config.idleExit().toNanos()) {
+            log.info("executor {} idle for {} s: leaving", config.executorId(), config.idleExit().toSeconds());
+            terminated.complete("idle for " + config.idleExit().toSeconds() + " s");
+            new Thread(this::close, "falkon-idle-exit").start(); // close() waits for this very event loop
         }
     }
 

@@ -26,6 +26,10 @@ public final class ExecutorCommand implements Callable<Integer> {
             + "to measure dispatch overhead")
     boolean noExec;
 
+    @Option(names = "--idle-exit", paramLabel = "SECONDS", description = "leave after holding no task for this "
+            + "long (the provisioner's distributed release; default: 0 = never)")
+    double idleExitSeconds;
+
     @Option(names = "--id", description = "executor id, unique per dispatcher (default: host-pid-n)")
     String id;
 
@@ -105,7 +109,8 @@ public final class ExecutorCommand implements Callable<Integer> {
         }
         ExecutorConfig cfg = ExecutorConfig.of(hp.host(), hp.port()).withSlots(slots).withNoExec(noExec)
                 .withOutputCap(outputCap).withWorkDir(workDir).withToken(token).withRunner(runner).withPrefetch(prefetch)
-                .withReconnectFor(java.time.Duration.ofSeconds(reconnectForSeconds));
+                .withReconnectFor(java.time.Duration.ofSeconds(reconnectForSeconds))
+                .withIdleExit(java.time.Duration.ofMillis(Math.round(Math.max(0, idleExitSeconds) * 1000)));
         if (id != null) {
             cfg = cfg.withId(id);
         }

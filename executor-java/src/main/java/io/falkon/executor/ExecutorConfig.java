@@ -28,6 +28,7 @@ public final class ExecutorConfig {
     private final SlotPool.Runner runner;
     private final int prefetch;
     private final Duration reconnectFor;
+    private final Duration idleExit;
     private final long cacheCapacity;
     private final Path cacheDir;
     private final String eviction;
@@ -50,6 +51,10 @@ public final class ExecutorConfig {
         this.runner = Objects.requireNonNull(b.runner, "runner");
         this.prefetch = b.prefetch;
         this.reconnectFor = Objects.requireNonNull(b.reconnectFor, "reconnectFor");
+        this.idleExit = Objects.requireNonNull(b.idleExit, "idleExit");
+        if (idleExit.isNegative()) {
+            throw new IllegalArgumentException("idle exit must not be negative");
+        }
         this.cacheCapacity = b.cacheCapacity;
         this.cacheDir = b.cacheDir;
         this.eviction = Objects.requireNonNull(b.eviction, "eviction");
@@ -153,6 +158,15 @@ public final class ExecutorConfig {
         return reconnectFor;
     }
 
+    /**
+     * Leave after holding no task for this long (zero: never). The provisioner's distributed
+     * release policy: an idle executor gives its node back, and an allocation whose executors have
+     * all left ends.
+     */
+    public Duration idleExit() {
+        return idleExit;
+    }
+
     /** Bytes the data cache may hold; 0 for no cache (inputs are then read from the store for each task). */
     public long cacheCapacity() {
         return cacheCapacity;
@@ -224,6 +238,10 @@ public final class ExecutorConfig {
         return toBuilder().reconnectFor(d).build();
     }
 
+    public ExecutorConfig withIdleExit(Duration d) {
+        return toBuilder().idleExit(d).build();
+    }
+
     /** A data cache of {@code capacity} bytes with this eviction policy and shared store root. */
     public ExecutorConfig withCache(long capacity, String eviction, Path storeRoot) {
         return toBuilder().cacheCapacity(capacity).eviction(eviction).storeRoot(storeRoot).build();
@@ -242,6 +260,7 @@ public final class ExecutorConfig {
         b.runner = runner;
         b.prefetch = prefetch;
         b.reconnectFor = reconnectFor;
+        b.idleExit = idleExit;
         b.cacheCapacity = cacheCapacity;
         b.cacheDir = cacheDir;
         b.eviction = eviction;
@@ -267,6 +286,7 @@ public final class ExecutorConfig {
         private SlotPool.Runner runner = SlotPool.Runner.AUTO;
         private int prefetch;
         private Duration reconnectFor = Duration.ofMinutes(10);
+        private Duration idleExit = Duration.ZERO;
         private long cacheCapacity;
         private Path cacheDir;
         private String eviction = "lru";
@@ -332,6 +352,11 @@ public final class ExecutorConfig {
 
         public Builder reconnectFor(Duration v) {
             reconnectFor = v;
+            return this;
+        }
+
+        public Builder idleExit(Duration v) {
+            idleExit = v;
             return this;
         }
 

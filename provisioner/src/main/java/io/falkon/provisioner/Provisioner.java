@@ -1,0 +1,211 @@
+package io.falkon.provisioner;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.falkon.provisioner.core.Allocation;
+import io.falkon.provisioner.core.Planner;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+/**
+ * Multi-level scheduling's first level: watches a dispatcher (queue, executors) and grows and
+ * shrinks its executor pool through a batch scheduler. Every poll interval it reads the
+ * dispatcher's status document and the scheduler's job states, lets the {@link Planner} decide,
+ * and submits or cancels jobs through the {@link LrmAdapter}. Allocations and their stages are in
+ * {@link #statusJson()}.
+ */
+public final class Provisioner implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Provisioner.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * How to provision.
+     *
+     * @param executorCommand the command that starts one executor pointed at the dispatcher (the
+     *                        provisioner adds {@code --slots}, {@code --idle-exit} and {@code --id})
+     * @param name            prefix of job names and executor ids
+     */
+    public record Config(Planner.Bounds bounds, AcquisitionPolicy acquisition, ReleasePolicy release,
+                         List<String> executorCommand, Duration pollInterval, Path workDir, String name) {
+        public Config {
+            Objects.requireNonNull(bounds, "bounds");
+            Objects.requireNonNull(acquisition, "acquisition");
+            Objects.requireNonNull(release, "release");
+            executorCommand = List.copyOf(executorCommand);
+            Objects.requireNonNull(workDir, "workDir");
+            if (pollInterval.toMillis() < 10) {
+                throw new IllegalArgumentException("poll interval must be at least 10 ms");
+            }
+        }
+    }
+
+    private final Config config;
+    private final LrmAdapter lrm;
+    private final Supplier<String> dispatcherStatus;
+    private final Planner planner;
+    private final Thread thread;
+    private final long startedMillis = System.currentTimeMillis();
+    private volatile boolean stopping;
+    private volatile String lastError = "";
+    private int sequence;
+
+    private Provisioner(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus) {
+        this.config = config;
+        this.lrm = lrm;
+        this.dispatcherStatus = dispatcherStatus;
+        this.planner = new Planner(config.bounds(), config.acquisition(), config.release());
+        this.thread = new Thread(this::loop, "falkon-provisioner");
+        thread.setDaemon(true);
+    }
+
+    /** Starts provisioning for the dispatcher whose status document {@code dispatcherStatus} returns. */
+    public static Provisioner start(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus) {
+        Provisioner p = new Provisioner(config, lrm, dispatcherStatus);
+        p.thread.start();
+        log.info("provisioner started: {} via {}, {} acquisition, {} release", config.name(), lrm.name(),
+                config.acquisition().name(), describe(config.release()));
+        return p;
+    }
+
+    private static String describe(ReleasePolicy r) {
+        if (r.never()) {
+            return "no";
+        }
+        return (r.centralized() ? "centralized (queue below " + r.queueBelow() + " for " : "distributed (idle ")
+                + r.idle().toMillis() / 1000.0 + " s)";
+    }
+
+    private void loop() {
+        while (!stopping) {
+            try {
+                step();
+                lastError = "";
+            } catch (IOException | RuntimeException e) {
+                lastError = e.getMessage() == null ? e.toString() : e.getMessage();
+                log.warn("provisioner: {}", lastError);
+            }
+            try {
+                Thread.sleep(config.pollInterval().toMillis()); // a poll period, not a synchronisation
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private synchronized void step() throws IOException {
+        JsonNode st = JSON.readTree(dispatcherStatus.get());
+        Map<String, Integer> registered = new HashMap<>();
+        Map<String, Integer> busy = new HashMap<>();
+        for (JsonNode e : st.path("executorList")) {
+            String alloc = allocationOf(e.path("id").asText());
+            if (alloc != null) {
+                registered.merge(alloc, 1, Integer::sum);
+                if (e.path("running").asInt() > 0) {
+                    busy.merge(alloc, 1, Integer::sum);
+                }
+            }
+        }
+        Map<String, JobState> jobs = lrm.states(planner.activeJobIds());
+        long now = System.currentTimeMillis();
+        Planner.Decision d = planner.decide(new Planner.Observation(now, st.path("queued").asLong(),
+                st.path("running").asLong(), st.path("executors").path("slots").asLong(), registered, busy, jobs));
+        for (Allocation a : d.cancel()) {
+            log.info("provisioner: releasing {} (job {}): its executors are idle and the queue is short", a.name(),
+                    a.jobId());
+            lrm.cancel(a.jobId());
+        }
+        if (d.requestNodes() > 0 && !stopping) {
+            String name = config.name() + "-a" + (++sequence);
+            JobRequest req = new JobRequest(name, d.requestNodes(), config.bounds().slotsPerNode(),
+                    Duration.ofSeconds(Math.max(60, config.bounds().allocationSeconds())), executorCommand(),
+                    config.workDir());
+            String id = lrm.submit(req);
+            planner.requested(name, d.requestNodes(), id, now);
+            log.info("provisioner: requested {} node(s) as {} (job {})", d.requestNodes(), name, id);
+        }
+    }
+
+    private List<String> executorCommand() {
+        List<String> cmd = new ArrayList<>(config.executorCommand());
+        cmd.add("--slots");
+        cmd.add(Integer.toString(config.bounds().slotsPerNode()));
+        if (!config.release().centralized() && !config.release().never()) {
+            cmd.add("--idle-exit");
+            cmd.add(Double.toString(config.release().idle().toMillis() / 1000.0));
+        }
+        return cmd;
+    }
+
+    /** The allocation an executor id names ({@code NAME-aN-HOST-PID}), or null for executors not ours. */
+    private String allocationOf(String executorId) {
+        String prefix = config.name() + "-a";
+        if (!executorId.startsWith(prefix)) {
+            return null;
+        }
+        int end = executorId.indexOf('-', prefix.length());
+        return end < 0 ? null : executorId.substring(0, end);
+    }
+
+    /** The allocations so far with their stages and times, and the provisioner's settings (JSON). */
+    public synchronized String statusJson() {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("lrm", lrm.name());
+        o.put("acquisition", config.acquisition().name());
+        o.put("release", describe(config.release()));
+        o.put("lastError", lastError);
+        ArrayNode list = o.putArray("allocations");
+        for (Allocation a : planner.allocations()) {
+            ObjectNode n = list.addObject();
+            n.put("name", a.name());
+            n.put("jobId", a.jobId());
+            n.put("nodes", a.nodes());
+            n.put("stage", a.stage().name().toLowerCase(java.util.Locale.ROOT));
+            n.put("registered", a.registered());
+            ObjectNode at = n.putObject("secondsAfterStart");
+            for (Allocation.Stage s : Allocation.Stage.values()) {
+                if (a.at(s) >= 0) {
+                    at.put(s.name().toLowerCase(java.util.Locale.ROOT), (a.at(s) - startedMillis) / 1000.0);
+                }
+            }
+        }
+        return o.toString();
+    }
+
+    /** The allocations so far (a snapshot, for reports). */
+    public synchronized List<Allocation> allocations() {
+        return List.copyOf(planner.allocations());
+    }
+
+    /** Stops deciding and cancels every allocation still active. */
+    @Override
+    public void close() {
+        stopping = true;
+        thread.interrupt();
+        try {
+            thread.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        synchronized (this) {
+            for (String id : planner.activeJobIds()) {
+                try {
+                    lrm.cancel(id);
+                } catch (IOException e) {
+                    log.warn("provisioner: cannot cancel job {}: {}", id, e.getMessage());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+package io.falkon.provisioner.core;
+
+import io.falkon.provisioner.AcquisitionPolicy;
+import io.falkon.provisioner.JobState;
+import io.falkon.provisioner.ReleasePolicy;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The provisioner's decisions, with no I/O and no clock of its own (time comes in with each
+ * observation), so that the policies can be tested step by step: given what the dispatcher and the
+ * scheduler report, how many nodes to request now and which allocations to cancel.
+ */
+public final class Planner {
+
+    /** Bounds of the pool. */
+    public record Bounds(int minNodes, int maxNodes, int maxNodesPerAllocation, int slotsPerNode,
+                         long allocationSeconds, double meanTaskSeconds) {
+        public Bounds {
+            if (minNodes < 0 || maxNodes < Math.max(1, minNodes) || maxNodesPerAllocation < 1 || slotsPerNode < 1) {
+                throw new IllegalArgumentException("need 0 <= min nodes <= max nodes, max nodes >= 1, "
+                        + "nodes per allocation >= 1 and slots per node >= 1");
+            }
+        }
+    }
+
+    /**
+     * One look at the world.
+     *
+     * @param queued        tasks waiting in the dispatcher's queue
+     * @param running       tasks running
+     * @param totalSlots    slots of every registered executor (ours and any others)
+     * @param registered    executors registered now, per allocation name
+     * @param busy          of those, the executors running something, per allocation name
+     * @param jobs          the scheduler's state of each active allocation's job
+     */
+    public record Observation(long nowMillis, long queued, long running, long totalSlots,
+                              Map<String, Integer> registered, Map<String, Integer> busy, Map<String, JobState> jobs) {
+    }
+
+    /** What to do now. */
+    public record Decision(int requestNodes, List<Allocation> cancel) {
+    }
+
+    private final Bounds bounds;
+    private final AcquisitionPolicy acquisition;
+    private final ReleasePolicy release;
+    private final List<Allocation> allocations = new ArrayList<>();
+    private int lastRequest;
+    private int requests;
+    private long queueLowSince = -1;
+
+    public Planner(Bounds bounds, AcquisitionPolicy acquisition, ReleasePolicy release) {
+        this.bounds = bounds;
+        this.acquisition = acquisition;
+        this.release = release;
+    }
+
+    public Decision decide(Observation o) {
+        int activeNodes = 0;
+        long pendingSlots = 0;
+        for (Allocation a : allocations) {
+            if (!a.active()) {
+                continue;
+            }
+            JobState js = o.jobs().get(a.jobId());
+            int reg = o.registered().getOrDefault(a.name(), 0);
+            a.registered(reg);
+            if (js == JobState.DONE) {
+                a.reach(Allocation.Stage.RELEASED, o.nowMillis());
+                continue;
+            }
+            if (js == JobState.RUNNING || reg > 0) {
+                a.reach(Allocation.Stage.RUNNING, o.nowMillis());
+            } else if (js == JobState.QUEUED) {
+                a.reach(Allocation.Stage.QUEUED, o.nowMillis());
+            }
+            a.busy(o.busy().getOrDefault(a.name(), 0) > 0, o.nowMillis());
+            if (reg >= a.nodes()) {
+                a.reach(Allocation.Stage.REGISTERED, o.nowMillis());
+            }
+            activeNodes += a.nodes();
+            if (a.maxRegistered() < a.nodes() && !a.cancelRequested()) {
+                pendingSlots += (long) (a.nodes() - a.maxRegistered()) * bounds.slotsPerNode(); // on their way
+            }
+        }
+
+        int request = 0;
+        long demand = o.queued() + o.running();
+        long capacity = o.totalSlots() + pendingSlots;
+        int room = bounds.maxNodes() - activeNodes;
+        if (room > 0) {
+            int needed = demand > capacity ? (int) Math.min(Integer.MAX_VALUE,
+                    (demand - capacity + bounds.slotsPerNode() - 1) / bounds.slotsPerNode()) : 0;
+            needed = Math.max(needed, bounds.minNodes() - activeNodes);
+            if (needed > 0) {
+                int asked = demand > capacity ? acquisition.nodes(new AcquisitionPolicy.Demand(needed, lastRequest,
+                        requests, o.queued(), bounds.slotsPerNode(), bounds.meanTaskSeconds(),
+                        bounds.allocationSeconds())) : needed;
+                request = Math.max(1, Math.min(Math.min(asked, needed), Math.min(room, bounds.maxNodesPerAllocation())));
+            }
+        }
+
+        List<Allocation> cancel = Collections.emptyList();
+        if (release.centralized() && !release.never()) {
+            if (o.queued() < release.queueBelow()) {
+                if (queueLowSince < 0) {
+                    queueLowSince = o.nowMillis();
+                }
+                if (o.nowMillis() - queueLowSince >= release.idle().toMillis()) {
+                    cancel = idleAllocations(o, activeNodes);
+                }
+            } else {
+                queueLowSince = -1;
+            }
+        }
+        return new Decision(request, cancel);
+    }
+
+    /**
+     * Registered allocations none of whose executors has been busy for the idle time, newest first,
+     * keeping the minimum number of nodes.
+     */
+    private List<Allocation> idleAllocations(Observation o, int activeNodes) {
+        List<Allocation> out = new ArrayList<>();
+        int left = activeNodes;
+        for (int i = allocations.size() - 1; i >= 0; i--) {
+            Allocation a = allocations.get(i);
+            if (a.active() && !a.cancelRequested() && a.stage() == Allocation.Stage.REGISTERED
+                    && a.idleSince() >= 0 && o.nowMillis() - a.idleSince() >= release.idle().toMillis()
+                    && left - a.nodes() >= bounds.minNodes()) {
+                a.cancelled();
+                left -= a.nodes();
+                out.add(a);
+            }
+        }
+        return out;
+    }
+
+    /** Records a request the scheduler accepted. */
+    public Allocation requested(String name, int nodes, String jobId, long nowMillis) {
+        Allocation a = new Allocation(name, nodes, jobId, nowMillis);
+        allocations.add(a);
+        lastRequest = nodes;
+        requests++;
+        return a;
+    }
+
+    /** Marks an allocation released without waiting for the scheduler (e.g. its submit failed later). */
+    public void released(Allocation a, long nowMillis) {
+        a.reach(Allocation.Stage.RELEASED, nowMillis);
+    }
+
+    public List<Allocation> allocations() {
+        return Collections.unmodifiableList(allocations);
+    }
+
+    public List<String> activeJobIds() {
+        List<String> ids = new ArrayList<>();
+        for (Allocation a : allocations) {
+            if (a.active()) {
+                ids.add(a.jobId());
+            }
+        }
+        return ids;
+    }
+}

@@ -1,0 +1,74 @@
+package io.falkon.provisioner.lrm;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/** Runs a scheduler's command line tools (sbatch, squeue, ...) and reports failures with what they printed. */
+public class Shell {
+    private final Map<String, String> env;
+    private final Duration timeout;
+
+    /** @param env extra environment for every command (e.g. PATH with the scheduler's tools first) */
+    public Shell(Map<String, String> env, Duration timeout) {
+        this.env = Map.copyOf(env);
+        this.timeout = timeout;
+    }
+
+    public Shell() {
+        this(Map.of(), Duration.ofSeconds(60));
+    }
+
+    /** What a command printed and how it exited. */
+    public record Result(int exit, String stdout, String stderr) {
+    }
+
+    /** Runs {@code cmd}; fails with its stderr when it exits non-zero. */
+    public String check(List<String> cmd) throws IOException {
+        Result r = run(cmd);
+        if (r.exit() != 0) {
+            throw new IOException(String.join(" ", cmd) + " failed (exit " + r.exit() + "): "
+                    + (r.stderr().isBlank() ? r.stdout().strip() : r.stderr().strip()));
+        }
+        return r.stdout();
+    }
+
+    /** Runs {@code cmd} and returns how it ended, whatever that was. */
+    public Result run(List<String> cmd) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        pb.environment().putAll(env);
+        Process p;
+        try {
+            p = pb.start();
+        } catch (IOException e) {
+            throw new IOException("cannot run " + cmd.get(0) + ": " + e.getMessage()
+                    + " (is the scheduler's client installed and on the PATH?)", e);
+        }
+        CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(p.getErrorStream()));
+        byte[] out = readAll(p.getInputStream());
+        try {
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                throw new IOException(String.join(" ", cmd) + " did not finish within " + timeout.toSeconds() + " s");
+            }
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while running " + cmd.get(0), e);
+        }
+        return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8),
+                new String(err.join(), StandardCharsets.UTF_8));
+    }
+
+    private static byte[] readAll(java.io.InputStream in) {
+        try (in) {
+            return in.readAllBytes();
+        } catch (IOException e) {
+            return new byte[0];
+        }
+    }
+}

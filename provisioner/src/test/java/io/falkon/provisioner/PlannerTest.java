@@ -1,0 +1,124 @@
+package io.falkon.provisioner;
+
+import io.falkon.provisioner.core.Allocation;
+import io.falkon.provisioner.core.Planner;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The planner step by step, time given by the test: acquisition policies, stages, releases, bounds. */
+class PlannerTest {
+    private static final Planner.Bounds BOUNDS = new Planner.Bounds(0, 64, 32, 2, 60, 1.0);
+
+    /** Drives a planner whose requests are accepted but never start: the sizes it asks for in a row. */
+    private static List<Integer> requestSizes(AcquisitionPolicy policy, long queued, int decisions) {
+        Planner p = new Planner(BOUNDS, policy, ReleasePolicy.distributed(Duration.ofSeconds(10)));
+        List<Integer> sizes = new ArrayList<>();
+        Map<String, JobState> jobs = new HashMap<>();
+        for (int i = 0; i < decisions; i++) {
+            Planner.Decision d = p.decide(new Planner.Observation(i * 1000L, queued, 0, 0, Map.of(), Map.of(), jobs));
+            sizes.add(d.requestNodes());
+            if (d.requestNodes() > 0) {
+                p.requested("t-a" + i, d.requestNodes(), "job" + i, i * 1000L);
+                jobs.put("job" + i, JobState.QUEUED);
+            }
+        }
+        return sizes;
+    }
+
+    @Test
+    void eachAcquisitionPolicyAsksForItsSequenceUntilTheQueueIsCovered() {
+        // 40 queued tasks at 2 slots per node need 20 nodes
+        assertThat(requestSizes(AcquisitionPolicy.ONE_AT_A_TIME, 40, 4)).containsExactly(1, 1, 1, 1);
+        assertThat(requestSizes(AcquisitionPolicy.ADDITIVE, 40, 7)).containsExactly(1, 2, 3, 4, 5, 5, 0);
+        assertThat(requestSizes(AcquisitionPolicy.EXPONENTIAL, 40, 6)).containsExactly(1, 2, 4, 8, 5, 0);
+        assertThat(requestSizes(AcquisitionPolicy.ALL_AT_ONCE, 40, 2)).containsExactly(20, 0);
+        // optimal: 40 tasks x 1 s over 2 slots x 60 s: one node finishes them within an allocation
+        assertThat(requestSizes(AcquisitionPolicy.OPTIMAL, 40, 2)).containsExactly(1, 1);
+        assertThat(requestSizes(AcquisitionPolicy.OPTIMAL, 600, 1)).containsExactly(5);
+    }
+
+    @Test
+    void requestsRespectTheMaximumNodesAndTheNodesPerAllocation() {
+        Planner p = new Planner(new Planner.Bounds(0, 10, 4, 1, 60, 1), AcquisitionPolicy.ALL_AT_ONCE,
+                ReleasePolicy.distributed(Duration.ZERO));
+        Map<String, JobState> jobs = new HashMap<>();
+        List<Integer> sizes = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            int n = p.decide(new Planner.Observation(i, 1000, 0, 0, Map.of(), Map.of(), jobs)).requestNodes();
+            sizes.add(n);
+            if (n > 0) {
+                p.requested("x-a" + i, n, "j" + i, i);
+                jobs.put("j" + i, JobState.QUEUED);
+            }
+        }
+        assertThat(sizes).containsExactly(4, 4, 2, 0, 0);
+    }
+
+    @Test
+    void theMinimumIsKeptEvenWithAnEmptyQueue() {
+        Planner p = new Planner(new Planner.Bounds(2, 8, 8, 4, 60, 1), AcquisitionPolicy.ONE_AT_A_TIME,
+                ReleasePolicy.distributed(Duration.ofSeconds(5)));
+        assertThat(p.decide(new Planner.Observation(0, 0, 0, 0, Map.of(), Map.of(), Map.of())).requestNodes())
+                .isEqualTo(2);
+    }
+
+    @Test
+    void anAllocationGoesThroughItsStagesWithTheTimesTheyWereSeen() {
+        Planner p = new Planner(BOUNDS, AcquisitionPolicy.ALL_AT_ONCE, ReleasePolicy.distributed(Duration.ofSeconds(1)));
+        Planner.Decision d = p.decide(new Planner.Observation(0, 4, 0, 0, Map.of(), Map.of(), Map.of()));
+        Allocation a = p.requested("t-a1", d.requestNodes(), "7", 0);
+        assertThat(a.nodes()).isEqualTo(2);
+        p.decide(new Planner.Observation(100, 4, 0, 0, Map.of(), Map.of(), Map.of("7", JobState.QUEUED)));
+        assertThat(a.stage()).isEqualTo(Allocation.Stage.QUEUED);
+        // registered executors count as running even before the scheduler says so
+        p.decide(new Planner.Observation(300, 4, 0, 2, Map.of("t-a1", 1), Map.of(), Map.of("7", JobState.QUEUED)));
+        assertThat(a.stage()).isEqualTo(Allocation.Stage.RUNNING);
+        Planner.Decision none = p.decide(new Planner.Observation(400, 0, 4, 4, Map.of("t-a1", 2), Map.of("t-a1", 2),
+                Map.of("7", JobState.RUNNING)));
+        assertThat(a.stage()).isEqualTo(Allocation.Stage.REGISTERED);
+        assertThat(none.requestNodes()).isZero(); // 4 tasks, 4 slots
+        p.decide(new Planner.Observation(900, 0, 0, 0, Map.of(), Map.of(), Map.of("7", JobState.DONE)));
+        assertThat(a.stage()).isEqualTo(Allocation.Stage.RELEASED);
+        assertThat(List.of(a.at(Allocation.Stage.REQUESTED), a.at(Allocation.Stage.QUEUED),
+                a.at(Allocation.Stage.RUNNING), a.at(Allocation.Stage.REGISTERED), a.at(Allocation.Stage.RELEASED)))
+                .containsExactly(0L, 100L, 300L, 400L, 900L);
+        assertThat(p.activeJobIds()).isEmpty();
+    }
+
+    @Test
+    void centralizedReleaseCancelsIdleAllocationsOnceTheQueueStaysShort() {
+        Planner p = new Planner(new Planner.Bounds(1, 8, 8, 1, 60, 1), AcquisitionPolicy.ONE_AT_A_TIME,
+                ReleasePolicy.centralized(Duration.ofSeconds(10), 1));
+        Allocation a1 = p.requested("c-a1", 1, "1", 0);
+        Allocation a2 = p.requested("c-a2", 1, "2", 0);
+        Map<String, JobState> running = Map.of("1", JobState.RUNNING, "2", JobState.RUNNING);
+        Map<String, Integer> both = Map.of("c-a1", 1, "c-a2", 1);
+        // busy: nothing is released however long it takes
+        assertThat(p.decide(new Planner.Observation(0, 0, 2, 2, both, both, running)).cancel()).isEmpty();
+        assertThat(p.decide(new Planner.Observation(20_000, 0, 2, 2, both, both, running)).cancel()).isEmpty();
+        // idle from 25 s, queue empty: released 10 s later, newest first, keeping the minimum of one node
+        Map<String, Integer> idle = Map.of();
+        assertThat(p.decide(new Planner.Observation(25_000, 0, 0, 2, both, idle, running)).cancel()).isEmpty();
+        assertThat(p.decide(new Planner.Observation(31_000, 0, 0, 2, both, idle, running)).cancel()).isEmpty();
+        assertThat(p.decide(new Planner.Observation(35_000, 0, 0, 2, both, idle, running)).cancel())
+                .containsExactly(a2);
+        assertThat(a2.cancelRequested()).isTrue();
+        assertThat(a1.cancelRequested()).isFalse();
+    }
+
+    @Test
+    void policiesAreFoundByName() {
+        for (String n : List.of("one-at-a-time", "additive", "exponential", "all-at-once", "optimal")) {
+            assertThat(AcquisitionPolicy.byName(n).name()).isEqualTo(n);
+        }
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> AcquisitionPolicy.byName("greedy"))
+                .hasMessageContaining("unknown acquisition policy 'greedy'");
+    }
+}
