@@ -123,6 +123,14 @@ public final class Dispatcher implements AutoCloseable {
         return onLoop(loop.scheduler()::statusJson);
     }
 
+    /**
+     * Adds a section {@code name} to the status document (JSON from {@code json}, which must answer at
+     * once: it is called on the scheduler thread).
+     */
+    public void statusSection(String name, java.util.function.Supplier<String> json) {
+        loop.execute(() -> loop.scheduler().statusSection(name, json));
+    }
+
     /** Completes when at least {@code count} executors have registered. */
     public CompletableFuture<Void> whenExecutors(int count) {
         CompletableFuture<Void> f = new CompletableFuture<>();

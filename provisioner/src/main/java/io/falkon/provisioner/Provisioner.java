@@ -59,6 +59,7 @@ public final class Provisioner implements AutoCloseable {
     private final long startedMillis = System.currentTimeMillis();
     private volatile boolean stopping;
     private volatile String lastError = "";
+    private volatile String status = "{}";
     private int sequence;
 
     private Provisioner(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus) {
@@ -96,6 +97,7 @@ public final class Provisioner implements AutoCloseable {
                 lastError = e.getMessage() == null ? e.toString() : e.getMessage();
                 log.warn("provisioner: {}", lastError);
             }
+            status = render();
             try {
                 Thread.sleep(config.pollInterval().toMillis()); // a poll period, not a synchronisation
             } catch (InterruptedException e) {
@@ -158,13 +160,21 @@ public final class Provisioner implements AutoCloseable {
         return end < 0 ? null : executorId.substring(0, end);
     }
 
-    /** The allocations so far with their stages and times, and the provisioner's settings (JSON). */
-    public synchronized String statusJson() {
+    /**
+     * The allocations so far with their stages and times, and the provisioner's settings (JSON), as
+     * of the last poll; answers at once.
+     */
+    public String statusJson() {
+        return status;
+    }
+
+    private synchronized String render() {
         ObjectNode o = JSON.createObjectNode();
         o.put("lrm", lrm.name());
         o.put("acquisition", config.acquisition().name());
         o.put("release", describe(config.release()));
         o.put("lastError", lastError);
+        o.put("activeNodes", planner.allocations().stream().filter(Allocation::active).mapToInt(Allocation::nodes).sum());
         ArrayNode list = o.putArray("allocations");
         for (Allocation a : planner.allocations()) {
             ObjectNode n = list.addObject();
@@ -199,6 +209,7 @@ public final class Provisioner implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         synchronized (this) {
+            status = render();
             for (String id : planner.activeJobIds()) {
                 try {
                     lrm.cancel(id);

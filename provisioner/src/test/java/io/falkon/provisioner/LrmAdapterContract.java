@@ -48,15 +48,16 @@ abstract class LrmAdapterContract {
         dispatcher.close();
     }
 
-    static List<String> executorCommand() {
+    /** The Java executor (from the executor-java module's build) pointed at a dispatcher on this machine. */
+    static List<String> executorCommand(int dispatcherPort) {
         Path jar = Path.of("../executor-java/target/falkon-executor.jar").toAbsolutePath().normalize();
         assertThat(jar).as("the executor jar (built by the executor-java module)").exists();
         return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:TieredStopAtLevel=1",
-                "-Xmx64m", "-jar", jar.toString(), "--dispatcher", "127.0.0.1:" + dispatcher.port());
+                "-Xmx64m", "-jar", jar.toString(), "--dispatcher", "127.0.0.1:" + dispatcherPort);
     }
 
     JobRequest request(List<String> extra) {
-        List<String> cmd = new ArrayList<>(executorCommand());
+        List<String> cmd = new ArrayList<>(executorCommand(dispatcher.port()));
         cmd.addAll(extra);
         return new JobRequest("ct" + JOBS.incrementAndGet() + "-" + adapter().name(), nodes(), 1,
                 Duration.ofMinutes(5), cmd, work);

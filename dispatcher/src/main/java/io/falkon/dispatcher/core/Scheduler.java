@@ -52,6 +52,7 @@ import java.util.concurrent.CompletableFuture;
 public final class Scheduler implements SchedulingRound {
     private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
     private static final ObjectMapper JSON = new ObjectMapper();
+    private final Map<String, java.util.function.Supplier<String>> statusSections = new java.util.LinkedHashMap<>();
     private static final Runnable NOTHING_TO_SEND = () -> {
     };
     /** Most slots, and most credits, one executor may hold: far beyond any real node, far below overflow. */
@@ -744,7 +745,23 @@ public final class Scheduler implements SchedulingRound {
             x.put("cachedObjects", e.cached.size());
             x.put("connectedSeconds", (nowMicros - e.connectedMicros) / 1e6);
         }
+        for (Map.Entry<String, java.util.function.Supplier<String>> section : statusSections.entrySet()) {
+            try {
+                o.set(section.getKey(), JSON.readTree(section.getValue().get()));
+            } catch (java.io.IOException | RuntimeException failure) {
+                o.put(section.getKey(), "unavailable: " + failure.getMessage());
+            }
+        }
         return o.toString();
+    }
+
+    /**
+     * Adds a section to the status document, e.g. the provisioner's allocations. The supplier is
+     * called on the scheduler thread, so it must return at once (a document kept up to date by its
+     * owner, not one computed on demand).
+     */
+    public void statusSection(String name, java.util.function.Supplier<String> json) {
+        statusSections.put(name, json);
     }
 
     /** Heap in use right after the last collection of each pool: an estimate of live data. */
