@@ -64,6 +64,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Mixin
     WorkloadOptions workload;
 
+    @Mixin
+    ProvisionOptions provision;
+
     @Override
     public Integer call() throws Exception {
         Logging.level(verbose ? "INFO" : "WARN");
@@ -94,6 +97,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 throw new Falkon.UserError(e.getMessage());
             }
         }
+        if (provision.enabled()) {
+            return runProvisioned(chosen, total);
+        }
         Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local().withPolicy(chosen));
         LocalExecutors local = null;
         try {
@@ -119,6 +125,40 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             dispatcher.close();
             if (local != null) {
                 local.close();
+            }
+        }
+    }
+
+    /**
+     * The queue-driven variant: no executors at first; the provisioner gets them from the scheduler
+     * as tasks queue up and gives them back when idle. The dispatcher listens on all interfaces so
+     * that executors on other nodes can reach it; they are told this host's name.
+     */
+    private int runProvisioned(io.falkon.dispatcher.policy.DispatchPolicy chosen, long total) throws Exception {
+        io.falkon.provisioner.LrmAdapter adapter = provision.adapter();
+        Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.defaults().withPort(0).withPolicy(chosen));
+        String host = provision.lrm.equals("local") ? "127.0.0.1" : java.net.InetAddress.getLocalHost().getHostName();
+        List<String> cmd = new java.util.ArrayList<>(LocalExecutors.javaCommand());
+        cmd.addAll(List.of("--dispatcher", host + ":" + dispatcher.port(), "--prefetch", Integer.toString(prefetch)));
+        if (noExec) {
+            cmd.add("--no-exec");
+        }
+        java.nio.file.Path work = java.nio.file.Path.of(System.getProperty("user.home"), ".falkon", "jobs");
+        try (io.falkon.provisioner.Provisioner p = io.falkon.provisioner.Provisioner.start(
+                provision.config(slots, cmd, work), adapter, dispatcher::status)) {
+            dispatcher.statusSection("provisioner", p::statusJson);
+            System.err.println("falkon run: dispatcher at " + host + ":" + dispatcher.port() + "; executors come from "
+                    + adapter.name() + " (falkon status --dispatcher " + host + ":" + dispatcher.port()
+                    + " shows the allocations)");
+            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
+                    workload.clientOptions(""));
+                 TaskFile file = TaskFile.open(workload.file, workload.defaultWallTime())) {
+                return workload.report(new Workload().run(client, file, total, workload.results));
+            }
+        } finally {
+            dispatcher.close(); // the executors' connections close and they leave; their jobs end
+            if (adapter instanceof AutoCloseable c) {
+                c.close();
             }
         }
     }

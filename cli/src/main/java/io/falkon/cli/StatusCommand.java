@@ -47,6 +47,20 @@ final class StatusCommand implements Callable<Integer> {
                     e.path("host").asText(), e.path("running").asInt(), e.path("slots").asInt(),
                     e.path("completed").asLong(), e.path("noExec").asBoolean() ? "  (no-exec)" : "");
         }
+        JsonNode prov = s.path("provisioner");
+        if (!prov.isMissingNode()) {
+            System.out.printf("provisioner: %s, %s acquisition, %s release, %d node(s) active%s%n",
+                    prov.path("lrm").asText(), prov.path("acquisition").asText(), prov.path("release").asText(),
+                    prov.path("activeNodes").asInt(), prov.path("lastError").asText().isEmpty() ? ""
+                            : "; last error: " + prov.path("lastError").asText());
+            for (JsonNode a : prov.path("allocations")) {
+                StringBuilder times = new StringBuilder();
+                a.path("secondsAfterStart").fields().forEachRemaining(f ->
+                        times.append(String.format(" %s %.1fs", f.getKey(), f.getValue().asDouble())));
+                System.out.printf("  %-24s job %-10s %2d node(s) %-10s%s%n", a.path("name").asText(),
+                        a.path("jobId").asText(), a.path("nodes").asInt(), a.path("stage").asText(), times);
+            }
+        }
         return 0;
     }
 }

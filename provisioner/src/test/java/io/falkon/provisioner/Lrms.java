@@ -3,56 +3,99 @@ package io.falkon.provisioner;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 /**
- * Real batch schedulers on this machine for the adapter tests: starts them with the project's
- * scripts under src/test/lrm (installing the Debian packages if needed) unless they already run.
- * A scheduler that cannot be started fails the test with the reason; {@code -Dfalkon.lrm.skip=slurm}
- * (comma-separated names) skips its tests explicitly.
+ * Real batch schedulers on this machine for the adapter tests: started with the project's scripts
+ * under src/test/lrm (which install the Debian packages if needed; they need root) unless already
+ * running. A scheduler that cannot be started fails the test with the reason;
+ * {@code -Dfalkon.lrm.skip=slurm,sge} skips those tests explicitly.
  */
 final class Lrms {
-    private static boolean slurmChecked;
+    private static final Set<String> UP = new HashSet<>();
 
     private Lrms() {
     }
 
-    static synchronized void requireSlurm() throws Exception {
-        assumeFalse(List.of(System.getProperty("falkon.lrm.skip", "").split(",")).contains("slurm"),
-                "SLURM tests skipped by -Dfalkon.lrm.skip=slurm");
-        if (slurmChecked) {
+    /** SLURM: slurmctld and two slurmd "nodes" (node1, node2) of 4 CPUs each. */
+    static void requireSlurm() throws Exception {
+        require("slurm", Lrms::slurmUp, "start-slurm.sh", Map.of("SLURM_NODES", "2", "SLURM_NODE_CPUS", "4"));
+    }
+
+    /** SGE: sge_qmaster and one sge_execd, queue all.q@localhost with 8 slots, PE smp. */
+    static void requireSge() throws Exception {
+        require("sge", Lrms::sgeUp, "start-sge.sh", Map.of("SGE_SLOTS", "8"));
+    }
+
+    private static synchronized void require(String name, Callable<Boolean> up, String script, Map<String, String> env)
+            throws Exception {
+        assumeFalse(List.of(System.getProperty("falkon.lrm.skip", "").split(",")).contains(name),
+                name + " tests skipped by -Dfalkon.lrm.skip");
+        if (UP.contains(name)) {
             return;
         }
-        if (!slurmUp()) {
-            Path script = Path.of("src/test/lrm/start-slurm.sh").toAbsolutePath();
-            Path log = Files.createTempFile("start-slurm", ".log");
-            ProcessBuilder pb = new ProcessBuilder("bash", script.toString()).redirectErrorStream(true)
+        if (!up.call()) {
+            Path path = Path.of("src/test/lrm", script).toAbsolutePath();
+            Path log = Files.createTempFile(name + "-start", ".log");
+            ProcessBuilder pb = new ProcessBuilder("bash", path.toString()).redirectErrorStream(true)
                     .redirectOutput(log.toFile()).redirectInput(new File("/dev/null"));
-            pb.environment().put("SLURM_NODES", "2");
-            pb.environment().put("SLURM_NODE_CPUS", "4");
+            pb.environment().putAll(env);
             Process p = pb.start();
             boolean done = p.waitFor(10, TimeUnit.MINUTES);
             String out = Files.readString(log);
-            if (!done || p.exitValue() != 0 || !slurmUp()) {
+            if (!done || p.exitValue() != 0 || !up.call()) {
                 p.destroyForcibly();
-                fail("cannot start SLURM on this machine with " + script + " (it needs root and the Debian "
-                        + "packages munge, slurmctld, slurmd, slurm-client); its output ends:\n"
-                        + out.substring(Math.max(0, out.length() - 2000)));
+                fail("cannot start " + name + " on this machine with " + path + " (it needs root and apt access to "
+                        + "the Debian packages); its output ends:\n" + out.substring(Math.max(0, out.length() - 2000)));
             }
         }
-        slurmChecked = true;
+        UP.add(name);
     }
 
     private static boolean slurmUp() throws Exception {
         if (!Files.exists(Path.of("/etc/slurm/slurm.conf"))) {
             return false; // without it every slurm command retries for a minute
         }
-        Process p = new ProcessBuilder("scontrol", "ping").redirectErrorStream(true).start();
-        p.getInputStream().readAllBytes();
-        return p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
+        return run("scontrol", "ping").exit == 0;
+    }
+
+    private static boolean sgeUp() throws Exception {
+        if (run("qconf", "-sh").exit != 0) {
+            return false;
+        }
+        // the execd is ready when its queue instance shows no state letters (5 columns)
+        for (String line : run("qstat", "-f", "-q", "all.q").out.split("\n")) {
+            String[] f = line.strip().split("\\s+");
+            if (f.length == 5 && f[0].equals("all.q@localhost")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private record Ran(int exit, String out) {
+    }
+
+    private static Ran run(String... cmd) throws Exception {
+        Process p;
+        try {
+            p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        } catch (java.io.IOException e) {
+            return new Ran(127, e.getMessage()); // not installed
+        }
+        String out = new String(p.getInputStream().readAllBytes());
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            return new Ran(124, out);
+        }
+        return new Ran(p.exitValue(), out);
     }
 }

@@ -1,0 +1,98 @@
+package io.falkon.cli;
+
+import io.falkon.provisioner.AcquisitionPolicy;
+import io.falkon.provisioner.LrmAdapter;
+import io.falkon.provisioner.Provisioner;
+import io.falkon.provisioner.ReleasePolicy;
+import io.falkon.provisioner.core.Planner;
+import io.falkon.provisioner.lrm.LocalAdapter;
+import io.falkon.provisioner.lrm.Shell;
+import io.falkon.provisioner.lrm.SlurmAdapter;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/** {@code falkon run --provisioner …}: executors come from a batch scheduler as the queue needs them. */
+final class ProvisionOptions {
+
+    @Option(names = "--provisioner", paramLabel = "LRM", description = "start with no executors and get them from a "
+            + "batch scheduler as tasks queue up: local, slurm or sge (see docs/provisioning.md)")
+    String lrm;
+
+    @Option(names = "--pe", description = "sge: the parallel environment that gives a job several slots on one host "
+            + "(default: ${DEFAULT-VALUE})")
+    String pe = "smp";
+
+    @Option(names = "--acquisition", description = "how many nodes to ask for at a time: one-at-a-time, additive, "
+            + "exponential, all-at-once, optimal (default: ${DEFAULT-VALUE})")
+    String acquisition = "exponential";
+
+    @Option(names = "--release", description = "distributed (each executor leaves after --idle seconds) or "
+            + "centralized (the provisioner cancels idle allocations once the queue stays below --queue-below) "
+            + "(default: ${DEFAULT-VALUE})")
+    String release = "distributed";
+
+    @Option(names = "--idle", paramLabel = "SECONDS", description = "idle time before release; 0 = keep nodes for "
+            + "their wall time (default: ${DEFAULT-VALUE})")
+    double idleSeconds = 30;
+
+    @Option(names = "--queue-below", description = "centralized release: the queue length under which idle "
+            + "allocations go back (default: ${DEFAULT-VALUE})")
+    long queueBelow = 1;
+
+    @Option(names = "--min-nodes", description = "nodes to keep at all times (default: ${DEFAULT-VALUE})")
+    int minNodes;
+
+    @Option(names = "--max-nodes", description = "most nodes at once (default: ${DEFAULT-VALUE})")
+    int maxNodes = 4;
+
+    @Option(names = "--nodes-per-allocation", description = "most nodes in one request (default: --max-nodes)")
+    Integer nodesPerAllocation;
+
+    @Option(names = "--wall-time", paramLabel = "MINUTES", description = "wall time of each allocation "
+            + "(default: ${DEFAULT-VALUE})")
+    long wallMinutes = 60;
+
+    @Option(names = "--task-seconds", description = "expected mean task time, for the optimal policy "
+            + "(default: ${DEFAULT-VALUE})")
+    double taskSeconds = 1;
+
+    @Option(names = "--allocation-delay", paramLabel = "SECONDS", description = "local only: emulated time a request "
+            + "waits in the queue before its executors start (default: ${DEFAULT-VALUE})")
+    double allocationDelay;
+
+    @Option(names = "--poll", paramLabel = "MS", description = "how often the provisioner looks (default: ${DEFAULT-VALUE})")
+    long pollMillis = 500;
+
+    boolean enabled() {
+        return lrm != null;
+    }
+
+    LrmAdapter adapter() {
+        return switch (lrm) {
+            case "local" -> new LocalAdapter(Duration.ofMillis(Math.round(allocationDelay * 1000)));
+            case "slurm" -> new SlurmAdapter(new Shell());
+            case "sge" -> new io.falkon.provisioner.lrm.SgeAdapter(new Shell(), pe);
+            default -> throw new Falkon.UserError("unknown --provisioner '" + lrm + "' (local, slurm or sge)");
+        };
+    }
+
+    Provisioner.Config config(int slotsPerNode, List<String> executorCommand, Path workDir) {
+        try {
+            Duration idle = Duration.ofMillis(Math.round(Math.max(0, idleSeconds) * 1000));
+            ReleasePolicy rp = switch (release) {
+                case "distributed" -> ReleasePolicy.distributed(idle);
+                case "centralized" -> ReleasePolicy.centralized(idle, queueBelow);
+                default -> throw new IllegalArgumentException("--release must be distributed or centralized");
+            };
+            return new Provisioner.Config(new Planner.Bounds(minNodes, maxNodes,
+                    nodesPerAllocation == null ? maxNodes : nodesPerAllocation, slotsPerNode, wallMinutes * 60, taskSeconds),
+                    AcquisitionPolicy.byName(acquisition), rp, executorCommand, Duration.ofMillis(pollMillis), workDir,
+                    "falkon" + ProcessHandle.current().pid());
+        } catch (IllegalArgumentException e) {
+            throw new Falkon.UserError(e.getMessage());
+        }
+    }
+}
