@@ -30,6 +30,17 @@ final class Lrms {
         require("slurm", Lrms::slurmUp, "start-slurm.sh", Map.of("SLURM_NODES", "2", "SLURM_NODE_CPUS", "4"));
     }
 
+    /** Slurm's PBS/Torque wrappers (qsub, qstat, qdel) over the SLURM above: PBS syntax, not PBS itself. */
+    static java.util.Map<String, String> requirePbsWrappers() throws Exception {
+        requireSlurm();
+        Path bin = Path.of("/opt/lrm/slurm-torque/usr/bin");
+        if (!Files.isExecutable(bin.resolve("qsub"))) {
+            fail("Slurm's Torque wrappers are not unpacked in " + bin + " (start-slurm.sh does it with "
+                    + "SLURM_PBS_WRAPPERS=1, the default)");
+        }
+        return Map.of("PATH", bin + ":" + System.getenv("PATH"));
+    }
+
     /** SGE: sge_qmaster and one sge_execd, queue all.q@localhost with 8 slots, PE smp. */
     static void requireSge() throws Exception {
         require("sge", Lrms::sgeUp, "start-sge.sh", Map.of("SGE_SLOTS", "8"));

@@ -39,7 +39,7 @@ public class Shell {
 
     /** Runs {@code cmd} and returns how it ended, whatever that was. */
     public Result run(List<String> cmd) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        ProcessBuilder pb = new ProcessBuilder(resolve(cmd)).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         pb.environment().putAll(env);
         Process p;
         try {
@@ -62,6 +62,26 @@ public class Shell {
         }
         return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8),
                 new String(err.join(), StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The command with its program looked up in this shell's PATH: the JDK looks programs up in the
+     * PATH of this JVM, not in the one given to the child (and two schedulers may both have a qsub).
+     */
+    private List<String> resolve(List<String> cmd) {
+        String path = env.get("PATH");
+        if (path == null || cmd.get(0).contains("/")) {
+            return cmd;
+        }
+        for (String dir : path.split(":")) {
+            java.nio.file.Path p = java.nio.file.Path.of(dir.isEmpty() ? "." : dir, cmd.get(0));
+            if (java.nio.file.Files.isExecutable(p)) {
+                List<String> out = new java.util.ArrayList<>(cmd);
+                out.set(0, p.toString());
+                return out;
+            }
+        }
+        return cmd;
     }
 
     private static byte[] readAll(java.io.InputStream in) {
