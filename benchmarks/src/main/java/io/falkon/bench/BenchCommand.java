@@ -7,6 +7,6 @@ import picocli.CommandLine.Command;
         description = "Benchmarks: reproduce the papers' figures on this machine.",
         subcommands = {ThroughputBenchmark.class, QueueBenchmark.class, JournalBenchmark.class, ChaosBenchmark.class,
                 SchedulerBenchmark.class, MonotonicBenchmark.class, AllPairsBenchmark.class,
-                WsBenchmark.class})
+                WsBenchmark.class, ProvisioningBenchmark.class})
 public final class BenchCommand {
 }
