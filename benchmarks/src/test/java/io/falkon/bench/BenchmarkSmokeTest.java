@@ -64,4 +64,20 @@ class BenchmarkSmokeTest {
             assertThat(r.get("wsCallsPerSecond").asDouble()).as(r.toString()).isPositive();
         }
     }
+
+    @Test
+    void provisioningRunsTheFirstStagesForEachIdleTime() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("provisioning", "--stages", "4", "--idle", "15,inf",
+                "--max-nodes", "4", "--scale", "120", "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode rows = new ObjectMapper().readTree(out.resolve("provisioning.json").toFile()).get("rows");
+        assertThat(rows.findValuesAsText("config")).containsExactly("falkon-15", "falkon-inf", "ideal");
+        for (JsonNode r : rows) {
+            assertThat(r.get("resourceUtilization").asDouble()).as(r.toString()).isBetween(0.0, 1.0);
+            assertThat(r.get("executionEfficiency").asDouble()).as(r.toString()).isPositive();
+        }
+        // stages 1-4 hold 15 tasks: the dynamic run asks for nodes at least once, the held pool never
+        assertThat(rows.get(0).get("allocations").asInt()).isPositive();
+        assertThat(rows.get(1).get("allocations").asInt()).isZero();
+    }
 }

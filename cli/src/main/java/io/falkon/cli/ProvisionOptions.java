@@ -18,12 +18,16 @@ import java.util.List;
 final class ProvisionOptions {
 
     @Option(names = "--provisioner", paramLabel = "LRM", description = "start with no executors and get them from a "
-            + "batch scheduler as tasks queue up: local, slurm or sge (see docs/provisioning.md)")
+            + "batch scheduler as tasks queue up: local, slurm, sge or pbs (see docs/provisioning.md)")
     String lrm;
 
     @Option(names = "--pe", description = "sge: the parallel environment that gives a job several slots on one host "
             + "(default: ${DEFAULT-VALUE})")
     String pe = "smp";
+
+    @Option(names = "--pbs-flavor", description = "pbs: torque (-l nodes=N:ppn=S) or pro (-l select=N:ncpus=S) "
+            + "(default: ${DEFAULT-VALUE})")
+    String pbsFlavor = "torque";
 
     @Option(names = "--acquisition", description = "how many nodes to ask for at a time: one-at-a-time, additive, "
             + "exponential, all-at-once, optimal (default: ${DEFAULT-VALUE})")
@@ -75,7 +79,12 @@ final class ProvisionOptions {
             case "local" -> new LocalAdapter(Duration.ofMillis(Math.round(allocationDelay * 1000)));
             case "slurm" -> new SlurmAdapter(new Shell());
             case "sge" -> new io.falkon.provisioner.lrm.SgeAdapter(new Shell(), pe);
-            default -> throw new Falkon.UserError("unknown --provisioner '" + lrm + "' (local, slurm or sge)");
+            case "pbs" -> new io.falkon.provisioner.lrm.PbsAdapter(new Shell(), switch (pbsFlavor) {
+                case "torque" -> io.falkon.provisioner.lrm.PbsAdapter.Flavor.TORQUE;
+                case "pro" -> io.falkon.provisioner.lrm.PbsAdapter.Flavor.PRO;
+                default -> throw new Falkon.UserError("--pbs-flavor must be torque or pro");
+            });
+            default -> throw new Falkon.UserError("unknown --provisioner '" + lrm + "' (local, slurm, sge or pbs)");
         };
     }
 
