@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
 @Command(name = "falkon", mixinStandardHelpOptions = true, versionProvider = Falkon.Version.class,
         description = "Fast and light-weight task execution: run millions of short command-line tasks.",
         subcommands = {RunCommand.class, io.falkon.dispatcher.DispatcherCommand.class, io.falkon.executor.ExecutorCommand.class, SubmitCommand.class,
-                StatusCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+                StatusCommand.class, ProvisionCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Falkon {
 
     /** Exit code for bad usage or bad input (a bad task file line, an unreachable dispatcher). */

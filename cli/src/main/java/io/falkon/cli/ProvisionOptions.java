@@ -18,7 +18,7 @@ import java.util.List;
 final class ProvisionOptions {
 
     @Option(names = "--provisioner", paramLabel = "LRM", description = "start with no executors and get them from a "
-            + "batch scheduler as tasks queue up: local, slurm, sge or pbs (see docs/provisioning.md)")
+            + "batch scheduler as tasks queue up: local, slurm, sge, pbs or cobalt (see docs/provisioning.md)")
     String lrm;
 
     @Option(names = "--pe", description = "sge: the parallel environment that gives a job several slots on one host "
@@ -28,6 +28,10 @@ final class ProvisionOptions {
     @Option(names = "--pbs-flavor", description = "pbs: torque (-l nodes=N:ppn=S) or pro (-l select=N:ncpus=S) "
             + "(default: ${DEFAULT-VALUE})")
     String pbsFlavor = "torque";
+
+    @Option(names = "--partition-nodes", description = "cobalt: nodes per partition, the allocation granularity "
+            + "(default: ${DEFAULT-VALUE}, a Blue Gene/P PSET)")
+    int partitionNodes = 64;
 
     @Option(names = "--acquisition", description = "how many nodes to ask for at a time: one-at-a-time, additive, "
             + "exponential, all-at-once, optimal (default: ${DEFAULT-VALUE})")
@@ -84,7 +88,9 @@ final class ProvisionOptions {
                 case "pro" -> io.falkon.provisioner.lrm.PbsAdapter.Flavor.PRO;
                 default -> throw new Falkon.UserError("--pbs-flavor must be torque or pro");
             });
-            default -> throw new Falkon.UserError("unknown --provisioner '" + lrm + "' (local, slurm, sge or pbs)");
+            case "cobalt" -> new io.falkon.provisioner.lrm.CobaltAdapter(new Shell(), partitionNodes);
+            default -> throw new Falkon.UserError("unknown --provisioner '" + lrm
+                    + "' (local, slurm, sge, pbs or cobalt)");
         };
     }
 

@@ -96,6 +96,35 @@ class ServiceCommandsTest {
     }
 
     @Test
+    void provisionGivesARunningDispatcherExecutorsAndTakesThemBackWhenIdle() throws Exception {
+        int port = freePort();
+        String addr = "127.0.0.1:" + port;
+        Process dispatcher = start(dir, "dispatcher", "--host", "127.0.0.1", "--port", Integer.toString(port));
+        Process provision = null;
+        try {
+            await().atMost(java.time.Duration.ofSeconds(60)).until(() ->
+                    Cli.run(dir, "status", "--json", "--dispatcher", addr).exit() == 0);
+            provision = start(dir, "provision", "--dispatcher", addr, "--provisioner", "local", "--max-nodes", "2",
+                    "--slots", "2", "--idle", "1", "--poll", "100");
+            Path file = dir.resolve("tasks.txt");
+            Files.writeString(file, "echo provisioned\n".repeat(60));
+            Cli.Result r = Cli.run(dir, "submit", "--dispatcher", addr, "--json", file.toString());
+            assertThat(r.exit()).as(r.stderr()).isZero();
+            assertThat(new ObjectMapper().readTree(r.stdout()).get("succeeded").asInt()).isEqualTo(60);
+            // idle for 1 s, the executors leave; nothing stays allocated
+            await().atMost(java.time.Duration.ofSeconds(60)).until(() -> new ObjectMapper().readTree(
+                    Cli.run(dir, "status", "--json", "--dispatcher", addr).stdout()).at("/executors/registered").asInt() == 0);
+        } finally {
+            if (provision != null) {
+                provision.destroy();
+                assertThat(provision.waitFor(30, TimeUnit.SECONDS)).as("provision stops on SIGTERM").isTrue();
+            }
+            dispatcher.destroy();
+            assertThat(dispatcher.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
+    @Test
     void anUnreachableDispatcherIsOneLineAndANonZeroExit() throws Exception {
         Path file = dir.resolve("t.txt");
         Files.writeString(file, "true\n");

@@ -1,0 +1,70 @@
+package io.falkon.cli;
+
+import io.falkon.client.ClientOptions;
+import io.falkon.client.FalkonClient;
+import io.falkon.executor.LocalExecutors;
+import io.falkon.provisioner.LrmAdapter;
+import io.falkon.provisioner.Provisioner;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code falkon provision}: the provisioner as its own process beside a running dispatcher (a
+ * long-lived service whose executors come from the batch scheduler). Runs until stopped, then
+ * cancels the allocations still active.
+ */
+@Command(name = "provision", mixinStandardHelpOptions = true,
+        description = "Grow and shrink a running dispatcher's executors through a batch scheduler, until stopped.")
+final class ProvisionCommand implements Callable<Integer> {
+
+    @Option(names = "--dispatcher", required = true, paramLabel = "HOST:PORT",
+            description = "the dispatcher (executors are told this address too)")
+    String dispatcher;
+
+    @Option(names = "--token", description = "the dispatcher's shared secret")
+    String token = "";
+
+    @Option(names = "--slots", description = "slots of each node's executor (default: ${DEFAULT-VALUE})")
+    int slots = 1;
+
+    @Mixin
+    ProvisionOptions provision;
+
+    @Override
+    public Integer call() throws Exception {
+        Logging.level("INFO");
+        if (!provision.enabled()) {
+            throw new Falkon.UserError("--provisioner is required (local, slurm, sge, pbs or cobalt)");
+        }
+        LrmAdapter adapter = provision.adapter();
+        List<String> cmd = new ArrayList<>(LocalExecutors.javaCommand());
+        cmd.addAll(List.of("--dispatcher", dispatcher));
+        if (!token.isEmpty()) {
+            cmd.addAll(List.of("--token", token));
+        }
+        java.nio.file.Path work = java.nio.file.Path.of(System.getProperty("user.home"), ".falkon", "jobs");
+        try (FalkonClient client = FalkonClient.connect(dispatcher, ClientOptions.defaults().withToken(token))) {
+            Provisioner p = Provisioner.start(provision.config(slots, cmd, work), adapter, client::status);
+            CountDownLatch stop = new CountDownLatch(1);
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                p.close(); // cancels what is still allocated
+                stop.countDown();
+            }, "falkon-provision-stop"));
+            System.out.println("falkon provision: " + adapter.name() + " for " + dispatcher + " (stop with Ctrl-C; "
+                    + "allocations are logged and left active ones cancelled)");
+            System.out.flush();
+            stop.await();
+        } finally {
+            if (adapter instanceof AutoCloseable c) {
+                c.close();
+            }
+        }
+        return 0;
+    }
+}
