@@ -2,16 +2,12 @@ package io.falkon.provisioner.lrm;
 
 import io.falkon.provisioner.JobRequest;
 import io.falkon.provisioner.JobState;
-import io.falkon.provisioner.LrmAdapter;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Cobalt, the scheduler of Argonne's Blue Gene/P (Falkon BG/P paper §3.2.1): {@code qsub -n N -t MIN
@@ -23,16 +19,15 @@ import java.util.Map;
  * print Cobalt's output formats and run the job on this machine, under
  * {@code provisioner/src/test/lrm/fake-cobalt}); it has never met a real Cobalt.
  */
-public final class CobaltAdapter implements LrmAdapter {
-    private final Shell shell;
+public final class CobaltAdapter extends BatchAdapter {
     private final int partitionNodes;
 
     /** @param partitionNodes allocation granularity in nodes (64 for a BG/P PSET; 1 for none) */
     public CobaltAdapter(Shell shell, int partitionNodes) {
+        super(shell);
         if (partitionNodes < 1) {
             throw new IllegalArgumentException("partition size must be at least 1 node");
         }
-        this.shell = shell;
         this.partitionNodes = partitionNodes;
     }
 
@@ -56,44 +51,37 @@ public final class CobaltAdapter implements LrmAdapter {
     }
 
     @Override
-    public String submit(JobRequest r) throws IOException {
-        Path file = r.workDir().resolve(r.name() + ".cobalt");
-        Files.createDirectories(r.workDir());
-        Files.writeString(file, script(r));
-        file.toFile().setExecutable(true);
-        String out = shell.check(List.of("qsub", "-n", Integer.toString(allocated(r.nodes())), "-t",
-                Long.toString(r.wallMinutes()), "--mode", "script", "-O", r.workDir().resolve(r.name()).toString(),
-                file.toString())).strip();
-        String id = out.lines().reduce((a, b) -> b).orElse("").strip(); // the id is the last line
-        if (!id.matches("[0-9]+")) {
-            throw new IOException("qsub printed '" + out + "', not a job id");
-        }
-        return id;
+    String scriptSuffix() {
+        return ".cobalt";
     }
 
     @Override
-    public Map<String, JobState> states(Collection<String> jobIds) throws IOException {
-        Map<String, JobState> out = new HashMap<>();
-        if (jobIds.isEmpty()) {
-            return out;
-        }
-        List<String> cmd = new ArrayList<>(List.of("qstat"));
-        cmd.addAll(jobIds);
-        // JobID  User  WallTime  Nodes  State  Location, after a ===== line
-        Map<String, JobState> seen = new HashMap<>();
-        for (String line : shell.check(cmd).split("\n")) {
-            String[] f = line.strip().split("\\s+");
-            if (f.length >= 5 && f[0].matches("[0-9]+")) {
-                seen.put(f[0], state(f[4]));
-            }
-        }
-        for (String id : jobIds) {
-            out.put(id, seen.getOrDefault(id, JobState.DONE));
-        }
-        return out;
+    List<String> submitCommand(JobRequest r, Path script) {
+        script.toFile().setExecutable(true);
+        return List.of("qsub", "-n", Integer.toString(allocated(r.nodes())), "-t", Long.toString(r.wallMinutes()),
+                "--mode", "script", "-O", r.workDir().resolve(r.name()).toString(), script.toString());
     }
 
-    static JobState state(String cobalt) {
+    @Override
+    String jobId(String out) {
+        String id = out.lines().reduce((a, b) -> b).orElse("").strip(); // the id is the last line
+        return id.matches("[0-9]+") ? id : null;
+    }
+
+    @Override
+    List<String> statusCommand(Collection<String> jobIds) {
+        List<String> cmd = new ArrayList<>(List.of("qstat")); // JobID User WallTime Nodes State Location
+        cmd.addAll(jobIds);
+        return cmd;
+    }
+
+    @Override
+    int stateColumn() {
+        return 4;
+    }
+
+    @Override
+    JobState state(String cobalt) {
         return switch (cobalt) {
             case "queued", "user_hold", "admin_hold", "dep_hold", "maxrun_hold", "starting" -> JobState.QUEUED;
             case "running" -> JobState.RUNNING;

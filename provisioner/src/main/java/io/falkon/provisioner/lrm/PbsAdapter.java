@@ -2,15 +2,11 @@ package io.falkon.provisioner.lrm;
 
 import io.falkon.provisioner.JobRequest;
 import io.falkon.provisioner.JobState;
-import io.falkon.provisioner.LrmAdapter;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * PBS: {@code qsub} / {@code qstat} / {@code qdel}, with Torque's resource syntax
@@ -19,16 +15,15 @@ import java.util.Map;
  * back end (Slurm's Torque wrappers, which is what the tests here run against: PBS syntax, not PBS
  * itself) it uses {@code srun}; on one node, the executor directly.
  */
-public final class PbsAdapter implements LrmAdapter {
+public final class PbsAdapter extends BatchAdapter {
 
     /** Which PBS dialect the scheduler speaks. */
     public enum Flavor { TORQUE, PRO }
 
-    private final Shell shell;
     private final Flavor flavor;
 
     public PbsAdapter(Shell shell, Flavor flavor) {
-        this.shell = shell;
+        super(shell);
         this.flavor = flavor;
     }
 
@@ -60,49 +55,53 @@ public final class PbsAdapter implements LrmAdapter {
     }
 
     @Override
-    public String submit(JobRequest r) throws IOException {
-        Path file = r.workDir().resolve(r.name() + ".pbs");
-        Files.createDirectories(r.workDir());
-        Files.writeString(file, script(r));
-        String out = shell.check(List.of("qsub", file.toString())).strip();
-        // Torque and PBS Pro print SEQ.SERVER; the Slurm wrappers a bare number
-        if (!out.matches("[0-9]+(\\[\\])?(\\.[A-Za-z0-9_.-]+)?")) {
-            throw new IOException("qsub printed '" + out + "', not a job id");
-        }
-        return out;
+    String scriptSuffix() {
+        return ".pbs";
     }
 
     @Override
-    public Map<String, JobState> states(Collection<String> jobIds) throws IOException {
-        Map<String, JobState> out = new HashMap<>();
-        if (jobIds.isEmpty()) {
-            return out;
-        }
-        // Job id  Name  User  Time Use  S  Queue
-        Map<String, JobState> seen = new HashMap<>();
-        for (String line : shell.check(List.of("qstat")).split("\n")) {
-            String[] f = line.strip().split("\\s+");
-            if (f.length >= 6 && f[0].matches("[0-9].*")) {
-                seen.put(f[0], state(f[4]));
-            }
-        }
-        for (String id : jobIds) {
-            JobState s = seen.get(id);
-            if (s == null) {
-                // qstat may show SEQ.SERVER cut short, or the bare SEQ
-                String seq = id.contains(".") ? id.substring(0, id.indexOf('.')) : id;
-                for (Map.Entry<String, JobState> e : seen.entrySet()) {
-                    if (e.getKey().equals(seq) || e.getKey().startsWith(seq + ".")) {
-                        s = e.getValue();
-                    }
-                }
-            }
-            out.put(id, s == null ? JobState.DONE : s);
-        }
-        return out;
+    List<String> submitCommand(JobRequest r, Path script) {
+        return List.of("qsub", script.toString());
     }
 
-    static JobState state(String pbs) {
+    @Override
+    String jobId(String out) {
+        // Torque and PBS Pro print SEQ.SERVER; the Slurm wrappers a bare number
+        return out.matches("[0-9]+(\\[\\])?(\\.[A-Za-z0-9_.-]+)?") ? out : null;
+    }
+
+    @Override
+    List<String> statusCommand(Collection<String> jobIds) {
+        return List.of("qstat"); // Job id  Name  User  Time Use  S  Queue
+    }
+
+    @Override
+    int stateColumn() {
+        return 4;
+    }
+
+    /**
+     * Slurm's qstat wrapper exits with 153 and prints nothing when there is no job at all; an empty
+     * list is what that means.
+     */
+    @Override
+    String statusTable(List<String> cmd) throws IOException {
+        Shell.Result r = shell.run(cmd);
+        if (r.exit() != 0 && !(r.stdout() + r.stderr()).isBlank()) {
+            throw new IOException(String.join(" ", cmd) + " failed (exit " + r.exit() + "): "
+                    + (r.stdout() + r.stderr()).strip());
+        }
+        return r.stdout();
+    }
+
+    /** qstat may show SEQ.SERVER cut short, or the bare SEQ: compare the sequence numbers. */
+    @Override
+    String key(String id) {
+        return id.contains(".") ? id.substring(0, id.indexOf('.')) : id;
+    }
+
+    @Override
+    JobState state(String pbs) {
         return switch (pbs) {
             case "Q", "H", "W", "T", "S" -> JobState.QUEUED; // queued, held, waiting, moving, suspended
             case "R", "B" -> JobState.RUNNING; // running; B: an array job with running subjobs

@@ -2,15 +2,11 @@ package io.falkon.provisioner.lrm;
 
 import io.falkon.provisioner.JobRequest;
 import io.falkon.provisioner.JobState;
-import io.falkon.provisioner.LrmAdapter;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * (Son of) Grid Engine: {@code qsub} an array job with one task per node, each task holding the
@@ -18,13 +14,12 @@ import java.util.Map;
  * {@code qstat} for the state; {@code qdel}. An array rather than one parallel job across hosts
  * because every task then starts its executor where SGE placed it, with no {@code qrsh -inherit}.
  */
-public final class SgeAdapter implements LrmAdapter {
-    private final Shell shell;
+public final class SgeAdapter extends BatchAdapter {
     private final String parallelEnvironment;
 
     /** @param parallelEnvironment the PE that gives a task several slots on one host (e.g. smp) */
     public SgeAdapter(Shell shell, String parallelEnvironment) {
-        this.shell = shell;
+        super(shell);
         this.parallelEnvironment = parallelEnvironment;
     }
 
@@ -49,44 +44,34 @@ public final class SgeAdapter implements LrmAdapter {
     }
 
     @Override
-    public String submit(JobRequest r) throws IOException {
-        Path file = r.workDir().resolve(r.name() + ".sge");
-        Files.createDirectories(r.workDir());
-        Files.writeString(file, script(r));
-        String out = shell.check(List.of("qsub", "-terse", file.toString())).strip();
-        // an array job prints ID.FIRST-LAST:STEP
-        String id = out.contains(".") ? out.substring(0, out.indexOf('.')) : out;
-        if (!id.matches("[0-9]+")) {
-            throw new IOException("qsub printed '" + out + "', not a job id");
-        }
-        return id;
+    String scriptSuffix() {
+        return ".sge";
     }
 
     @Override
-    public Map<String, JobState> states(Collection<String> jobIds) throws IOException {
-        Map<String, JobState> out = new HashMap<>();
-        if (jobIds.isEmpty()) {
-            return out;
-        }
-        // job-ID prior name user state submit/start-at queue slots ja-task-ID: one line per running
-        // task and one for the pending ones; a job gone from qstat has ended
-        Map<String, JobState> seen = new HashMap<>();
-        for (String line : shell.check(List.of("qstat", "-u", "*")).split("\n")) {
-            String[] f = line.strip().split("\\s+");
-            if (f.length < 5 || !f[0].matches("[0-9]+")) {
-                continue;
-            }
-            JobState s = state(f[4]);
-            seen.merge(f[0], s, (a, b) -> a == JobState.RUNNING || b == JobState.RUNNING ? JobState.RUNNING
-                    : a == JobState.QUEUED || b == JobState.QUEUED ? JobState.QUEUED : JobState.DONE);
-        }
-        for (String id : jobIds) {
-            out.put(id, seen.getOrDefault(id, JobState.DONE));
-        }
-        return out;
+    List<String> submitCommand(JobRequest r, Path script) {
+        return List.of("qsub", "-terse", script.toString());
     }
 
-    static JobState state(String sge) {
+    @Override
+    String jobId(String out) {
+        String id = out.contains(".") ? out.substring(0, out.indexOf('.')) : out; // an array job: ID.FIRST-LAST:STEP
+        return id.matches("[0-9]+") ? id : null;
+    }
+
+    @Override
+    List<String> statusCommand(Collection<String> jobIds) {
+        // job-ID prior name user state ...: one row per running array task and one for the pending ones
+        return List.of("qstat", "-u", "*");
+    }
+
+    @Override
+    int stateColumn() {
+        return 4;
+    }
+
+    @Override
+    JobState state(String sge) {
         if (sge.contains("d")) {
             return JobState.DONE; // being deleted
         }

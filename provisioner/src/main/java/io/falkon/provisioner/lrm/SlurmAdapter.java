@@ -2,25 +2,20 @@ package io.falkon.provisioner.lrm;
 
 import io.falkon.provisioner.JobRequest;
 import io.falkon.provisioner.JobState;
-import io.falkon.provisioner.LrmAdapter;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * SLURM: {@code sbatch} a script that starts one executor per node with {@code srun}, {@code squeue}
  * for the state, {@code scancel}.
  */
-public final class SlurmAdapter implements LrmAdapter {
-    private final Shell shell;
+public final class SlurmAdapter extends BatchAdapter {
 
     public SlurmAdapter(Shell shell) {
-        this.shell = shell;
+        super(shell);
     }
 
     @Override
@@ -41,42 +36,34 @@ public final class SlurmAdapter implements LrmAdapter {
     }
 
     @Override
-    public String submit(JobRequest r) throws IOException {
-        Path file = r.workDir().resolve(r.name() + ".sbatch");
-        Files.createDirectories(r.workDir());
-        Files.writeString(file, script(r));
-        String out = shell.check(List.of("sbatch", "--parsable", file.toString())).strip();
-        String id = out.contains(";") ? out.substring(0, out.indexOf(';')) : out;
-        if (!id.matches("[0-9]+(_[0-9]+)?")) {
-            throw new IOException("sbatch printed '" + out + "', not a job id");
-        }
-        return id;
+    String scriptSuffix() {
+        return ".sbatch";
     }
 
     @Override
-    public Map<String, JobState> states(Collection<String> jobIds) throws IOException {
-        Map<String, JobState> out = new HashMap<>();
-        if (jobIds.isEmpty()) {
-            return out;
-        }
-        // all jobs, finished ones included, in one call: squeue -j fails outright on an id it forgot
-        Map<String, String> known = new HashMap<>();
-        for (String line : shell.check(List.of("squeue", "-h", "-t", "all", "-o", "%i %T")).split("\n")) {
-            String[] f = line.strip().split("\\s+");
-            if (f.length == 2) {
-                known.put(f[0], f[1]);
-            }
-        }
-        for (String id : jobIds) {
-            out.put(id, state(known.get(id)));
-        }
-        return out;
+    List<String> submitCommand(JobRequest r, Path script) {
+        return List.of("sbatch", "--parsable", script.toString());
     }
 
-    static JobState state(String slurm) {
-        if (slurm == null) {
-            return JobState.DONE;
-        }
+    @Override
+    String jobId(String out) {
+        String id = out.contains(";") ? out.substring(0, out.indexOf(';')) : out; // ID;CLUSTER
+        return id.matches("[0-9]+(_[0-9]+)?") ? id : null;
+    }
+
+    @Override
+    List<String> statusCommand(Collection<String> jobIds) {
+        // all jobs, finished ones included: squeue -j fails outright on an id it has forgotten
+        return List.of("squeue", "-h", "-t", "all", "-o", "%i %T");
+    }
+
+    @Override
+    int stateColumn() {
+        return 1;
+    }
+
+    @Override
+    JobState state(String slurm) {
         return switch (slurm) {
             case "PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SUSPENDED",
                  "STOPPED" -> JobState.QUEUED;
