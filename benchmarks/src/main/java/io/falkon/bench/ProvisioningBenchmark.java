@@ -62,8 +62,15 @@ final class ProvisioningBenchmark implements Callable<Integer> {
             + "registered (the paper saw 5-65 s with PBS) (default: ${DEFAULT-VALUE})")
     double latency = 30;
 
-    @Option(names = "--max-nodes", description = "nodes (1-slot executors) at most (default: ${DEFAULT-VALUE})")
+    @Option(names = "--max-nodes", description = "nodes at most (default: ${DEFAULT-VALUE})")
     int maxNodes = 32;
+
+    @Option(names = "--slots", description = "slots of each node's executor (default: ${DEFAULT-VALUE})")
+    int slots = 1;
+
+    @Option(names = "--lrm", description = "in-process (emulated latency, nodes in this JVM) or slurm (the real "
+            + "SLURM on this machine with its real latency; executors are processes) (default: ${DEFAULT-VALUE})")
+    String lrm = "in-process";
 
     @Option(names = "--acquisition", description = "acquisition policy (default: ${DEFAULT-VALUE})")
     String acquisition = "all-at-once";
@@ -82,7 +89,9 @@ final class ProvisioningBenchmark implements Callable<Integer> {
                 "usedCpuSeconds", "wastedCpuSeconds"));
         Machine.describe(table);
         table.meta("scale", scale);
-        table.meta("latencyPaperSeconds", latency);
+        table.meta("latencyPaperSeconds", lrm.equals("slurm") ? "real SLURM" : latency);
+        table.meta("lrm", lrm);
+        table.meta("slotsPerNode", slots);
         table.meta("stageTasks", STAGE_TASKS);
         double ideal = idealSeconds();
         table.meta("idealPaperSeconds", ideal);
@@ -105,7 +114,7 @@ final class ProvisioningBenchmark implements Callable<Integer> {
     double idealSeconds() {
         double t = 0;
         for (int s = 1; s <= stages; s++) {
-            t += Math.ceil(STAGE_TASKS[s - 1] / (double) maxNodes) * paperSeconds(s);
+            t += Math.ceil(STAGE_TASKS[s - 1] / (double) (maxNodes * slots)) * paperSeconds(s);
         }
         return t;
     }
@@ -118,6 +127,58 @@ final class ProvisioningBenchmark implements Callable<Integer> {
         return t;
     }
 
+    /** Between configurations: the previous one's jobs must have left the nodes. */
+    private static void waitForSlurmToEmpty() throws Exception {
+        io.falkon.provisioner.lrm.Shell sh = new io.falkon.provisioner.lrm.Shell();
+        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+        while (!sh.check(List.of("squeue", "-h")).isBlank() && System.nanoTime() < deadline) {
+            Thread.sleep(200); // polling the scheduler's queue, there is no event to wait for
+        }
+    }
+
+    /**
+     * Registered executor-seconds, sampled from the dispatcher's status every 50 ms (for executors
+     * that are processes elsewhere, whose lifetimes this JVM cannot see).
+     */
+    private static final class ExecutorSeconds implements AutoCloseable {
+        private final Thread thread;
+        private volatile double seconds;
+        private volatile boolean stop;
+
+        ExecutorSeconds(Dispatcher d) {
+            thread = new Thread(() -> {
+                long last = System.nanoTime();
+                while (!stop) {
+                    try {
+                        int n = new com.fasterxml.jackson.databind.ObjectMapper().readTree(d.status())
+                                .at("/executors/registered").asInt();
+                        long now = System.nanoTime();
+                        seconds += n * (now - last) / 1e9;
+                        last = now;
+                        Thread.sleep(50); // the sampling period
+                    } catch (Exception e) {
+                        return;
+                    }
+                }
+            }, "executor-seconds");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        void reset() {
+            seconds = 0;
+        }
+
+        double seconds() {
+            return seconds;
+        }
+
+        @Override
+        public void close() {
+            stop = true;
+        }
+    }
+
     private record Row(double seconds, double used, double wasted, int allocations, double avgQueue, double avgExec) {
     }
 
@@ -125,18 +186,29 @@ final class ProvisioningBenchmark implements Callable<Integer> {
     private Row run(double idlePaperSeconds) throws Exception {
         boolean hold = idlePaperSeconds < 0;
         Path work = Files.createTempDirectory("falkon-provisioning");
+        boolean slurm = switch (lrm) {
+            case "slurm" -> true;
+            case "in-process" -> false;
+            default -> throw new IllegalArgumentException("--lrm must be in-process or slurm");
+        };
         try (Dispatcher d = Dispatcher.start(DispatcherConfig.local());
-             InProcessNodes nodes = new InProcessNodes(d.port(), Duration.ofMillis(Math.round(latency / scale * 1000)))) {
+             InProcessNodes nodes = new InProcessNodes(d.port(), Duration.ofMillis(Math.round(latency / scale * 1000)));
+             ExecutorSeconds sampler = new ExecutorSeconds(d)) {
+            io.falkon.provisioner.LrmAdapter adapter = slurm
+                    ? new io.falkon.provisioner.lrm.SlurmAdapter(new io.falkon.provisioner.lrm.Shell()) : nodes;
+            List<String> executor = new ArrayList<>(io.falkon.executor.LocalExecutors.javaCommand());
+            executor.addAll(List.of("--dispatcher", "127.0.0.1:" + d.port()));
             ReleasePolicy release = hold ? ReleasePolicy.distributed(Duration.ZERO)
                     : ReleasePolicy.distributed(Duration.ofMillis(Math.round(idlePaperSeconds / scale * 1000)));
             Provisioner.Config config = new Provisioner.Config(new Planner.Bounds(hold ? maxNodes : 0, maxNodes, maxNodes,
-                    1, 3600, 60 / scale), AcquisitionPolicy.byName(acquisition), release, List.of("executor"),
+                    slots, 3600, 60 / scale), AcquisitionPolicy.byName(acquisition), release, executor,
                     Duration.ofMillis(Math.max(10, Math.round(1000 / scale))), work, "p");
-            try (Provisioner p = Provisioner.start(config, nodes, d::status);
+            try (Provisioner p = Provisioner.start(config, adapter, d::status);
                  FalkonClient client = FalkonClient.connect("127.0.0.1:" + d.port())) {
                 int before = 0;
                 if (hold) {
                     d.awaitExecutors(maxNodes, Duration.ofMinutes(2)); // Falkon-∞: provisioned before the clock starts
+                    sampler.reset();
                     before = p.allocations().size();
                 }
                 long t0 = System.nanoTime();
@@ -168,12 +240,17 @@ final class ProvisioningBenchmark implements Callable<Integer> {
                 }
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 int allocations = p.allocations().size() - before;
+                double sampled = sampler.seconds() * slots; // slot-seconds registered until the end
                 p.close(); // releases what is left; executor-seconds stop counting
                 nodes.close();
-                double wasted = Math.max(0, nodes.registeredSeconds() - used);
+                double registered = slurm ? sampled : nodes.registeredSeconds() * slots;
+                double wasted = Math.max(0, registered - used);
                 return new Row(seconds, used, wasted, allocations, queued / n, exec / n);
             }
         } finally {
+            if (slurm) {
+                waitForSlurmToEmpty();
+            }
             try (var files = Files.walk(work)) {
                 files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
             }
