@@ -26,7 +26,7 @@ import java.util.concurrent.CompletableFuture;
  * 60 s (120 s, 6 s and 12 s in stages 8, 9 and 10), 17,820 CPU-seconds, ideally 1,260 s on 32
  * machines; the stages run one after the other. Provisioned with all-at-once acquisition and
  * distributed release for several idle times, plus ∞ (32 nodes held throughout, acquired before the
- * clock starts). The scheduler is emulated ({@link InProcessNodes}): allocations wait a fixed
+ * clock starts). The scheduler is emulated (the local adapter with {@link InProcessNodes}): allocations wait a fixed
  * latency, then their executors start in this JVM and run real {@code /bin/sleep} processes.
  */
 @Command(name = "provisioning", mixinStandardHelpOptions = true,
@@ -192,10 +192,12 @@ final class ProvisioningBenchmark implements Callable<Integer> {
             default -> throw new IllegalArgumentException("--lrm must be in-process or slurm");
         };
         try (Dispatcher d = Dispatcher.start(DispatcherConfig.local());
-             InProcessNodes nodes = new InProcessNodes(d.port(), Duration.ofMillis(Math.round(latency / scale * 1000)));
+             io.falkon.provisioner.lrm.LocalAdapter local = new io.falkon.provisioner.lrm.LocalAdapter(
+                     Duration.ofMillis(Math.round(latency / scale * 1000)), new InProcessNodes(d.port()));
              ExecutorSeconds sampler = new ExecutorSeconds(d)) {
             io.falkon.provisioner.LrmAdapter adapter = slurm
-                    ? new io.falkon.provisioner.lrm.SlurmAdapter(new io.falkon.provisioner.lrm.Shell()) : nodes;
+                    ? new io.falkon.provisioner.lrm.SlurmAdapter(new io.falkon.provisioner.lrm.Shell()) : local;
+            InProcessNodes nodes = (InProcessNodes) local.launcher();
             List<String> executor = new ArrayList<>(io.falkon.executor.LocalExecutors.javaCommand());
             executor.addAll(List.of("--dispatcher", "127.0.0.1:" + d.port()));
             ReleasePolicy release = hold ? ReleasePolicy.distributed(Duration.ZERO)
@@ -242,7 +244,7 @@ final class ProvisioningBenchmark implements Callable<Integer> {
                 int allocations = p.allocations().size() - before;
                 double sampled = sampler.seconds() * slots; // slot-seconds registered until the end
                 p.close(); // releases what is left; executor-seconds stop counting
-                nodes.close();
+                local.close();
                 double registered = slurm ? sampled : nodes.registeredSeconds() * slots;
                 double wasted = Math.max(0, registered - used);
                 return new Row(seconds, used, wasted, allocations, queued / n, exec / n);

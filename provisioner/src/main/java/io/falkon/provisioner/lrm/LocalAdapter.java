@@ -20,13 +20,47 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * This machine as the "scheduler": an allocation of N nodes is N executor processes started here.
- * An optional start delay emulates a batch queue's allocation latency (which cannot be produced on
- * one machine otherwise): the job stays {@link JobState#QUEUED} that long before its processes
- * start. The embedded default, and the adapter of the time-scaled provisioning benchmark.
+ * This machine as the "scheduler": an allocation of N nodes is N executors started here, by
+ * default as processes. An optional start delay emulates a batch queue's allocation latency (which
+ * cannot be produced on one machine otherwise): the job stays {@link JobState#QUEUED} that long
+ * before its nodes start, {@link JobState#RUNNING} while any of them lives, then done.
  */
 public final class LocalAdapter implements LrmAdapter, AutoCloseable {
+
+    /** One started node: its executor, however it runs. */
+    public interface Node {
+        boolean alive();
+
+        /** Asks the executor to leave (it kills its tasks). */
+        void stop();
+    }
+
+    /** Starts node {@code index} of a job. */
+    public interface Launcher {
+        Node start(JobRequest request, String jobId, int index) throws IOException;
+    }
+
+    /** Each node an executor process running the job's node command; output in the work directory. */
+    public static final Launcher PROCESSES = (r, id, i) -> {
+        File log = r.workDir().resolve(id + "-" + i + ".out").toFile();
+        Process p = new ProcessBuilder("sh", "-c", r.nodeCommand()).redirectErrorStream(true).redirectOutput(log)
+                .redirectInput(new File("/dev/null")).start();
+        return new Node() {
+            @Override
+            public boolean alive() {
+                return p.isAlive();
+            }
+
+            @Override
+            public void stop() {
+                p.descendants().forEach(ProcessHandle::destroy);
+                p.destroy(); // SIGTERM: the executor kills its tasks and leaves
+            }
+        };
+    };
+
     private final Duration startDelay;
+    private final Launcher launcher;
     private final ScheduledExecutorService starter = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "falkon-local-lrm");
         t.setDaemon(true);
@@ -36,13 +70,23 @@ public final class LocalAdapter implements LrmAdapter, AutoCloseable {
     private final AtomicInteger ids = new AtomicInteger();
 
     private static final class Job {
-        final List<Process> processes = new ArrayList<>();
+        final List<Node> nodes = new ArrayList<>();
         boolean started;
         boolean cancelled;
     }
 
     public LocalAdapter(Duration startDelay) {
+        this(startDelay, PROCESSES);
+    }
+
+    public LocalAdapter(Duration startDelay, Launcher launcher) {
         this.startDelay = startDelay;
+        this.launcher = launcher;
+    }
+
+    /** How its nodes start. */
+    public Launcher launcher() {
+        return launcher;
     }
 
     @Override
@@ -77,10 +121,8 @@ public final class LocalAdapter implements LrmAdapter, AutoCloseable {
             job.started = true;
             for (int i = 0; i < r.nodes(); i++) {
                 try {
-                    File log = r.workDir().resolve(id + "-" + i + ".out").toFile();
-                    job.processes.add(new ProcessBuilder("sh", "-c", r.nodeCommand()).redirectErrorStream(true)
-                            .redirectOutput(log).redirectInput(new File("/dev/null")).start());
-                } catch (IOException e) {
+                    job.nodes.add(launcher.start(r, id, i));
+                } catch (IOException | RuntimeException e) {
                     // the node "failed": the job runs with fewer executors, as on a real cluster
                     org.slf4j.LoggerFactory.getLogger(LocalAdapter.class).warn("{}: cannot start an executor: {}", id,
                             e.getMessage());
@@ -99,12 +141,10 @@ public final class LocalAdapter implements LrmAdapter, AutoCloseable {
                 continue;
             }
             synchronized (job) {
-                if (job.cancelled) {
-                    out.put(id, job.processes.stream().anyMatch(Process::isAlive) ? JobState.RUNNING : JobState.DONE);
-                } else if (!job.started) {
+                if (!job.started && !job.cancelled) {
                     out.put(id, JobState.QUEUED);
                 } else {
-                    out.put(id, job.processes.stream().anyMatch(Process::isAlive) ? JobState.RUNNING : JobState.DONE);
+                    out.put(id, job.nodes.stream().anyMatch(Node::alive) ? JobState.RUNNING : JobState.DONE);
                 }
             }
         }
@@ -117,13 +157,12 @@ public final class LocalAdapter implements LrmAdapter, AutoCloseable {
         if (job == null) {
             return;
         }
+        List<Node> nodes;
         synchronized (job) {
             job.cancelled = true;
-            for (Process p : job.processes) {
-                p.descendants().forEach(ProcessHandle::destroy);
-                p.destroy(); // SIGTERM: the executor kills its tasks and leaves
-            }
+            nodes = new ArrayList<>(job.nodes);
         }
+        nodes.forEach(Node::stop);
     }
 
     /** Cancels every job and stops. */
