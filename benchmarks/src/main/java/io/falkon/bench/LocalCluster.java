@@ -22,6 +22,8 @@ public final class LocalCluster implements AutoCloseable {
     private final Dispatcher dispatcher;
     private final List<Executor> executors = new ArrayList<>();
     private LocalExecutors processes;
+    /** Event loops shared by emulated no-exec executors, so that thousands need no thread each. */
+    private io.netty.channel.EventLoopGroup sharedLoops;
 
     public LocalCluster(DispatcherConfig config, int executorCount, int slots, boolean noExec, boolean asProcesses) {
         this(config, executorCount, slots, noExec, asProcesses, 0);
@@ -55,9 +57,16 @@ public final class LocalCluster implements AutoCloseable {
                 processes = LocalExecutors.start(impl, executorCount, slots, noExec, dispatcher.port(), "bench",
                         List.of("--prefetch", Integer.toString(prefetch)));
             } else {
+                if (noExec) {
+                    sharedLoops = new io.netty.channel.MultiThreadIoEventLoopGroup(
+                            Math.min(executorCount, Runtime.getRuntime().availableProcessors()),
+                            new io.netty.util.concurrent.DefaultThreadFactory("bench-executor", true),
+                            io.netty.channel.nio.NioIoHandler.newFactory());
+                }
                 for (int i = 0; i < executorCount; i++) {
-                    executors.add(Executor.start(customize.apply(ExecutorConfig.of("127.0.0.1", dispatcher.port())
-                            .withId("bench-" + i).withSlots(slots).withNoExec(noExec).withPrefetch(prefetch))));
+                    ExecutorConfig c = customize.apply(ExecutorConfig.of("127.0.0.1", dispatcher.port())
+                            .withId("bench-" + i).withSlots(slots).withNoExec(noExec).withPrefetch(prefetch));
+                    executors.add(sharedLoops != null ? Executor.start(c, sharedLoops.next()) : Executor.start(c));
                 }
             }
             dispatcher.awaitExecutors(executorCount, Duration.ofMinutes(2));
@@ -82,6 +91,9 @@ public final class LocalCluster implements AutoCloseable {
     @Override
     public void close() {
         executors.forEach(Executor::close);
+        if (sharedLoops != null) {
+            sharedLoops.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).awaitUninterruptibly();
+        }
         dispatcher.close();
         if (processes != null) {
             processes.close(); // they exit once the dispatcher has closed their connections

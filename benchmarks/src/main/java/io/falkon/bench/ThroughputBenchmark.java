@@ -32,8 +32,10 @@ final class ThroughputBenchmark implements Callable<Integer> {
     @Option(names = "--real-tasks", description = "tasks per /bin/true measurement (default: ${DEFAULT-VALUE})")
     int realTasks = 20_000;
 
-    @Option(names = "--executors", description = "executors (default: ${DEFAULT-VALUE})")
-    int executors = 2;
+    @Option(names = "--executors", split = ",", description = "executor counts to measure, e.g. 1,2,4,...,1024: the "
+            + "paper's throughput vs executor count (Falkon SC07 Fig. 3); no-exec executors are emulated in this JVM, "
+            + "so counts in the thousands fit (default: 2)")
+    List<Integer> executorCounts = List.of(2);
 
     @Option(names = "--slots", description = "slots per executor in no-exec mode (default: ${DEFAULT-VALUE})")
     int noExecSlots = 1000;
@@ -91,29 +93,31 @@ final class ThroughputBenchmark implements Callable<Integer> {
             // no-exec executors are emulated in this JVM: the dispatch path alone
             List<LocalExecutors.Impl> runs = noExec ? java.util.Collections.singletonList(null) : chosen;
             for (LocalExecutors.Impl impl : runs) {
-                for (int prefetch : noExec ? List.of(0) : prefetches) {
-                    for (int bundle : bundles) {
-                        int n = noExec ? tasks : realTasks;
-                        int slots = noExec ? noExecSlots : realSlots;
-                        String name = impl == null ? "emulated" : impl.name().toLowerCase(java.util.Locale.ROOT);
-                        // real tasks: each round runs the C loop right before the executors, so that the
-                        // ratio compares like with like on a shared machine whose speed drifts
-                        List<Measurement> ms = new ArrayList<>();
-                        List<Double> loops = new ArrayList<>();
-                        for (int round = 0; round < (noExec ? 1 : rounds); round++) {
-                            if (!noExec) {
-                                loops.add(loop.run(n, spawners, "/bin/true"));
+                for (int executors : executorCounts) {
+                    for (int prefetch : noExec ? List.of(0) : prefetches) {
+                        for (int bundle : bundles) {
+                            int n = noExec ? tasks : realTasks;
+                            int slots = noExec ? noExecSlots : realSlots;
+                            String name = impl == null ? "emulated" : impl.name().toLowerCase(java.util.Locale.ROOT);
+                            // real tasks: each round runs the C loop right before the executors, so that the
+                            // ratio compares like with like on a shared machine whose speed drifts
+                            List<Measurement> ms = new ArrayList<>();
+                            List<Double> loops = new ArrayList<>();
+                            for (int round = 0; round < (noExec ? 1 : rounds); round++) {
+                                if (!noExec) {
+                                    loops.add(loop.run(n, spawners, "/bin/true"));
+                                }
+                                ms.add(measure(noExec, impl, executors, bundle, n, slots, prefetch));
                             }
-                            ms.add(measure(noExec, impl, bundle, n, slots, prefetch));
+                            Measurement m = median(ms);
+                            double c = loops.isEmpty() ? 0 : medianOf(loops);
+                            allLoops.addAll(loops);
+                            table.add(mode, name, executors, slots, prefetch, bundle, n, m.seconds, m.tasksPerSecond(),
+                                    m.p50ms, m.p99ms, c, c == 0 ? 0.0 : 100 * m.tasksPerSecond() / c);
+                            System.err.printf("  %s %s %d x %d prefetch %d bundle %d: %,.0f tasks/s%s%n", mode, name,
+                                    executors, slots, prefetch, bundle, m.tasksPerSecond(), c == 0 ? ""
+                                            : String.format(" (C loop %,.0f: %.0f%%)", c, 100 * m.tasksPerSecond() / c));
                         }
-                        Measurement m = median(ms);
-                        double c = loops.isEmpty() ? 0 : medianOf(loops);
-                        allLoops.addAll(loops);
-                        table.add(mode, name, executors, slots, prefetch, bundle, n, m.seconds, m.tasksPerSecond(),
-                                m.p50ms, m.p99ms, c, c == 0 ? 0.0 : 100 * m.tasksPerSecond() / c);
-                        System.err.printf("  %s %s prefetch %d bundle %d: %,.0f tasks/s%s%n", mode, name, prefetch,
-                                bundle, m.tasksPerSecond(), c == 0 ? "" : String.format(" (C loop %,.0f: %.0f%%)", c,
-                                        100 * m.tasksPerSecond() / c));
                     }
                 }
             }
@@ -147,8 +151,8 @@ final class ThroughputBenchmark implements Callable<Integer> {
         }
     }
 
-    private Measurement measure(boolean noExec, LocalExecutors.Impl impl, int bundle, int n, int slots, int prefetch)
-            throws Exception {
+    private Measurement measure(boolean noExec, LocalExecutors.Impl impl, int executors, int bundle, int n, int slots,
+                                int prefetch) throws Exception {
         ClientOptions opts = ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(Math.max(bundle, 100_000));
         LocalExecutors.Impl processes = noExec || (!executorProcesses && impl == LocalExecutors.Impl.JAVA) ? null : impl;
         try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local(), executors, slots, noExec, processes,

@@ -106,6 +106,8 @@ public final class Executor implements AutoCloseable {
 
     private final ExecutorConfig config;
     private final EventLoopGroup group;
+    /** False when the loop is shared with other executors in this JVM (emulation): close leaves it running. */
+    private final boolean ownsGroup;
     private final Path spoolDir;
     private final SlotPool slots;
     /** The data cache and the server that shares it with peers; null without a cache. */
@@ -132,13 +134,16 @@ public final class Executor implements AutoCloseable {
     private long disconnectedAtNanos;
     private int attempt;
 
-    private Executor(ExecutorConfig config, EventLoopGroup group, Path spoolDir) throws IOException,
-            InterruptedException {
+    private Executor(ExecutorConfig config, EventLoopGroup group, boolean ownsGroup, Path spoolDir)
+            throws IOException, InterruptedException {
         this.config = config;
         this.group = group;
+        this.ownsGroup = ownsGroup;
         this.spoolDir = spoolDir;
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-        StoreFetcher store = new StoreFetcher(config.storeRoot(), http, config.storeBandwidth());
+        // no-exec executors fetch nothing; an HTTP client costs a selector thread each
+        HttpClient http = config.noExec() ? null
+                : HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        StoreFetcher store = config.noExec() ? null : new StoreFetcher(config.storeRoot(), http, config.storeBandwidth());
         if (config.cacheCapacity() > 0 && !config.noExec()) {
             Path dir = config.cacheDir() != null ? config.cacheDir() : spoolDir.resolve("cache");
             this.cache = new CacheStore(dir, config.cacheCapacity(), EvictionPolicies.byName(config.eviction()), store,
@@ -195,19 +200,37 @@ public final class Executor implements AutoCloseable {
      * @throws IllegalStateException if the dispatcher cannot be reached or refuses the executor
      */
     public static Executor start(ExecutorConfig config) {
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-executor", true),
+                NioIoHandler.newFactory());
+        return start(config, group, true);
+    }
+
+    /**
+     * Like {@link #start(ExecutorConfig)}, but on an event loop the caller owns and may share
+     * among many executors in one JVM: how benchmarks emulate thousands of executors (the paper
+     * ran 900 per machine) without a thread each. Closing the executor leaves the loop running.
+     */
+    public static Executor start(ExecutorConfig config, io.netty.channel.EventLoop sharedLoop) {
+        return start(config, sharedLoop, false);
+    }
+
+    private static Executor start(ExecutorConfig config, EventLoopGroup group, boolean ownsGroup) {
         Path spool;
         try {
             spool = Files.createTempDirectory("falkon-executor-");
         } catch (IOException e) {
+            if (ownsGroup) {
+                group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            }
             throw new UncheckedIOException("cannot create the executor's spool directory", e);
         }
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-executor", true),
-                NioIoHandler.newFactory());
         Executor ex;
         try {
-            ex = new Executor(config, group, spool);
+            ex = new Executor(config, group, ownsGroup, spool);
         } catch (IOException | InterruptedException | RuntimeException e) {
-            group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            if (ownsGroup) {
+                group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            }
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }
@@ -251,7 +274,9 @@ public final class Executor implements AutoCloseable {
             throw new IllegalStateException("dispatcher at " + where() + " did not accept the executor: "
                     + (c.getMessage() == null ? c.toString() : c.getMessage()), c);
         }
-        log.info("executor {} registered with {} ({} slots, {}{})", config.executorId(), where(), config.slots(),
+        // emulated executors on a shared loop come by the thousand: one line each would drown the log
+        org.slf4j.event.Level level = ownsGroup ? org.slf4j.event.Level.INFO : org.slf4j.event.Level.DEBUG;
+        log.atLevel(level).log("executor {} registered with {} ({} slots, {}{})", config.executorId(), where(), config.slots(),
                 config.noExec() ? "NO-EXEC benchmark mode: tasks are not run" : "processes via " + slots.runnerName(),
                 cache == null ? "" : ", " + (cache.capacity() >> 20) + " MiB " + cache.policy().name()
                         + " cache served on port " + peerServer.port());
@@ -616,7 +641,9 @@ public final class Executor implements AutoCloseable {
         if (cache != null) {
             cache.close();
         }
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+        if (ownsGroup) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+        }
         try (Stream<Path> files = Files.walk(spoolDir)) {
             files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException e) {

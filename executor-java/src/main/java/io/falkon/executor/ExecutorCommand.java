@@ -26,6 +26,15 @@ public final class ExecutorCommand implements Callable<Integer> {
             + "to measure dispatch overhead")
     boolean noExec;
 
+    @Option(names = "--emulate", paramLabel = "N", description = "BENCHMARKING ONLY, with --no-exec: run N "
+            + "executors in this process (ids ID-0 ...), each with its own connection, sharing --io-threads event "
+            + "loops; how one machine stands in for thousands of executors (default: 1)")
+    int emulate = 1;
+
+    @Option(names = "--io-threads", description = "event loop threads shared by the --emulate executors "
+            + "(default: cores)")
+    int ioThreads = Runtime.getRuntime().availableProcessors();
+
     @Option(names = "--idle-exit", paramLabel = "SECONDS", description = "leave after holding no task for this "
             + "long (the provisioner's distributed release; default: 0 = never)")
     double idleExitSeconds;
@@ -126,6 +135,9 @@ public final class ExecutorCommand implements Callable<Integer> {
             System.err.println("falkon executor: " + e.getMessage());
             return 2;
         }
+        if (emulate != 1) {
+            return emulate(cfg);
+        }
         Executor ex;
         try {
             ex = Executor.start(cfg);
@@ -140,6 +152,39 @@ public final class ExecutorCommand implements Callable<Integer> {
     }
 
     /** Runs the C executor with this command's options (less --impl) and returns its exit status. */
+    /** {@code --emulate N}: N no-exec executors on shared event loops, until the dispatcher goes. */
+    private int emulate(ExecutorConfig cfg) {
+        if (emulate < 1 || !noExec || ioThreads < 1) {
+            System.err.println("falkon executor: --emulate needs N >= 1 and --no-exec (got --emulate " + emulate
+                    + (noExec ? "" : ", no --no-exec") + ", --io-threads " + ioThreads + ")");
+            return 2;
+        }
+        io.netty.channel.EventLoopGroup loops = new io.netty.channel.MultiThreadIoEventLoopGroup(ioThreads,
+                new io.netty.util.concurrent.DefaultThreadFactory("falkon-emulated", true),
+                io.netty.channel.nio.NioIoHandler.newFactory());
+        java.util.List<Executor> started = new java.util.ArrayList<>(emulate);
+        Runnable closeAll = () -> {
+            started.forEach(Executor::close);
+            loops.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).awaitUninterruptibly();
+        };
+        String prefix = id != null ? id : Executor.defaultId();
+        try {
+            for (int i = 0; i < emulate; i++) {
+                started.add(Executor.start(cfg.withId(prefix + "-" + i), loops.next()));
+            }
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            System.err.println("falkon executor: emulated executor " + started.size() + ": " + e.getMessage());
+            closeAll.run();
+            return 2;
+        }
+        System.err.printf("falkon executor: %d emulated no-exec executors registered with %s%n", emulate, dispatcher);
+        Runtime.getRuntime().addShutdownHook(new Thread(closeAll, "falkon-shutdown"));
+        // they all lose the dispatcher together; wait for every one
+        started.forEach(e -> e.terminated().join());
+        closeAll.run();
+        return 0;
+    }
+
     private int runC() throws java.io.IOException {
         java.util.List<String> args = new java.util.ArrayList<>(LocalExecutors.cCommand().subList(0, 1));
         java.util.List<String> given = spec.commandLine().getParseResult().originalArgs();

@@ -1,0 +1,92 @@
+package io.falkon.bench;
+
+import io.falkon.client.ClientOptions;
+import io.falkon.client.FalkonClient;
+import io.falkon.client.Instance;
+import io.falkon.dispatcher.DispatcherConfig;
+import io.falkon.protocol.TaskSpec;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Efficiency vs task length and executor count (Falkon SC07 section 4.4, Figs. 6 and 7: 95% with
+ * 1 s tasks on 256 executors, 99% with 8 s tasks). Weak scaling as in the paper: each executor (one
+ * slot, the paper's one executor per processor) gets the same number of real {@code sleep L}
+ * processes; efficiency is the ideal time (tasks per executor x L) over the measured time from
+ * the first submission to the last result. {@code sleep} takes no CPU, so executor counts beyond
+ * this machine's cores measure the dispatch and process-start path, not CPU contention.
+ */
+@Command(name = "efficiency", mixinStandardHelpOptions = true,
+        description = "Efficiency vs task length (sleep 0.01 ... 8 s) x executor count, real processes.")
+final class EfficiencyBenchmark implements Callable<Integer> {
+
+    @Option(names = "--lengths", split = ",", description = "task lengths in seconds (default: 0.01,0.1,1,8)")
+    List<Double> lengths = List.of(0.01, 0.1, 1.0, 8.0);
+
+    @Option(names = "--executors", split = ",", description = "executor counts, one slot each (default: 1,8,64,256)")
+    List<Integer> executorCounts = List.of(1, 8, 64, 256);
+
+    @Option(names = "--tasks-per-executor", description = "tasks per executor (default: ${DEFAULT-VALUE})")
+    int tasksPerExecutor = 4;
+
+    @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
+    Path out = Path.of("bench-results");
+
+    @Override
+    public Integer call() throws Exception {
+        ResultTable table = new ResultTable("efficiency: ideal / measured time, sleep tasks, 1 slot per executor",
+                List.of("executors", "taskSeconds", "tasks", "idealSeconds", "seconds", "efficiency", "speedup"));
+        Machine.describe(table);
+        table.meta("tasksPerExecutor", tasksPerExecutor);
+        for (int executors : executorCounts) {
+            // executors in this JVM, each its own connection and slot, starting real processes
+            try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local(), executors, 1, false, false);
+                 FalkonClient client = cluster.client(ClientOptions.defaults().withBundleSize(100))) {
+                run(client, List.of("/bin/true"), executors); // warm-up: every executor starts one process
+                for (double length : lengths) {
+                    int n = executors * tasksPerExecutor;
+                    double ideal = tasksPerExecutor * length;
+                    double seconds = run(client, List.of("/bin/sleep", Double.toString(length)), n);
+                    double efficiency = ideal / seconds;
+                    table.add(executors, length, n, ideal, seconds, efficiency, efficiency * executors);
+                    System.err.printf("  %d executors, %s s tasks: %.1f%% (%.2f s, ideal %.2f s)%n", executors,
+                            length, 100 * efficiency, seconds, ideal);
+                }
+            }
+        }
+        table.print(System.out);
+        table.write(out, "efficiency");
+        System.out.println("wrote " + out.resolve("efficiency.csv") + " and efficiency.json");
+        return 0;
+    }
+
+    /** Runs n copies of argv; returns the seconds from the first submission to the last result. */
+    private static double run(FalkonClient client, List<String> argv, int n) throws InterruptedException {
+        TaskSpec spec = TaskSpec.of(argv.toArray(String[]::new));
+        AtomicLong failures = new AtomicLong();
+        long t0 = System.nanoTime();
+        try (Instance instance = client.createInstance("efficiency")) {
+            instance.onResult(r -> {
+                if (!r.succeeded()) {
+                    failures.incrementAndGet();
+                }
+            });
+            for (int i = 0; i < n; i++) {
+                instance.submit(spec);
+            }
+            if (!instance.awaitAll(Duration.ofHours(1))) {
+                throw new IllegalStateException("efficiency tasks still running after an hour");
+            }
+        }
+        if (failures.get() > 0) {
+            throw new IllegalStateException(failures.get() + " of " + n + " tasks of " + argv + " failed");
+        }
+        return (System.nanoTime() - t0) / 1e9;
+    }
+}
