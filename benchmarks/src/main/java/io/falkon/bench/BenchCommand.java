@@ -8,6 +8,7 @@ import picocli.CommandLine.Command;
         subcommands = {ThroughputBenchmark.class, QueueBenchmark.class, JournalBenchmark.class, ChaosBenchmark.class,
                 SchedulerBenchmark.class, MonotonicBenchmark.class, AllPairsBenchmark.class,
                 WsBenchmark.class, ProvisioningBenchmark.class, BundlingBenchmark.class, EfficiencyBenchmark.class,
-                ScaleBenchmark.class, LatencyBenchmark.class, EnduranceBenchmark.class})
+                ScaleBenchmark.class, LatencyBenchmark.class, EnduranceBenchmark.class,
+                io.falkon.bench.report.ReportCommand.class})
 public final class BenchCommand {
 }

@@ -80,4 +80,119 @@ class BenchmarkSmokeTest {
         assertThat(rows.get(0).get("allocations").asInt()).isPositive();
         assertThat(rows.get(1).get("allocations").asInt()).isZero();
     }
+
+    @Test
+    void throughputSweepsExecutorCounts() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("throughput", "--modes", "no-exec", "--tasks", "3000",
+                "--executors", "1,4", "--slots", "1", "--bundles", "100", "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode rows = rows("throughput");
+        assertThat(rows.findValuesAsText("executors")).containsExactly("1", "4");
+        assertThat(rows.findValuesAsText("slots")).containsOnly("1");
+        assertReportPlots("throughput.png");
+    }
+
+    @Test
+    void bundlingSweepsBundleSizesOverBothTransports() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("bundling", "--bundles", "1,10", "--rounds", "1",
+                "--seconds", "0.2", "--min-tasks", "200", "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode rows = rows("bundling");
+        assertThat(rows.findValuesAsText("transport")).containsExactly("tcp", "tcp", "ws", "ws");
+        for (JsonNode r : rows) {
+            double tps = r.get("tasksPerSecond").asDouble();
+            assertThat(tps).as(r.toString()).isPositive();
+            assertThat(r.get("msPerTask").asDouble()).isCloseTo(1000 / tps, org.assertj.core.api.Assertions.within(1e-6));
+            assertThat(r.get("tasks").asInt()).isGreaterThanOrEqualTo(200);
+        }
+        assertReportPlots("bundling.png", "bundling-2.png");
+    }
+
+    @Test
+    void efficiencyRunsRealSleepsForEachLengthAndExecutorCount() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("efficiency", "--executors", "1,4", "--lengths",
+                "0.01,0.3", "--tasks-per-executor", "2", "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode rows = rows("efficiency");
+        assertThat(rows).hasSize(4);
+        for (JsonNode r : rows) {
+            // a real sleep cannot finish before its ideal time: efficiency is at most 1
+            assertThat(r.get("efficiency").asDouble()).as(r.toString()).isBetween(0.0, 1.0);
+            assertThat(r.get("seconds").asDouble()).isGreaterThanOrEqualTo(r.get("idealSeconds").asDouble());
+            assertThat(r.get("tasks").asInt()).isEqualTo(2 * r.get("executors").asInt());
+        }
+        assertReportPlots("efficiency.png");
+    }
+
+    @Test
+    void scaleRegistersEmulatedExecutorsInAnotherJvmAndRecordsOverheads() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("scale", "--executors", "200", "--jvms", "1",
+                "--tasks-per-executor", "3", "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode row = rows("scale").get(0);
+        assertThat(row.get("executors").asInt()).isEqualTo(200);
+        assertThat(row.get("tasks").asInt()).isEqualTo(600);
+        assertThat(row.get("overheadP50ms").asDouble()).isLessThanOrEqualTo(row.get("overheadMaxMs").asDouble());
+        assertPercentileCurves("scale-overhead", 2);
+        assertReportPlots("scale.png");
+    }
+
+    @Test
+    void latencyMeasuresOneTaskAtATime() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("latency", "--tasks", "200", "--impls", "java",
+                "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode rows = rows("latency");
+        assertThat(rows.findValuesAsText("mode")).containsExactly("no-exec", "true");
+        for (JsonNode r : rows) {
+            assertThat(r.get("p50ms").asDouble()).as(r.toString()).isPositive()
+                    .isLessThanOrEqualTo(r.get("p99ms").asDouble());
+            assertThat(r.get("p999ms").asDouble()).isLessThanOrEqualTo(r.get("maxMs").asDouble());
+        }
+        assertPercentileCurves("latency-percentiles", 2);
+        assertReportPlots("latency.png");
+    }
+
+    @Test
+    void enduranceRunsEveryTaskAndSamplesEverySecond() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("endurance", "--tasks", "400000", "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode row = rows("endurance").get(0);
+        assertThat(row.get("tasks").asLong()).isEqualTo(400_000);
+        assertThat(row.get("liveHeapEndMiB").asDouble()).isPositive();
+        long last = 0;
+        for (JsonNode s : rows("endurance-samples")) {
+            assertThat(s.get("completed").asLong()).isGreaterThanOrEqualTo(last).isLessThanOrEqualTo(400_000);
+            last = s.get("completed").asLong();
+        }
+    }
+
+    private JsonNode rows(String name) throws java.io.IOException {
+        return new ObjectMapper().readTree(out.resolve(name + ".json").toFile()).get("rows");
+    }
+
+    /** Each series' latency never falls as the percentile rises. */
+    private void assertPercentileCurves(String name, int series) throws java.io.IOException {
+        java.util.Map<String, Double> last = new java.util.HashMap<>();
+        for (JsonNode r : rows(name)) {
+            double ms = r.get("ms").asDouble();
+            Double before = last.put(r.get("series").asText(), ms);
+            if (before != null) {
+                assertThat(ms).as(r.toString()).isGreaterThanOrEqualTo(before);
+            }
+        }
+        assertThat(last).hasSize(series);
+    }
+
+    /** What the benchmark wrote is what the report reads: it plots without complaint. */
+    private void assertReportPlots(String... pngs) throws java.io.IOException {
+        Path docs = out.resolve("docs");
+        java.io.StringWriter err = new java.io.StringWriter();
+        int rc = new CommandLine(new BenchCommand()).setErr(new java.io.PrintWriter(err))
+                .execute("report", "--results", out.toString(), "--docs", docs.toString());
+        assertThat(rc).isZero();
+        for (String png : pngs) {
+            assertThat(javax.imageio.ImageIO.read(docs.resolve("report").resolve(png).toFile())).as(png).isNotNull();
+        }
+    }
 }
