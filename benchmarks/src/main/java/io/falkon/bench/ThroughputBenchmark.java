@@ -74,6 +74,10 @@ final class ThroughputBenchmark implements Callable<Integer> {
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
 
+    @Option(names = "--name", description = "result file name, so that sweeps can sit beside the default run, e.g. "
+            + "throughput-executors (plotted as SC07 Fig. 3) (default: ${DEFAULT-VALUE})")
+    String name = "throughput";
+
     @Override
     public Integer call() throws Exception {
         ResultTable table = new ResultTable("throughput: tasks/s end to end (client -> dispatcher -> executors -> client)",
@@ -128,8 +132,8 @@ final class ThroughputBenchmark implements Callable<Integer> {
             table.meta("cSpawnLoopTasksPerSecond", c);
         }
         table.print(System.out);
-        table.write(out, "throughput");
-        System.out.println("wrote " + out.resolve("throughput.csv") + " and throughput.json");
+        table.write(out, name);
+        System.out.println("wrote " + out.resolve(name + ".csv") + " and " + name + ".json");
         return 0;
     }
 

@@ -42,11 +42,16 @@ final class Figures {
 
     static List<Figure> all() {
         return List.of(
+                new Figure("throughput-executors", List.of(), "Throughput vs executor count",
+                        SC07 + " Fig. 3 (throughput as a function of executor count)",
+                        "Throughput grows with executors to 487 tasks/s at 256 executors over GT4 WS; one executor "
+                                + "alone handled 28 tasks/s.",
+                        r -> throughput(r.get("throughput-executors"))),
                 new Figure("throughput", List.of(), "Throughput: sleep 0 end to end",
                         SC07 + " Fig. 3 (throughput vs executor count) and §4.1; " + DD + " Fig. 4",
                         "487 tasks/s with 256 executors over GT4 WS, 28 tasks/s for one executor; later 604 (Java "
                                 + "executor, TCP) and 2,534 tasks/s (C executor, TCP) on 200 CPUs.",
-                        Figures::throughput),
+                        r -> throughput(r.get("throughput"))),
                 new Figure("bundling", List.of(), "Bundling: client bundle size sweep",
                         SC07 + " Fig. 5 (bundling throughput and cost per task)",
                         "~20 tasks/s without bundling, rising to a peak of almost 1,500 tasks/s at ~300 tasks per "
@@ -99,6 +104,10 @@ final class Figures {
                         "Data diffusion 80% of ideal for 500x500 with 1 s compute, 75% with 0.1 s; the shared "
                                 + "file system alone 26%.",
                         Figures::allPairs),
+                new Figure("peers", List.of(), "Falkon beside today's peers",
+                        SC07 + " Table 2 (Falkon, Condor, PBS, BOINC throughput)",
+                        "Falkon 487 tasks/s; Condor 0.49-11 (Condor-J2 22); PBS 0.45; BOINC 93 tasks/s.",
+                        Figures::peers),
                 new Figure("journal", List.of(), "The journal's price", "no figure in the papers",
                         "Falkon 2007 had no persistent queue.", Figures::journal),
                 new Figure("chaos", List.of(), "Chaos: executors killed mid-run", "no figure in the papers",
@@ -113,8 +122,7 @@ final class Figures {
         return columns.stream().map(c -> c + " " + str(r, c)).collect(Collectors.joining(", "));
     }
 
-    private static List<Chart<?, ?>> throughput(Map<String, Result> all) {
-        Result t = all.get("throughput");
+    private static List<Chart<?, ?>> throughput(Result t) {
         List<Map<String, Object>> rows = t.rows(r -> !str(r, "mode").equals("c-spawn-loop"));
         Set<String> counts = rows.stream().map(r -> str(r, "executors")).collect(Collectors.toSet());
         String x = counts.size() > 1 ? "executors" : "bundle";
@@ -305,6 +313,25 @@ final class Figures {
         c.addSeries("efficiency", names, values);
         c.getStyler().setLegendVisible(false);
         return List.of(c);
+    }
+
+    private static List<Chart<?, ?>> peers(Map<String, Result> all) {
+        List<Map<String, Object>> rows = all.get("peers").rows();
+        List<Chart<?, ?>> charts = new ArrayList<>();
+        for (String workload : List.of("true", "noop")) {
+            List<Map<String, Object>> w = rows.stream().filter(r -> str(r, "workload").equals(workload)).toList();
+            if (w.isEmpty()) {
+                continue;
+            }
+            CategoryChart c = Charts.bars(workload.equals("true") ? "/bin/true tasks/s, same workers for every system"
+                    : "No-op tasks/s (dispatch path alone)", "", "tasks/s");
+            c.addSeries("tasks/s", w.stream().map(r -> str(r, "system") + (str(r, "system").equals("falkon-no-exec")
+                    ? " " + str(r, "config").replaceAll(",.*", "") : "")).toList(), col(w, "tasksPerSecond"));
+            c.getStyler().setLegendVisible(false);
+            c.getStyler().setXAxisLabelRotation(20);
+            charts.add(c);
+        }
+        return charts;
     }
 
     private static List<Chart<?, ?>> journal(Map<String, Result> all) {
