@@ -148,23 +148,34 @@ def falkon_rows(args, tmp):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tasks", type=int, default=5000, help="tasks per `true` measurement (default 5000)")
-    p.add_argument("--noop-tasks", type=int, default=20000, help="tasks per `noop` measurement (default 20000)")
+    p.add_argument("--tasks", type=int, default=20000, help="tasks per `true` measurement (default 20000)")
+    p.add_argument("--noop-tasks", type=int, default=50000, help="tasks per `noop` measurement (default 50000)")
     p.add_argument("--workers", type=int, default=os.cpu_count(), help="workers per system (default: cores)")
-    p.add_argument("--rounds", type=int, default=3, help="rounds per measurement; the median is kept (default 3)")
+    p.add_argument("--rounds", type=int, default=1, help="rounds per measurement; the median is kept (default 1)")
     p.add_argument("--only", default="falkon,dask,parsl,hq", help="systems to run (default: all)")
     p.add_argument("--falkon", required=True, help="the falkon command")
     p.add_argument("--spawnloop", help="(unused: the C loop is measured by falkon bench throughput)")
     p.add_argument("--out", default="bench-results", help="directory for peers.json and peers.csv")
+    p.add_argument("--one", help=argparse.SUPPRESS)  # internal: measure one system, print its rows as JSON
     args = p.parse_args()
-    only = set(args.only.split(","))
+    measurers = {"falkon": falkon_rows, "dask": lambda a, tmp: dask_rows(a), "parsl": parsl_rows, "hq": hq_rows}
+    if args.one:
+        with tempfile.TemporaryDirectory(prefix=f"falkon-peers-{args.one}-") as tmp:
+            print(json.dumps(measurers[args.one](args, tmp)))
+        return
+    only = args.only.split(",")
+    unknown = [n for n in only if n not in measurers]
+    if unknown:
+        p.error(f"--only: unknown system(s) {', '.join(unknown)} (known: {', '.join(measurers)})")
     rows = []
-    with tempfile.TemporaryDirectory(prefix="falkon-peers-") as tmp:
-        for name, fn in (("falkon", lambda: falkon_rows(args, tmp)), ("dask", lambda: dask_rows(args)),
-                         ("parsl", lambda: parsl_rows(args, tmp)), ("hq", lambda: hq_rows(args, tmp))):
-            if name in only:
-                print(f"peers: measuring {name} ...", file=sys.stderr, flush=True)
-                rows.extend(fn())
+    for name in measurers:
+        if name in only:
+            # each system in its own interpreter: nothing one leaves behind (worker pools, threads)
+            # can slow the next
+            print(f"peers: measuring {name} ...", file=sys.stderr, flush=True)
+            out = subprocess.run([sys.executable, __file__, "--one", name] + sys.argv[1:], check=True,
+                                 stdout=subprocess.PIPE, text=True).stdout
+            rows.extend(tuple(r) for r in json.loads(out.strip().splitlines()[-1]))
     table = []
     limit = {w: max((n / s for sys_, _, wl, n, s in rows if wl == w and sys_ == "c-spawn-loop"), default=0)
              for w in ("true", "noop")}

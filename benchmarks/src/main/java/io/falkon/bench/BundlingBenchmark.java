@@ -30,8 +30,8 @@ final class BundlingBenchmark implements Callable<Integer> {
     @Option(names = "--transports", split = ",", description = "tcp and/or ws (default: tcp,ws)")
     List<String> transports = List.of("tcp", "ws");
 
-    @Option(names = "--seconds", description = "aim for about this long per point: the task count is this many "
-            + "seconds at the previous point's rate (default: ${DEFAULT-VALUE})")
+    @Option(names = "--seconds", description = "aim for about this long per round: the task count is this many "
+            + "seconds at the rate of the point's warm-up (default: ${DEFAULT-VALUE})")
     double seconds = 2;
 
     @Option(names = "--min-tasks", description = "at least this many tasks per point (default: ${DEFAULT-VALUE})")
@@ -43,6 +43,14 @@ final class BundlingBenchmark implements Callable<Integer> {
     @Option(names = "--rounds", description = "rounds per point; the median is reported (default: ${DEFAULT-VALUE})")
     int rounds = 3;
 
+    @Option(names = "--dispatcher", paramLabel = "HOST:PORT", description = "measure a running dispatcher and the "
+            + "executors attached to it (a real cluster) instead of starting 2 no-exec executors here")
+    String dispatcher;
+
+    @Option(names = "--ws", paramLabel = "URL", description = "with --dispatcher: its Web Services address, for "
+            + "the ws transport")
+    String wsUrl;
+
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
 
@@ -53,23 +61,32 @@ final class BundlingBenchmark implements Callable<Integer> {
                         "submitCallsPerSecond"));
         Machine.describe(table);
         table.meta("rounds", rounds);
-        try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local().withWs(0,
+        table.meta("dispatcher", dispatcher == null ? "this JVM, 2 no-exec executors x 1000 slots" : dispatcher);
+        try (Target target = Target.of(dispatcher, wsUrl, () -> new LocalCluster(DispatcherConfig.local().withWs(0,
                 WsTransport.Settings.defaults().withMaxBundle(Math.max(10_000, maxBundle()))), 2, 1000, true,
-                (io.falkon.executor.LocalExecutors.Impl) null, 0)) {
+                (io.falkon.executor.LocalExecutors.Impl) null, 0))) {
             for (String transport : transports) {
                 String address = switch (transport) {
-                    case "tcp" -> cluster.address();
-                    case "ws" -> cluster.dispatcher().wsUrl();
+                    case "tcp" -> target.tcp();
+                    case "ws" -> target.ws();
                     default -> throw new IllegalArgumentException("unknown transport '" + transport + "' (tcp or ws)");
                 };
-                double rate = minTasks / seconds; // first guess, corrected by every measurement
+                // warm the JVMs' compilers on this transport first, or the first point measures the JIT
+                try (FalkonClient client = FalkonClient.connect(address, ClientOptions.defaults().withBundleSize(100))) {
+                    ThroughputBenchmark.runOnce(client, 20 * minTasks, null);
+                }
                 for (int bundle : bundles) {
-                    int n = (int) Math.min(maxTasks, Math.max(Math.max(minTasks, bundle), rate * seconds));
                     ClientOptions opts = ClientOptions.defaults().withBundleSize(bundle)
                             .withMaxInFlight(Math.max(4 * bundle, 20_000));
                     List<ThroughputBenchmark.Measurement> ms = new ArrayList<>();
+                    int n;
                     try (FalkonClient client = FalkonClient.connect(address, opts)) {
-                        ThroughputBenchmark.runOnce(client, Math.max(bundle, n / 5), null); // warm-up
+                        // the warm-up also sizes the point: about --seconds at its rate
+                        int warm = Math.max(bundle, minTasks);
+                        long w0 = System.nanoTime();
+                        ThroughputBenchmark.runOnce(client, warm, null);
+                        double warmRate = warm / ((System.nanoTime() - w0) / 1e9);
+                        n = (int) Math.min(maxTasks, Math.max(Math.max(minTasks, bundle), warmRate * seconds));
                         for (int round = 0; round < rounds; round++) {
                             long t0 = System.nanoTime();
                             ThroughputBenchmark.runOnce(client, n, null);
@@ -77,7 +94,7 @@ final class BundlingBenchmark implements Callable<Integer> {
                         }
                     }
                     ThroughputBenchmark.Measurement m = ThroughputBenchmark.median(ms);
-                    rate = m.tasksPerSecond();
+                    double rate = m.tasksPerSecond();
                     table.add(transport, bundle, n, m.seconds(), rate, 1000 / rate,
                             Math.ceil((double) n / bundle) / m.seconds());
                     System.err.printf("  %s bundle %,d: %,.0f tasks/s (%,d tasks)%n", transport, bundle, rate, n);

@@ -35,6 +35,11 @@ final class EfficiencyBenchmark implements Callable<Integer> {
     @Option(names = "--tasks-per-executor", description = "tasks per executor (default: ${DEFAULT-VALUE})")
     int tasksPerExecutor = 4;
 
+    @Option(names = "--dispatcher", paramLabel = "HOST:PORT", description = "measure a running dispatcher with "
+            + "--executors one-slot executors already attached (a real cluster; give one count) instead of starting "
+            + "executors here")
+    String dispatcher;
+
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
 
@@ -44,10 +49,16 @@ final class EfficiencyBenchmark implements Callable<Integer> {
                 List.of("executors", "taskSeconds", "tasks", "idealSeconds", "seconds", "efficiency", "speedup"));
         Machine.describe(table);
         table.meta("tasksPerExecutor", tasksPerExecutor);
+        if (dispatcher != null && executorCounts.size() != 1) {
+            throw new IllegalArgumentException("with --dispatcher, give the one executor count attached to it "
+                    + "(--executors N), not " + executorCounts);
+        }
+        table.meta("dispatcher", dispatcher == null ? "this JVM" : dispatcher);
         for (int executors : executorCounts) {
             // executors in this JVM, each its own connection and slot, starting real processes
-            try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local(), executors, 1, false, false);
-                 FalkonClient client = cluster.client(ClientOptions.defaults().withBundleSize(100))) {
+            try (Target target = Target.of(dispatcher, null, () -> new LocalCluster(DispatcherConfig.local(),
+                    executors, 1, false, false));
+                 FalkonClient client = FalkonClient.connect(target.tcp(), ClientOptions.defaults().withBundleSize(100))) {
                 run(client, List.of("/bin/true"), executors); // warm-up: every executor starts one process
                 for (double length : lengths) {
                     int n = executors * tasksPerExecutor;

@@ -51,6 +51,11 @@ final class EnduranceBenchmark implements Callable<Integer> {
     @Option(names = "--in-flight", description = "most tasks submitted and not yet finished (default: ${DEFAULT-VALUE})")
     int inFlight = 100_000;
 
+    @Option(names = "--dispatcher", paramLabel = "HOST:PORT", description = "run against a running dispatcher and "
+            + "its executors (a real cluster) instead of emulated executors here; the heap figures are then the "
+            + "client's alone")
+    String dispatcher;
+
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
 
@@ -73,9 +78,10 @@ final class EnduranceBenchmark implements Callable<Integer> {
         double heapStart;
         double heapEnd;
         double gcSeconds;
-        try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local(), executors, slots, true,
-                (io.falkon.executor.LocalExecutors.Impl) null, 0);
-             FalkonClient client = cluster.client(ClientOptions.defaults().withBundleSize(bundle)
+        summary.meta("dispatcher", dispatcher == null ? "this JVM" : dispatcher);
+        try (Target target = Target.of(dispatcher, null, () -> new LocalCluster(DispatcherConfig.local(), executors,
+                slots, true, (io.falkon.executor.LocalExecutors.Impl) null, 0));
+             FalkonClient client = FalkonClient.connect(target.tcp(), ClientOptions.defaults().withBundleSize(bundle)
                      .withMaxInFlight(inFlight))) {
             ThroughputBenchmark.runOnce(client, 200_000, null); // warm-up
             heapStart = liveHeapMiB();
@@ -94,6 +100,10 @@ final class EnduranceBenchmark implements Callable<Integer> {
                 double tps = (c - last[0]) / ((now - last[2]) / 1e9);
                 rates.add(tps);
                 samples.add(rates.size(), c, tps, usedHeapMiB(), g - last[1]);
+                if (rates.size() % 30 == 0) {
+                    System.err.printf("  %,d s: %,d tasks done, %,.0f tasks/s in the last second, heap %.0f MiB%n",
+                            rates.size(), c, tps, usedHeapMiB());
+                }
                 last[0] = c;
                 last[1] = g;
                 last[2] = now;

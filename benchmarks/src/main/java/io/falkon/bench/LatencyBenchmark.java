@@ -34,6 +34,11 @@ final class LatencyBenchmark implements Callable<Integer> {
     @Option(names = "--impls", split = ",", description = "executors for real tasks: java and/or c (default: java,c)")
     List<String> impls = List.of("java", "c");
 
+    @Option(names = "--dispatcher", paramLabel = "HOST:PORT", description = "measure a running dispatcher and the "
+            + "executors attached to it (a real cluster; --modes and --impls then do not apply) instead of starting "
+            + "one executor here")
+    String dispatcher;
+
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
 
@@ -44,6 +49,12 @@ final class LatencyBenchmark implements Callable<Integer> {
         ResultTable curve = Percentiles.curveTable("latency: round-trip percentiles (ms)");
         Machine.describe(table);
         Machine.describe(curve);
+        if (dispatcher != null) {
+            try (FalkonClient client = FalkonClient.connect(dispatcher, ClientOptions.defaults().withBundleSize(1))) {
+                record(table, curve, "remote", dispatcher, sequential(client));
+            }
+            modes = List.of();
+        }
         for (String mode : modes) {
             boolean noExec = switch (mode) {
                 case "no-exec" -> true;
@@ -52,13 +63,7 @@ final class LatencyBenchmark implements Callable<Integer> {
             };
             for (String implName : noExec ? List.of("emulated") : impls) {
                 LocalExecutors.Impl impl = noExec ? null : LocalExecutors.Impl.parse(implName);
-                Histogram h = measure(noExec, impl);
-                String series = mode + " " + implName;
-                table.add(mode, implName, tasks, h.getMean() / 1000.0, Percentiles.ms(h, 50), Percentiles.ms(h, 90),
-                        Percentiles.ms(h, 99), Percentiles.ms(h, 99.9), Percentiles.ms(h, 100));
-                Percentiles.curve(curve, series, h);
-                System.err.printf("  %s: p50 %.3f ms, p99 %.3f ms%n", series, Percentiles.ms(h, 50),
-                        Percentiles.ms(h, 99));
+                record(table, curve, mode, implName, measure(noExec, impl));
             }
         }
         table.print(System.out);
@@ -68,12 +73,26 @@ final class LatencyBenchmark implements Callable<Integer> {
         return 0;
     }
 
+    private void record(ResultTable table, ResultTable curve, String mode, String executor, Histogram h) {
+        String series = mode + " " + executor;
+        table.add(mode, executor, tasks, h.getMean() / 1000.0, Percentiles.ms(h, 50), Percentiles.ms(h, 90),
+                Percentiles.ms(h, 99), Percentiles.ms(h, 99.9), Percentiles.ms(h, 100));
+        Percentiles.curve(curve, series, h);
+        System.err.printf("  %s: p50 %.3f ms, p99 %.3f ms%n", series, Percentiles.ms(h, 50), Percentiles.ms(h, 99));
+    }
+
     private Histogram measure(boolean noExec, LocalExecutors.Impl impl) throws Exception {
         // bundle 1: a lone task is flushed at once, as it would be in a workflow that waits on it
         ClientOptions opts = ClientOptions.defaults().withBundleSize(1);
         try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local(), 1, 1, noExec, impl, 0);
-             FalkonClient client = cluster.client(opts);
-             Instance instance = client.createInstance("latency")) {
+             FalkonClient client = cluster.client(opts)) {
+            return sequential(client);
+        }
+    }
+
+    /** A warm-up, then --tasks tasks one after the other, each submitted when the last result is in. */
+    private Histogram sequential(FalkonClient client) throws Exception {
+        try (Instance instance = client.createInstance("latency")) {
             TaskSpec spec = TaskSpec.of("/bin/true");
             for (int i = 0; i < Math.max(100, tasks / 5); i++) { // warm-up
                 roundTrip(instance, spec);

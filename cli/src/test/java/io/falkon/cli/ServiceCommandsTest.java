@@ -152,5 +152,10 @@ class ServiceCommandsTest {
         Cli.Result usage = Cli.run(dir, "submit");
         assertThat(usage.exit()).isEqualTo(2);
         assertThat(usage.stderr()).contains("Missing required");
+        // emulated executors complete tasks without running them: only with --no-exec
+        Cli.Result emulate = Cli.run(dir, "executor", "--dispatcher", "127.0.0.1:1", "--emulate", "100");
+        assertThat(emulate.exit()).isEqualTo(2);
+        assertThat(emulate.stderr().strip()).isEqualTo("falkon executor: --emulate needs N >= 1 and --no-exec "
+                + "(got --emulate 100, no --no-exec, --io-threads " + Runtime.getRuntime().availableProcessors() + ")");
     }
 }

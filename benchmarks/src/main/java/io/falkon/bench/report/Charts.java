@@ -86,6 +86,14 @@ final class Charts {
         s.setLineStyle(new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[]{6f, 4f}, 0f));
     }
 
+    /** A limit measured on this machine (the C spawn loop), as a dashed grey line across [x0, x1]. */
+    static void limitLine(XYChart c, String name, double x0, double x1, double y) {
+        XYSeries s = c.addSeries(unique(c, name), List.of(x0, x1), List.of(y, y));
+        s.setMarker(SeriesMarkers.NONE);
+        s.setLineColor(Color.DARK_GRAY);
+        s.setLineStyle(new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[]{2f, 3f}, 0f));
+    }
+
     private static String unique(XYChart c, String name) {
         String n = name;
         for (int i = 2; c.getSeriesMap().containsKey(n); i++) {

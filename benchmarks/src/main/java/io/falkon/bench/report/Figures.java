@@ -134,7 +134,7 @@ final class Figures {
         double x0 = rows.stream().mapToDouble(r -> num(r, x)).min().orElse(1);
         double x1 = Math.max(x0 * 2, rows.stream().mapToDouble(r -> num(r, x)).max().orElse(100));
         t.rows(r -> str(r, "mode").equals("c-spawn-loop"))
-                .forEach(r -> Charts.paperLine(c, "C posix_spawn loop (this machine)", x0, x1, num(r, "tasksPerSecond")));
+                .forEach(r -> Charts.limitLine(c, "C posix_spawn loop (this machine)", x0, x1, num(r, "tasksPerSecond")));
         if (x.equals("executors")) {
             Charts.paperPoints(c, "SC07 Fig. 3: GT4 WS, 2007", List.of(1.0, 256.0), List.of(28.0, 487.0));
         } else {
