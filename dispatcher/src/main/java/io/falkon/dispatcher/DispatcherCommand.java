@@ -73,7 +73,7 @@ public final class DispatcherCommand implements Callable<Integer> {
     @Option(names = "--suspend-for", paramLabel = "SECONDS", description = "(default: ${DEFAULT-VALUE})")
     long suspendForSeconds = 120;
 
-    @Option(names = "--max-memory", paramLabel = "MIB", description = "queued tasks plus unacknowledged results "
+    @Option(names = "--max-memory", paramLabel = "MIB", description = "queued tasks "
             + "above this pause reading from clients (default: half the heap)")
     Long maxMemoryMiB;
 

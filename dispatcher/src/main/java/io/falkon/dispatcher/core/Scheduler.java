@@ -984,14 +984,18 @@ public final class Scheduler implements SchedulingRound {
         });
     }
 
-    /** Backpressure: over budget, stop reading from clients; resume below 80% of it. */
+    /**
+     * Backpressure: queued tasks over budget stop reading from clients; below 80% of it reading
+     * resumes. Results awaiting acknowledgement are not counted: reading the clients' acks is what
+     * frees them, so pausing for them would never end (a client's own in-flight bound limits them).
+     */
     private void checkMemory() {
-        long used = queuedBytes + retainedBytes;
+        long used = queuedBytes;
         if (!readingPaused && used > config.memoryBudgetBytes()) {
             readingPaused = true;
             pauses++;
-            log.warn("{} MiB of queued tasks and unacknowledged results exceed the budget of {} MiB: "
-                    + "pausing submissions from {} clients", used >> 20, config.memoryBudgetBytes() >> 20, clients.size());
+            log.warn("{} MiB of queued tasks exceed the budget of {} MiB: pausing submissions from {} clients",
+                    used >> 20, config.memoryBudgetBytes() >> 20, clients.size());
             clients.forEach(l -> l.setReading(false));
         } else if (readingPaused && used < config.memoryBudgetBytes() * 8 / 10) {
             readingPaused = false;

@@ -12,7 +12,7 @@ package io.falkon.dispatcher.core;
  * @param suspendWindowMillis   the window
  * @param suspendForMillis      how long a suspended executor gets no work
  * @param suspendFailureRate    the share of an executor's outcomes in the window that must be failures
- * @param memoryBudgetBytes     queued tasks plus retained results above this pause reading from clients
+ * @param memoryBudgetBytes     queued tasks above this pause reading from clients (retained results are not counted)
  * @param windowSize            tasks a data-aware policy looks at from the head of the queue (0: 100 per
  *                              executor, the papers' choice)
  */
