@@ -20,11 +20,17 @@ final class DispatcherProcess implements AutoCloseable {
     private final int port;
 
     DispatcherProcess(List<String> jvmOptions) throws IOException {
+        this(jvmOptions, List.of());
+    }
+
+    /** @param dispatcherArgs further {@code falkon dispatcher} options */
+    DispatcherProcess(List<String> jvmOptions, List<String> dispatcherArgs) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-Dfalkon.log.level=WARN", "-cp", System.getProperty("java.class.path"),
                 DispatcherCommand.class.getName(), "--host", "127.0.0.1", "--port", "0"));
+        cmd.addAll(dispatcherArgs);
         process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectInput(new File("/dev/null")).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         String line;

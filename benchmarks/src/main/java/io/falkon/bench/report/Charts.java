@@ -48,6 +48,7 @@ final class Charts {
         c.getStyler().setChartBackgroundColor(Color.WHITE);
         c.getStyler().setPlotBackgroundColor(Color.WHITE);
         c.getStyler().setYAxisDecimalPattern("#,###.##");
+        c.getStyler().setXAxisLabelRotation(20); // category names are long
         return c;
     }
 

@@ -291,6 +291,8 @@ final class Figures {
         values.addAll(List.of(2981.0, 1322.0));
         c.addSeries("decisions/s", names, values);
         c.getStyler().setLegendVisible(false);
+        c.getStyler().setYAxisLogarithmic(true); // two orders of magnitude apart
+        c.getStyler().setYAxisMin(100.0);
         return List.of(c);
     }
 
@@ -328,7 +330,8 @@ final class Figures {
             c.addSeries("tasks/s", w.stream().map(r -> str(r, "system") + (str(r, "system").equals("falkon-no-exec")
                     ? " " + str(r, "config").replaceAll(",.*", "") : "")).toList(), col(w, "tasksPerSecond"));
             c.getStyler().setLegendVisible(false);
-            c.getStyler().setXAxisLabelRotation(20);
+            c.getStyler().setYAxisLogarithmic(true); // the peers are two orders of magnitude below
+            c.getStyler().setYAxisMin(1.0);
             charts.add(c);
         }
         return charts;
