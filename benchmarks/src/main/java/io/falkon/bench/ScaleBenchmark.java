@@ -41,6 +41,11 @@ final class ScaleBenchmark implements Callable<Integer> {
     @Option(names = "--bundle", description = "client bundle size (default: ${DEFAULT-VALUE})")
     int bundle = 1000;
 
+    @Option(names = "--dispatcher", paramLabel = "HOST:PORT", description = "a running dispatcher (a real cluster) "
+            + "to which --executors one-slot no-exec executors attach, e.g. falkon executor --no-exec --slots 1 "
+            + "--emulate 900 on each node; registration is timed from when this starts waiting for them")
+    String dispatcher;
+
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
 
@@ -57,29 +62,39 @@ final class ScaleBenchmark implements Callable<Integer> {
         Machine.describe(curve);
         Histogram overhead = Percentiles.micros();
         Histogram endToEnd = Percentiles.micros();
-        Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local());
+        table.meta("dispatcher", this.dispatcher == null ? "this JVM" : this.dispatcher);
+        Dispatcher dispatcher = this.dispatcher == null ? Dispatcher.start(DispatcherConfig.local()) : null;
         LocalExecutors executorJvms = null;
         try {
-            long t0 = System.nanoTime();
-            executorJvms = startExecutors(dispatcher.port());
-            // an executor JVM that dies (out of memory, out of descriptors) fails the run at once
-            java.util.concurrent.CompletableFuture.anyOf(dispatcher.whenExecutors(executors), executorJvms.died())
-                    .get(10, java.util.concurrent.TimeUnit.MINUTES);
-            double registerSeconds = (System.nanoTime() - t0) / 1e9;
-            System.err.printf("  %,d executors registered in %.1f s%n", executors, registerSeconds);
             int n = executors * tasksPerExecutor;
             ClientOptions opts = ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(Math.max(n, bundle));
+            String address = dispatcher == null ? this.dispatcher : "127.0.0.1:" + dispatcher.port();
+            long t0 = System.nanoTime();
+            if (dispatcher != null) {
+                executorJvms = startExecutors(dispatcher.port());
+                // an executor JVM that dies (out of memory, out of descriptors) fails the run at once
+                java.util.concurrent.CompletableFuture.anyOf(dispatcher.whenExecutors(executors), executorJvms.died())
+                        .get(10, java.util.concurrent.TimeUnit.MINUTES);
+            } else {
+                try (FalkonClient waiting = FalkonClient.connect(address, opts)) {
+                    Target.awaitExecutors(waiting, executors, Duration.ofMinutes(30));
+                }
+            }
+            double registerSeconds = (System.nanoTime() - t0) / 1e9;
+            System.err.printf("  %,d executors registered in %.1f s%n", executors, registerSeconds);
             double seconds;
-            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(), opts)) {
+            try (FalkonClient client = FalkonClient.connect(address, opts)) {
                 ThroughputBenchmark.runOnce(client, Math.min(n, executors), null); // warm-up: one each
                 seconds = run(client, n, overhead, endToEnd);
             }
-            table.add(executors, jvms, registerSeconds, n, seconds, n / seconds, Percentiles.ms(overhead, 50),
+            table.add(executors, dispatcher == null ? 0 : jvms, registerSeconds, n, seconds, n / seconds, Percentiles.ms(overhead, 50),
                     Percentiles.ms(overhead, 99), Percentiles.ms(overhead, 100), Percentiles.ms(endToEnd, 50),
                     Percentiles.ms(endToEnd, 99));
             System.err.printf("  %,d tasks in %.1f s: %,.0f tasks/s%n", n, seconds, n / seconds);
         } finally {
-            dispatcher.close(); // first: the executor JVMs leave when their dispatcher goes
+            if (dispatcher != null) {
+                dispatcher.close(); // first: the executor JVMs leave when their dispatcher goes
+            }
             if (executorJvms != null) {
                 executorJvms.close();
             }

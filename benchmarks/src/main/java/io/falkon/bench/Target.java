@@ -47,6 +47,34 @@ final class Target implements AutoCloseable {
         return isLocal() ? "this JVM" : tcp;
     }
 
+    /** Registered executors and their slots, from the dispatcher's status document. */
+    static int[] executors(io.falkon.client.FalkonClient client) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode s = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(client.status()).path("executors");
+            return new int[]{s.path("registered").asInt(), s.path("slots").asInt()};
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("unreadable status document: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Waits until at least {@code count} executors are registered with a running dispatcher
+     * (polling its status: there is no event for it over the client protocol).
+     */
+    static void awaitExecutors(io.falkon.client.FalkonClient client, int count, java.time.Duration timeout)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        int[] now;
+        while ((now = executors(client))[0] < count) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("only " + now[0] + " of " + count + " executors registered after "
+                        + timeout.toSeconds() + " s");
+            }
+            Thread.sleep(200);
+        }
+    }
+
     @Override
     public void close() {
         if (cluster != null) {

@@ -74,6 +74,12 @@ final class ThroughputBenchmark implements Callable<Integer> {
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
 
+    @Option(names = "--dispatcher", paramLabel = "HOST:PORT", description = "measure a running dispatcher and the "
+            + "executors attached to it (a real cluster): --tasks /bin/true tasks per bundle size, whatever the "
+            + "executors do with them (--no-exec executors measure dispatch alone); --modes, --impls, --prefetch "
+            + "and --executors then do not apply")
+    String dispatcher;
+
     @Option(names = "--name", description = "result file name, so that sweeps can sit beside the default run, e.g. "
             + "throughput-executors (plotted as SC07 Fig. 3) (default: ${DEFAULT-VALUE})")
     String name = "throughput";
@@ -85,6 +91,10 @@ final class ThroughputBenchmark implements Callable<Integer> {
                         "tasksPerSecond", "p50ms", "p99ms", "cLoopTasksPerSecond", "pctOfCLoop"));
         Machine.describe(table);
         table.meta("rounds", rounds);
+        if (dispatcher != null) {
+            remote(table);
+            modes = List.of();
+        }
         List<LocalExecutors.Impl> chosen = impls.stream().map(LocalExecutors.Impl::parse).toList();
         SpawnBaseline loop = modes.contains("true") ? SpawnBaseline.compile() : null;
         List<Double> allLoops = new ArrayList<>();
@@ -135,6 +145,32 @@ final class ThroughputBenchmark implements Callable<Integer> {
         table.write(out, name);
         System.out.println("wrote " + out.resolve(name + ".csv") + " and " + name + ".json");
         return 0;
+    }
+
+    /** The same measurement against a running dispatcher, one row per bundle size. */
+    private void remote(ResultTable table) throws Exception {
+        table.meta("dispatcher", dispatcher);
+        for (int bundle : bundles) {
+            ClientOptions opts = ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(Math.max(bundle, 100_000));
+            List<Measurement> ms = new ArrayList<>();
+            int[] attached;
+            try (FalkonClient client = FalkonClient.connect(dispatcher, opts)) {
+                attached = Target.executors(client);
+                runOnce(client, (int) Math.max(bundle, tasks * warmup), null);
+                for (int round = 0; round < rounds; round++) {
+                    Histogram latency = Percentiles.micros();
+                    long t0 = System.nanoTime();
+                    runOnce(client, tasks, latency);
+                    ms.add(new Measurement(tasks, (System.nanoTime() - t0) / 1e9, Percentiles.ms(latency, 50),
+                            Percentiles.ms(latency, 99)));
+                }
+            }
+            Measurement m = median(ms);
+            table.add("remote", "attached", attached[0], attached[1], 0, bundle, tasks, m.seconds, m.tasksPerSecond(),
+                    m.p50ms, m.p99ms, 0.0, 0.0);
+            System.err.printf("  %s, %d executors / %d slots, bundle %d: %,.0f tasks/s%n", dispatcher, attached[0],
+                    attached[1], bundle, m.tasksPerSecond());
+        }
     }
 
     static double medianOf(List<Double> xs) {

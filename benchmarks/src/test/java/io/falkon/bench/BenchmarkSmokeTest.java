@@ -167,6 +167,26 @@ class BenchmarkSmokeTest {
         }
     }
 
+    @Test
+    void throughputAndScaleMeasureARunningDispatcherAsTheyFindIt() throws Exception {
+        try (LocalCluster cluster = new LocalCluster(io.falkon.dispatcher.DispatcherConfig.local(), 3, 1, true,
+                (io.falkon.executor.LocalExecutors.Impl) null, 0)) {
+            int rc = new CommandLine(new BenchCommand()).execute("throughput", "--dispatcher", cluster.address(),
+                    "--bundles", "1,10", "--tasks", "600", "--rounds", "1", "--out", out.toString());
+            assertThat(rc).isZero();
+            JsonNode rows = rows("throughput");
+            assertThat(rows.findValuesAsText("mode")).containsExactly("remote", "remote");
+            assertThat(rows.findValuesAsText("executors")).containsOnly("3");
+            assertThat(rows.findValuesAsText("bundle")).containsExactly("1", "10");
+            rc = new CommandLine(new BenchCommand()).execute("scale", "--dispatcher", cluster.address(),
+                    "--executors", "3", "--tasks-per-executor", "20", "--out", out.toString());
+            assertThat(rc).isZero();
+            JsonNode row = rows("scale").get(0);
+            assertThat(row.get("tasks").asInt()).isEqualTo(60);
+            assertThat(row.get("jvms").asInt()).isZero(); // none started here
+        }
+    }
+
     private JsonNode rows(String name) throws java.io.IOException {
         return new ObjectMapper().readTree(out.resolve(name + ".json").toFile()).get("rows");
     }
