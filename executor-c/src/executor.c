@@ -67,6 +67,7 @@ typedef struct {
     size_t queued;
     done *dhead, *dtail; /* finished, not yet sent */
     size_t ndone;
+    size_t running; /* taken by a slot, not yet finished */
     change *chead, *ctail; /* cache changes not yet reported */
     int stopping;
     atomic_int gen; /* counts connections: results of an earlier one are dropped */
@@ -98,6 +99,7 @@ typedef struct {
     int reconnects;
     int terminated;
     int exit_status;
+    int64_t idle_since; /* --idle-exit: when the executor last held no task (main thread) */
 } ex;
 
 static volatile sig_atomic_t signalled;
@@ -172,6 +174,7 @@ static void *slot_main(void *p) {
             e->qtail = NULL;
         }
         e->queued--;
+        e->running++;
         pthread_mutex_unlock(&e->lock);
         if (j->gen == atomic_load(&e->gen)) {
             fk_exec x;
@@ -182,6 +185,10 @@ static void *slot_main(void *p) {
             }
             finish(e, j->task_id, j->attempt, j->gen, &x);
         }
+        /* after finish: its result is counted in ndone before it stops counting as running */
+        pthread_mutex_lock(&e->lock);
+        e->running--;
+        pthread_mutex_unlock(&e->lock);
         job_free(j);
     }
 }
@@ -393,6 +400,7 @@ static void on_welcome(ex *e, const fk_msg *w) {
         fk_str_free(&attrs[i].value);
     }
     e->registered = 1;
+    e->idle_since = fk_mono_millis();
     if (e->cache) {
         send_full_summary(e); /* a new dispatcher knows nothing yet */
         e->next_summary = fk_mono_millis() + CACHE_SUMMARY_MS;
@@ -887,6 +895,20 @@ static void loop(ex *e) {
             continue;
         }
 
+        if (e->cfg->idle_exit_ms > 0 && e->registered) {
+            pthread_mutex_lock(&e->lock);
+            size_t holding = e->queued + e->running + e->ndone;
+            pthread_mutex_unlock(&e->lock);
+            if (holding > 0 || e->out.len > 0) {
+                e->idle_since = now;
+            } else if (now - e->idle_since >= e->cfg->idle_exit_ms) {
+                char why[64];
+                snprintf(why, sizeof why, "idle for %.1f s (--idle-exit)", e->cfg->idle_exit_ms / 1000.0);
+                terminate(e, 0, why);
+                break;
+            }
+        }
+
         struct pollfd p[2];
         nfds_t n = 0;
         p[n++] = (struct pollfd){.fd = e->wake_fd, .events = POLLIN};
@@ -905,6 +927,9 @@ static void loop(ex *e) {
         }
         if (e->linger_until >= 0 && e->linger_until < until) {
             until = e->linger_until;
+        }
+        if (e->cfg->idle_exit_ms > 0 && e->registered && e->idle_since + e->cfg->idle_exit_ms < until) {
+            until = e->idle_since + e->cfg->idle_exit_ms;
         }
         if (e->fd < 0 && e->next_dial >= 0 && e->next_dial < until) {
             until = e->next_dial;

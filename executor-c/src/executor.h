@@ -19,6 +19,7 @@ typedef struct {
     const char *workdir;
     const char *token;
     int reconnect_for_s;    /* after losing the dispatcher, keep dialling this long; 0: exit */
+    int64_t idle_exit_ms;   /* leave after holding no task this long (distributed release); 0: never */
     int64_t cache_size;     /* 0: no cache */
     const char *cache_dir;  /* NULL: under the spool directory */
     const char *store;      /* root of the shared store for relative sources, or NULL */

@@ -27,6 +27,8 @@ static void usage(FILE *f) {
             "  --prefetch N            tasks to hold beyond the free slots (default: 0)\n"
             "  --reconnect-for SECONDS after losing the dispatcher, keep dialling this long (default: 600;\n"
             "                          0 = exit at once)\n"
+            "  --idle-exit SECONDS     leave after holding no task for this long (the provisioner's\n"
+            "                          distributed release; default: 0 = never)\n"
             "  --cache-size BYTES      data cache capacity, e.g. 4g or 500m (default: none)\n"
             "  --cache-dir DIR         where the data cache lives (default: a temporary directory)\n"
             "  --eviction POLICY       cache eviction policy: lru (the only one the C executor has)\n"
@@ -97,6 +99,7 @@ int main(int argc, char **argv) {
         {"output-cap", required_argument, 0, 'o'}, {"workdir", required_argument, 0, 'w'},
         {"token", required_argument, 0, 't'},      {"prefetch", required_argument, 0, 'p'},
         {"reconnect-for", required_argument, 0, 'r'}, {"cache-size", required_argument, 0, 'c'},
+        {"idle-exit", required_argument, 0, 'I'},
         {"cache-dir", required_argument, 0, 'C'},  {"eviction", required_argument, 0, 'e'},
         {"store", required_argument, 0, 'S'},      {"cache-port", required_argument, 0, 'P'},
         {"cache-host", required_argument, 0, 'H'}, {"verbose", no_argument, 0, 'v'}, {"log-level", required_argument, 0, 'L'},
@@ -145,6 +148,16 @@ int main(int argc, char **argv) {
             }
             cfg.reconnect_for_s = (int)v;
             break;
+        case 'I': {
+            char *end = NULL;
+            errno = 0;
+            double secs = strtod(optarg, &end);
+            if (errno != 0 || end == optarg || *end != '\0' || !(secs >= 0) || secs > 1e9) {
+                return bad("--idle-exit must be a number of seconds >= 0", optarg);
+            }
+            cfg.idle_exit_ms = (int64_t)(secs * 1000 + 0.5);
+            break;
+        }
         case 'c':
             if (parse_bytes(optarg, &bytes) != 0 || bytes <= 0) {
                 return bad("--cache-size is not a size (examples: 1048576, 512k, 500m, 4g)", optarg);

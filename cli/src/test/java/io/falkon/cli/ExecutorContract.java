@@ -113,6 +113,24 @@ abstract class ExecutorContract {
     }
 
     @Test
+    void withIdleExitItStaysWhileHoldingTasksAndLeavesOnceIdle() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        Process p = executor(d.port(), "idler", "--slots", "1", "--idle-exit", "1", "--reconnect-for", "0");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        // each task outlasts the idle time, and the second waits its turn: holding either, it stays
+        List<TaskResult> results = all(instance(d.port(), "idle").submit(List.of(TaskSpec.of("sleep", "1.5"),
+                TaskSpec.of("sleep", "1.5"))));
+        assertThat(results).allSatisfy(r -> {
+            assertThat(r.succeeded()).as(r.toString()).isTrue();
+            assertThat(r.executorId()).isEqualTo("idler");
+        });
+        // then it leaves by itself, cleanly, and the dispatcher no longer counts it
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("left after 1 s idle").isTrue();
+        assertThat(p.exitValue()).isZero();
+        await().atMost(Duration.ofSeconds(30)).until(() -> d.status().contains("\"registered\":0"));
+    }
+
+    @Test
     void aWallTimeLimitKillsTheWholeProcessTree() throws Exception {
         Dispatcher d = dispatcher(new FirstAvailable());
         executor(d.port(), "timeouts", "--slots", "2");
