@@ -2,17 +2,14 @@ package io.falkon.bench;
 
 import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
-import io.falkon.client.Instance;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.protocol.TaskSpec;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Efficiency vs task length and executor count (Falkon SC07 section 4.4, Figs. 6 and 7: 95% with
@@ -79,25 +76,8 @@ final class EfficiencyBenchmark implements Callable<Integer> {
 
     /** Runs n copies of argv; returns the seconds from the first submission to the last result. */
     private static double run(FalkonClient client, List<String> argv, int n) throws InterruptedException {
-        TaskSpec spec = TaskSpec.of(argv.toArray(String[]::new));
-        AtomicLong failures = new AtomicLong();
         long t0 = System.nanoTime();
-        try (Instance instance = client.createInstance("efficiency")) {
-            instance.onResult(r -> {
-                if (!r.succeeded()) {
-                    failures.incrementAndGet();
-                }
-            });
-            for (int i = 0; i < n; i++) {
-                instance.submit(spec);
-            }
-            if (!instance.awaitAll(Duration.ofHours(1))) {
-                throw new IllegalStateException("efficiency tasks still running after an hour");
-            }
-        }
-        if (failures.get() > 0) {
-            throw new IllegalStateException(failures.get() + " of " + n + " tasks of " + argv + " failed");
-        }
+        ThroughputBenchmark.run(client, TaskSpec.of(argv.toArray(String[]::new)), n, r -> { });
         return (System.nanoTime() - t0) / 1e9;
     }
 }

@@ -2,7 +2,6 @@ package io.falkon.bench;
 
 import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
-import io.falkon.client.Instance;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.executor.LocalExecutors;
@@ -15,7 +14,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Many executors on one dispatcher (Falkon SC07 section 4.5, Figs. 9 and 10: 54,000 executors, 900
@@ -120,27 +118,11 @@ final class ScaleBenchmark implements Callable<Integer> {
     /** Submits n no-exec tasks and records each one's overheads; returns the seconds taken. */
     private static double run(FalkonClient client, int n, Histogram overhead, Histogram endToEnd)
             throws InterruptedException {
-        TaskSpec spec = TaskSpec.of("/bin/true");
-        AtomicLong failures = new AtomicLong();
         long t0 = System.nanoTime();
-        try (Instance instance = client.createInstance("scale")) {
-            instance.onResult(r -> {
-                if (!r.succeeded()) {
-                    failures.incrementAndGet();
-                }
-                overhead.recordValue(Math.max(0, r.completedMicros() - r.dispatchedMicros()));
-                endToEnd.recordValue(Math.max(0, r.deliveredMicros() - r.submittedMicros()));
-            });
-            for (int i = 0; i < n; i++) {
-                instance.submit(spec);
-            }
-            if (!instance.awaitAll(Duration.ofMinutes(30))) {
-                throw new IllegalStateException("tasks still outstanding after 30 minutes");
-            }
-        }
-        if (failures.get() > 0) {
-            throw new IllegalStateException(failures.get() + " of " + n + " tasks failed");
-        }
+        ThroughputBenchmark.run(client, TaskSpec.of("/bin/true"), n, r -> {
+            overhead.recordValue(Math.max(0, r.completedMicros() - r.dispatchedMicros()));
+            endToEnd.recordValue(Math.max(0, r.deliveredMicros() - r.submittedMicros()));
+        });
         return (System.nanoTime() - t0) / 1e9;
     }
 }

@@ -210,24 +210,37 @@ final class ThroughputBenchmark implements Callable<Integer> {
 
     /** Submits n /bin/true tasks in bundles and waits for all; records submit-to-delivery latency. */
     static void runOnce(FalkonClient client, int n, Histogram latency) throws InterruptedException {
-        TaskSpec spec = TaskSpec.of("/bin/true");
+        run(client, TaskSpec.of("/bin/true"), n, latency == null ? r -> { }
+                : r -> latency.recordValue(Math.max(0, r.deliveredMicros() - r.submittedMicros())));
+    }
+
+    /**
+     * Submits n copies of spec (bundled by the instance) and waits for all of them; hands every
+     * result to {@code each} (on the client's I/O thread).
+     *
+     * @throws IllegalStateException if any task failed, or some are unfinished after an hour
+     */
+    static void run(FalkonClient client, TaskSpec spec, int n, java.util.function.Consumer<io.falkon.client.TaskResult> each)
+            throws InterruptedException {
         AtomicLong failures = new AtomicLong();
-        try (Instance instance = client.createInstance("throughput")) {
+        try (Instance instance = client.createInstance("bench")) {
             instance.onResult(r -> {
                 if (!r.succeeded()) {
                     failures.incrementAndGet();
                 }
-                if (latency != null) {
-                    latency.recordValue(Math.max(0, r.deliveredMicros() - r.submittedMicros()));
-                }
+                each.accept(r);
             });
             for (int i = 0; i < n; i++) {
-                instance.submit(spec); // bundled by the instance, bundleSize at a time
+                instance.submit(spec);
             }
-            instance.awaitAll();
+            if (!instance.awaitAll(java.time.Duration.ofHours(1))) {
+                throw new IllegalStateException(instance.outstanding() + " of " + n + " benchmark tasks unfinished "
+                        + "after an hour");
+            }
         }
         if (failures.get() > 0) {
-            throw new IllegalStateException(failures.get() + " of " + n + " benchmark tasks failed");
+            throw new IllegalStateException(failures.get() + " of " + n + " benchmark tasks (" + spec.argv()
+                    + ") failed");
         }
     }
 }
