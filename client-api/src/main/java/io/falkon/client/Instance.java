@@ -395,10 +395,10 @@ public final class Instance implements AutoCloseable {
                 done++;
                 TaskResult r = new TaskResult(d.clientTaskId(), d.attempt(), d.executorId(), d.submittedMicros(),
                         d.dispatchedMicros(), d.completedMicros(), deliveredMicros, d.execution());
-                f.complete(r);
                 if (l != null) {
-                    l.accept(r);
+                    l.accept(r); // before the future: whoever waits on the futures sees the listener's work done
                 }
+                f.complete(r);
             }
             finished(done);
             if (maxSeq > 0) {

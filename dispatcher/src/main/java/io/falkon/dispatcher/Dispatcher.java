@@ -3,6 +3,8 @@ package io.falkon.dispatcher;
 import io.falkon.dispatcher.core.Journal;
 import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.dispatcher.core.SchedulerLoop;
+import io.falkon.dispatcher.core.StatusReporter;
+import io.falkon.dispatcher.core.StatusSnapshot;
 import io.falkon.dispatcher.journal.FileJournal;
 import io.falkon.dispatcher.transport.TcpTransport;
 import io.falkon.dispatcher.ws.WsTransport;
@@ -14,9 +16,12 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * A running Falkon dispatcher: the scheduler thread plus its TCP endpoint.
@@ -35,6 +40,7 @@ public final class Dispatcher implements AutoCloseable {
     private final TcpTransport tcp;
     private final FileJournal journal;
     private final WsTransport ws;
+    private final ScheduledExecutorService sampler;
     private volatile boolean closed;
 
     private Dispatcher(DispatcherConfig config, SchedulerLoop loop, TcpTransport tcp, FileJournal journal,
@@ -44,6 +50,17 @@ public final class Dispatcher implements AutoCloseable {
         this.tcp = tcp;
         this.journal = journal;
         this.ws = ws;
+        // JVM readings and other components' sections are sampled here, never on the scheduler thread
+        this.sampler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "falkon-status");
+            t.setDaemon(true);
+            return t;
+        });
+        StatusReporter reporter = loop.scheduler().reporter();
+        sampler.scheduleWithFixedDelay(reporter::refresh, 0, 1, TimeUnit.SECONDS);
+        // a scheduler that failed stops the dispatcher without releasing the executors: whoever restarts
+        // it (a supervisor, with the journal) gets them back
+        loop.failed().thenRun(() -> new Thread(this::stopForRestart, "falkon-failed").start());
     }
 
     /**
@@ -118,17 +135,28 @@ public final class Dispatcher implements AutoCloseable {
         return ws == null ? null : ws.url();
     }
 
-    /** The dispatcher-wide status document (see docs/protocol.md section 7). */
+    /**
+     * The dispatcher-wide status document (see docs/protocol.md section 7): a snapshot taken on the
+     * scheduler thread, rendered on this one with fresh JVM readings and sections.
+     */
     public String status() {
-        return onLoop(loop.scheduler()::statusJson);
+        StatusSnapshot snapshot = onLoop(loop.scheduler()::snapshot);
+        StatusReporter reporter = loop.scheduler().reporter();
+        reporter.refresh();
+        return reporter.render(snapshot);
     }
 
     /**
-     * Adds a section {@code name} to the status document (JSON from {@code json}, which must answer at
-     * once: it is called on the scheduler thread).
+     * Adds a section {@code name} to the status document, JSON from {@code json} (read off the
+     * scheduler thread, about once a second and for every {@link #status()}).
      */
-    public void statusSection(String name, java.util.function.Supplier<String> json) {
-        loop.execute(() -> loop.scheduler().statusSection(name, json));
+    public void statusSection(String name, Supplier<String> json) {
+        loop.scheduler().reporter().section(name, json);
+    }
+
+    /** Completes with the cause if the scheduler failed and the dispatcher stopped because of it. */
+    public CompletableFuture<Throwable> failed() {
+        return loop.failed();
     }
 
     /** Completes when at least {@code count} executors have registered. */
@@ -147,7 +175,7 @@ public final class Dispatcher implements AutoCloseable {
         }
     }
 
-    private <T> T onLoop(java.util.function.Supplier<T> query) {
+    private <T> T onLoop(Supplier<T> query) {
         CompletableFuture<T> f = new CompletableFuture<>();
         loop.execute(() -> f.complete(query.get()));
         try {
@@ -189,18 +217,21 @@ public final class Dispatcher implements AutoCloseable {
             return;
         }
         closed = true;
-        CompletableFuture<Void> frozen = new CompletableFuture<>();
-        loop.execute(() -> {
-            loop.scheduler().shutDown(releaseExecutors);
-            frozen.complete(null);
-        });
-        try {
-            frozen.get(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            log.warn("the scheduler did not acknowledge the shutdown: {}", e.toString());
+        if (!loop.failed().isDone()) { // a failed loop runs nothing more: its state stays as it was
+            CompletableFuture<Void> frozen = new CompletableFuture<>();
+            loop.execute(() -> {
+                loop.scheduler().shutDown(releaseExecutors);
+                frozen.complete(null);
+            });
+            try {
+                frozen.get(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException e) {
+                log.warn("the scheduler did not acknowledge the shutdown: {}", e.toString());
+            }
         }
+        sampler.shutdownNow();
         if (ws != null) {
             ws.close();
         }

@@ -3,10 +3,11 @@ package io.falkon.dispatcher.core;
 import io.falkon.dispatcher.policy.ExecutorView;
 import io.falkon.protocol.Message;
 
-import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** A registered executor: its connection, credits and the tasks it is running. */
 final class ExecutorState implements ExecutorView {
@@ -15,27 +16,33 @@ final class ExecutorState implements ExecutorView {
     final String host;
     final int slots;
     final boolean noExec;
+    /** Monotonic tick of its registration. */
     final long connectedMicros;
     int credits;
     /** Tasks dispatched to it whose results have not come back, by task id. */
     final Map<Long, Task> tasks = new HashMap<>();
     long completed;
     boolean alive = true;
-    /** No work until then (epoch micros); 0 when not suspended. */
+    /** No work while suspended, until {@link #suspendedUntilMicros} (monotonic tick). */
+    boolean suspended;
     long suspendedUntilMicros;
     long suspensions;
     long failures;
     final OutcomeWindow outcomes;
     /** Object ids its cache holds, per its reports (data diffusion). */
-    final java.util.Set<String> cached = new java.util.HashSet<>();
+    final Set<String> cached = new HashSet<>();
     /** Its cache server as peers reach it, {@code host:port}, or null when it has none. */
     final String cachePeer;
     /** Whether it sits in the scheduler's ring of executors with credits. */
     boolean inRing;
-    /** Tasks assigned in the current round, sent as one DISPATCH bundle at the end of it. */
+    /** Tasks assigned in the current round, sent as DISPATCH bundles at the end of it (see {@link Outbox}). */
     List<Message.DispatchedTask> bundle;
+    /** Whether the outbox lists it among the executors with a bundle this round. */
+    boolean inBundled;
+    /** Encoded bytes of {@link #bundle}, to keep each DISPATCH frame under the executor's limit. */
+    long bundleBytes;
 
-    ExecutorState(Link link, Message.Register reg, long nowMicros, long windowMicros) {
+    ExecutorState(Link link, Message.Register reg, long tickMicros, long windowMicros) {
         this.outcomes = new OutcomeWindow(windowMicros);
         String port = reg.attributes().get("cachePort");
         String host = reg.attributes().getOrDefault("cacheHost", link.remoteHost());
@@ -45,23 +52,16 @@ final class ExecutorState implements ExecutorView {
         this.host = reg.host();
         this.slots = reg.slots();
         this.noExec = reg.noExec();
-        this.connectedMicros = nowMicros;
+        this.connectedMicros = tickMicros;
     }
 
     boolean suspended() {
-        return suspendedUntilMicros != 0;
+        return suspended;
     }
 
     /** Whether the dispatcher may send it work now. */
     boolean eligible() {
-        return alive && suspendedUntilMicros == 0;
-    }
-
-    void addToBundle(Message.DispatchedTask t) {
-        if (bundle == null) {
-            bundle = new ArrayList<>(Math.min(credits + 1, 1024));
-        }
-        bundle.add(t);
+        return alive && !suspended;
     }
 
     @Override

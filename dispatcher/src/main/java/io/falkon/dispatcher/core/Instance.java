@@ -14,9 +14,12 @@ final class Instance {
     final long id;
     final String name;
     final long leaseMicros;
+    /** Wall-clock time of its creation (journaled). */
     final long createdMicros;
     /** The connection it belongs to; null while detached (its client went away, the lease runs). */
     Link owner;
+    /** Whether its lease is running: detached since {@link #detachedMicros} (monotonic tick). */
+    boolean detached;
     long detachedMicros;
     int queued;
     int running;

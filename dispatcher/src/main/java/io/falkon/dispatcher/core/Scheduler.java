@@ -1,41 +1,34 @@
 package io.falkon.dispatcher.core;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.falkon.dispatcher.policy.DispatchPolicy;
-import io.falkon.dispatcher.policy.ExecutorView;
-import io.falkon.dispatcher.policy.QueuedTask;
-import io.falkon.dispatcher.policy.SchedulingRound;
+import io.falkon.protocol.DataCodec;
+import io.falkon.protocol.DataStats;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Execution;
 import io.falkon.protocol.ExtField;
+import io.falkon.protocol.ExtTags;
+import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.Message;
+import io.falkon.protocol.Protocol;
 import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.TaskStatus;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.security.SecureRandom;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.PriorityQueue;
-import java.util.Random;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The dispatcher's state machine: instances, the wait queue, executors and their credits. It is
- * driven by one thread (see {@link SchedulerLoop}), takes decoded messages as method calls, and
- * answers by enqueueing messages on {@link Link}s; it does no I/O and reads time only from its
- * {@link Clock}, so tests drive it directly with fake links and a fake clock.
+ * The dispatcher's state machine, as a facade over the parts it owns: the {@link TaskLedger}
+ * (queue, window, deadlines, task counters), the {@link ExecutorPool} (registry, credits, health,
+ * cache index), the {@link InstanceRegistry} (instances, owners, leases, kept results) and the
+ * {@link Outbox} (what a batch sends). It is driven by one thread (see {@link SchedulerLoop}), takes
+ * decoded messages as method calls, and answers by enqueueing messages on {@link Link}s; it does no
+ * I/O and reads time only from its {@link Clock}, so tests drive it directly with fake links and a
+ * fake clock.
  *
  * <p>Events are handled in batches: the transport delivers any number of events, then calls
  * {@link #endBatch()}, which runs one scheduling round, sends each executor's assignments as one
@@ -49,67 +42,31 @@ import java.util.concurrent.CompletableFuture;
  * connection; its results are kept until the client acknowledges them, and a client re-attaches
  * to get them back.
  */
-public final class Scheduler implements SchedulingRound {
+public final class Scheduler {
     private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private final Map<String, java.util.function.Supplier<String>> statusSections = new java.util.LinkedHashMap<>();
-    private static final Runnable NOTHING_TO_SEND = () -> {
-    };
-    /** Most slots, and most credits, one executor may hold: far beyond any real node, far below overflow. */
-    static final int MAX_CREDITS = 1 << 24;
+    private static final List<ExtField> BYPASS = List.of(new ExtField(ExtTags.BYPASS_CACHE, new byte[]{1}));
 
     private final DispatchPolicy policy;
     private final Clock clock;
     private final String dispatcherId;
     private final SchedulerConfig config;
     private final Journal journal;
-    private final long startedMicros;
-    private final Random ids = new SecureRandom();
+    private final long startedTick;
+    private final ExecutorPool pool;
+    private final TaskLedger ledger;
+    private final InstanceRegistry instances = new InstanceRegistry();
+    private final Outbox outbox;
+    private final Round round;
+    private final StatusReporter reporter = new StatusReporter();
 
-    private final TaskQueue queue = new TaskQueue();
-    private final Map<Link, ExecutorState> executorsByLink = new LinkedHashMap<>();
-    private final Map<String, ExecutorState> executorsById = new HashMap<>();
-    private final Map<Long, Instance> instances = new HashMap<>();
-    private final Map<Link, List<Instance>> instancesByOwner = new HashMap<>();
-    private final Set<Link> clients = new HashSet<>();
-    /** Executors that have credits, in round-robin order (entries without credit are dropped lazily). */
-    private final ArrayDeque<ExecutorState> ring = new ArrayDeque<>();
-    private final List<ExecutorState> bundled = new ArrayList<>();
-    private final List<Instance> delivering = new ArrayList<>();
-    private final List<Link> dirty = new ArrayList<>();
-    private final List<ExecutorWaiter> executorWaiters = new ArrayList<>();
-    private final PriorityQueue<Deadline> deadlines = new PriorityQueue<>();
-    private final CacheIndex index = new CacheIndex();
-    /** The scheduling window of a data-aware policy; null for one that is not. */
-    private final Window window;
-
-    private long nextTaskId = 1;
-    /** Credits of executors that may get work (not suspended). */
-    private int totalCredits;
-    private int totalSlots;
-    private int running;
-    private long completed;
-    private long succeeded;
-    private long retried;
     private long staleResults;
-    private long queuedBytes;
-    private long retainedBytes;
     private boolean readingPaused;
     private long pauses;
-    private io.falkon.protocol.DataStats data = io.falkon.protocol.DataStats.ZERO;
+    private DataStats data = DataStats.ZERO;
     private boolean shuttingDown;
+    /** Wall-clock and monotonic readings, taken once per event rather than once per task. */
     private long nowMicros;
-
-    private record ExecutorWaiter(int count, CompletableFuture<Void> future) {
-    }
-
-    /** When a dispatch of {@code task} (attempt {@code attempt}) is presumed lost. */
-    private record Deadline(long atMicros, Task task, int attempt) implements Comparable<Deadline> {
-        @Override
-        public int compareTo(Deadline o) {
-            return Long.compare(atMicros, o.atMicros);
-        }
-    }
+    private long tickMicros;
 
     public Scheduler(DispatchPolicy policy, Clock clock, String dispatcherId) {
         this(policy, clock, dispatcherId, SchedulerConfig.defaults(), Journal.NONE);
@@ -121,9 +78,12 @@ public final class Scheduler implements SchedulingRound {
         this.dispatcherId = dispatcherId;
         this.config = config;
         this.journal = journal;
-        this.startedMicros = clock.nowMicros();
-        this.nowMicros = startedMicros;
-        this.window = policy.dataAware() ? new Window(index, windowSize(0)) : null;
+        refreshClock();
+        this.startedTick = tickMicros;
+        this.pool = new ExecutorPool(config);
+        this.ledger = new TaskLedger(policy.dataAware() ? new Window(pool.index(), windowSize(0)) : null, config);
+        this.outbox = new Outbox(Protocol.DEFAULT_MAX_FRAME_LENGTH);
+        this.round = new Round(this, ledger, pool);
     }
 
     /** The configured window, or 100 tasks per executor (the papers' choice). */
@@ -143,21 +103,18 @@ public final class Scheduler implements SchedulingRound {
         return config;
     }
 
-    // ---- sending ---------------------------------------------------------------------------
-
-    private void send(Link link, Message m) {
-        if (link.enqueue(m)) {
-            dirty.add(link);
-        }
+    /** Renders the status document; its JVM readings and extra sections are refreshed by its owner. */
+    public StatusReporter reporter() {
+        return reporter;
     }
 
     private void replyError(Link link, long requestId, ErrorCode code, String message) {
-        send(link, Message.ErrorMessage.of(requestId, code, message));
+        outbox.send(link, Message.ErrorMessage.of(requestId, code, message));
     }
 
     /** Answers a request the transport refused before it got here (e.g. an invalid task spec). */
     public void rejectRequest(Link link, long requestId, ErrorCode code, String message) {
-        clients.add(link);
+        instances.client(link);
         replyError(link, requestId, code, message);
     }
 
@@ -170,39 +127,28 @@ public final class Scheduler implements SchedulingRound {
      */
     public void registerExecutor(Link link, Message.Register reg) {
         refreshClock();
-        if (reg.slots() < 1 || reg.slots() > MAX_CREDITS) {
-            link.close(Message.ErrorMessage.of(0, ErrorCode.MALFORMED,
-                    "REGISTER.slots: must be 1.." + MAX_CREDITS + ", got " + reg.slots()));
+        String problem = ExecutorPool.problem(reg);
+        if (problem != null) {
+            link.close(Message.ErrorMessage.of(0, ErrorCode.MALFORMED, problem));
             return;
         }
-        if (reg.executorId().isEmpty()) {
-            link.close(Message.ErrorMessage.of(0, ErrorCode.MALFORMED, "REGISTER.executorId: empty"));
-            return;
-        }
-        ExecutorState old = executorsById.get(reg.executorId());
+        ExecutorState old = pool.byId(reg.executorId());
         if (old != null) {
-            log.warn("executor {} registered again from {}; dropping its old connection from {}", reg.executorId(),
-                    link.remote(), old.link.remote());
+            log.warn("executor {} registered again from {}; dropping its old connection from {}",
+                    LogSafe.text(reg.executorId()), link.remote(), old.link.remote());
             old.link.close(Message.ErrorMessage.of(0, ErrorCode.DUPLICATE_EXECUTOR,
                     "executor id '" + reg.executorId() + "' registered again on another connection"));
             executorDisconnected(old.link);
         }
-        ExecutorState e = new ExecutorState(link, reg, nowMicros, config.suspendWindowMillis() * 1000);
-        executorsByLink.put(link, e);
-        executorsById.put(e.id, e);
-        totalSlots += e.slots;
-        if (window != null) {
-            window.resize(windowSize(executorsByLink.size()));
-        }
-        log.info("executor {} registered from {} ({} slots{})", e.id, link.remote(), e.slots,
+        ExecutorState e = pool.add(link, reg, tickMicros);
+        resizeWindow();
+        log.info("executor {} registered from {} ({} slots{})", LogSafe.text(e.id), link.remote(), e.slots,
                 e.noExec ? ", NO-EXEC benchmark mode" : "");
-        Iterator<ExecutorWaiter> it = executorWaiters.iterator();
-        while (it.hasNext()) {
-            ExecutorWaiter w = it.next();
-            if (executorsById.size() >= w.count) {
-                w.future.complete(null);
-                it.remove();
-            }
+    }
+
+    private void resizeWindow() {
+        if (ledger.window() != null) {
+            ledger.window().resize(windowSize(pool.size()));
         }
     }
 
@@ -215,7 +161,7 @@ public final class Scheduler implements SchedulingRound {
     }
 
     private ExecutorState executor(Link link, String what) {
-        ExecutorState e = executorsByLink.get(link);
+        ExecutorState e = pool.byLink(link);
         if (e == null) {
             link.close(Message.ErrorMessage.of(0, ErrorCode.UNEXPECTED_MESSAGE, what + " before REGISTER"));
         }
@@ -223,26 +169,10 @@ public final class Scheduler implements SchedulingRound {
     }
 
     private void addCredits(ExecutorState e, int credits) {
-        if (credits <= 0) {
-            return;
-        }
-        if (credits > MAX_CREDITS - e.credits) {
+        if (!pool.addCredits(e, credits)) {
             e.link.close(Message.ErrorMessage.of(0, ErrorCode.MALFORMED, "credits: " + credits + " more would "
-                    + "give executor " + e.id + " over " + MAX_CREDITS));
+                    + "give executor " + e.id + " over " + ExecutorPool.MAX_CREDITS));
             executorDisconnected(e.link);
-            return;
-        }
-        e.credits += credits;
-        if (e.eligible()) {
-            totalCredits += credits;
-            enterRing(e);
-        }
-    }
-
-    private void enterRing(ExecutorState e) {
-        if (!e.inRing && e.credits > 0) {
-            e.inRing = true;
-            ring.addLast(e);
         }
     }
 
@@ -263,24 +193,26 @@ public final class Scheduler implements SchedulingRound {
                 staleResults++;
                 continue;
             }
-            e.tasks.remove(r.taskId());
+            ledger.unassign(t);
             e.completed++;
-            running--;
-            t.instance.running--;
-            t.executor = null;
             Execution x = r.execution();
             if (x.status() != TaskStatus.CANCELLED) {
                 recordOutcome(e, !x.succeeded());
             }
             if (t.inputIds != null) {
-                data = data.plus(io.falkon.protocol.DataCodec.statsOf(x));
+                data = data.plus(DataCodec.statsOf(x));
             }
             if (x.status().retryable() && t.canRetry()) {
-                t.failedOn(e);
-                requeue(t, e.id + ": " + x.status() + (x.detail().isEmpty() ? "" : " (" + x.detail() + ")"));
+                retry(t, e, x.status() + (x.detail().isEmpty() ? "" : " (" + x.detail() + ")"));
             } else {
                 complete(t, e.id, x);
             }
+        }
+    }
+
+    private void recordOutcome(ExecutorState e, boolean failed) {
+        if (pool.recordOutcome(e, failed, tickMicros) && ledger.window() != null) {
+            ledger.window().executorGone(e);
         }
     }
 
@@ -289,32 +221,21 @@ public final class Scheduler implements SchedulingRound {
         if (shuttingDown) {
             return; // the state is frozen for the journal; a restart re-queues what was running
         }
-        ExecutorState e = executorsByLink.remove(link);
+        ExecutorState e = pool.remove(link);
         if (e == null) {
             return;
         }
         refreshClock();
-        executorsById.remove(e.id, e);
-        if (e.eligible()) {
-            totalCredits -= e.credits;
+        if (ledger.window() != null) {
+            ledger.window().executorGone(e);
         }
-        e.alive = false;
-        totalSlots -= e.slots;
-        e.credits = 0;
-        index.removeAll(e);
-        if (window != null) {
-            window.executorGone(e);
-            window.resize(windowSize(executorsByLink.size()));
-        }
-        int lost = e.tasks.size();
+        resizeWindow();
+        List<Task> lost = new ArrayList<>(e.tasks.values());
         int requeued = 0;
-        for (Task t : e.tasks.values()) {
-            running--;
-            t.instance.running--;
-            t.executor = null;
+        for (Task t : lost) {
+            ledger.unassign(t);
             if (t.canRetry()) {
-                t.failedOn(e);
-                requeue(t, "executor " + e.id + " lost");
+                retry(t, e, "executor lost");
                 requeued++;
             } else {
                 complete(t, e.id, Execution.of(TaskStatus.EXECUTOR_LOST,
@@ -322,106 +243,44 @@ public final class Scheduler implements SchedulingRound {
                                 + ", no retries left)", nowMicros));
             }
         }
-        e.tasks.clear();
-        log.info("executor {} disconnected ({} running tasks: {} re-queued, {} reported lost)", e.id, lost, requeued,
-                lost - requeued);
+        log.info("executor {} disconnected ({} running tasks: {} re-queued, {} reported lost)", LogSafe.text(e.id),
+                lost.size(), requeued, lost.size() - requeued);
     }
 
-    private void requeue(Task t, String why) {
-        t.attempt++;
-        retried++;
-        queue.addFirst(t); // ahead of new work: it has waited already
-        if (window != null) {
-            window.prepended(t);
+    /** A task that failed on {@code e} for a framework reason goes back to the queue for another attempt. */
+    private void retry(Task t, ExecutorState e, String why) {
+        t.failedOn(e);
+        ledger.requeue(t);
+        if (log.isDebugEnabled()) {
+            log.debug("task {} re-queued for attempt {}: {}: {}", t.id, t.attempt + 1, LogSafe.text(e.id),
+                    LogSafe.text(why));
         }
-        t.instance.queued++;
-        queuedBytes += t.footprint();
-        log.debug("task {} re-queued for attempt {}: {}", t.id, t.attempt + 1, why);
-    }
-
-    private void recordOutcome(ExecutorState e, boolean failed) {
-        e.outcomes.record(nowMicros, failed);
-        if (!failed) {
-            return;
-        }
-        e.failures++;
-        if (config.suspendAfterFailures() <= 0 || e.suspended()) {
-            return;
-        }
-        int f = e.outcomes.failures(nowMicros);
-        int total = e.outcomes.total(nowMicros);
-        if (f >= config.suspendAfterFailures() && f >= config.suspendFailureRate() * total && othersSucceed(e)) {
-            suspend(e, f, total);
-        }
-    }
-
-    /** Whether another working executor has succeeded within the window: the failures are this node's. */
-    private boolean othersSucceed(ExecutorState failing) {
-        long since = nowMicros - config.suspendWindowMillis() * 1000;
-        for (ExecutorState x : executorsByLink.values()) {
-            if (x != failing && x.eligible() && x.outcomes.lastSuccessMicros >= since) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private void suspend(ExecutorState e, int failures, int total) {
-        if (e.eligible()) {
-            totalCredits -= e.credits;
-        }
-        e.suspendedUntilMicros = nowMicros + config.suspendForMillis() * 1000;
-        e.suspensions++;
-        if (window != null) {
-            window.executorGone(e);
-        }
-        log.warn("executor {} suspended for {} s: {} of its last {} outcomes within {} s failed while other "
-                        + "executors succeed", e.id, config.suspendForMillis() / 1000, failures, total,
-                config.suspendWindowMillis() / 1000);
-    }
-
-    private void resume(ExecutorState e) {
-        e.suspendedUntilMicros = 0;
-        e.outcomes.clear();
-        totalCredits += e.credits;
-        enterRing(e);
-        log.info("executor {} back from suspension", e.id);
     }
 
     // ---- clients ---------------------------------------------------------------------------
 
     public void createInstance(Link link, Message.CreateInstance req) {
         refreshClock();
-        clients.add(link);
+        instances.client(link);
         if (shuttingDown) {
             replyError(link, req.requestId(), ErrorCode.SHUTTING_DOWN, "the dispatcher is shutting down");
             return;
         }
-        long id;
-        do {
-            id = ids.nextLong();
-        } while (id == 0 || instances.containsKey(id));
-        Instance in = new Instance(id, req.clientName(), link, req.leaseSeconds(), nowMicros);
-        instances.put(id, in);
-        instancesByOwner.computeIfAbsent(link, k -> new ArrayList<>(1)).add(in);
+        Instance in = instances.create(link, req.clientName(), req.leaseSeconds(), nowMicros);
         if (in.retainsResults()) {
-            journal.instanceCreated(id, in.name, req.leaseSeconds(), nowMicros, -1);
+            journal.instanceCreated(in.id, in.name, req.leaseSeconds(), nowMicros, -1);
         }
-        log.debug("instance {} created for '{}' at {}", hex(id), req.clientName(), link.remote());
-        send(link, new Message.InstanceCreated(req.requestId(), id));
-    }
-
-    private static String hex(long id) {
-        return Long.toUnsignedString(id, 16);
+        log.debug("instance {} created for '{}' at {}", LogSafe.instance(in.id), LogSafe.text(req.clientName()),
+                link.remote());
+        outbox.send(link, new Message.InstanceCreated(req.requestId(), in.id));
     }
 
     private Instance ownedInstance(Link link, long requestId, long instanceId) {
-        clients.add(link);
-        Instance in = instances.get(instanceId);
-        if (in == null || in.owner != link) {
+        instances.client(link);
+        Instance in = instances.owned(link, instanceId);
+        if (in == null) {
             replyError(link, requestId, ErrorCode.UNKNOWN_INSTANCE,
-                    "no instance " + hex(instanceId) + " on this connection");
-            return null;
+                    "no instance " + LogSafe.instance(instanceId) + " on this connection");
         }
         return in;
     }
@@ -440,28 +299,13 @@ public final class Scheduler implements SchedulingRound {
         List<Message.SubmittedTask> tasks = req.tasks();
         for (int i = 0, n = tasks.size(); i < n; i++) {
             Message.SubmittedTask s = tasks.get(i);
-            accept(in, s.clientTaskId(), s.spec(), nowMicros, scans[i].retries(), scans[i].wallTimeMillis(),
-                    scans[i].inputIds(), scans[i].inputSizes());
+            ledger.accept(in, s.clientTaskId(), s.spec(), nowMicros, scans[i]);
+            in.highestClientTaskId = Math.max(in.highestClientTaskId, s.clientTaskId());
             if (in.retainsResults()) {
                 journal.accepted(in.id, s.clientTaskId(), nowMicros, s.spec());
             }
         }
-        send(link, new Message.Submitted(req.requestId(), in.id, tasks.size()));
-    }
-
-    private void accept(Instance in, long clientTaskId, byte[] spec, long submittedMicros, int retries,
-                        long wallTimeMillis, String[] inputIds, long[] inputSizes) {
-        long timeout = config.dispatchTimeoutMillis() > 0 ? config.dispatchTimeoutMillis()
-                : wallTimeMillis > 0 ? wallTimeMillis + config.dispatchGraceMillis() : 0;
-        Task t = new Task(nextTaskId++, in, clientTaskId, spec, submittedMicros,
-                retries >= 0 ? retries : config.defaultRetries(), timeout, inputIds, inputSizes);
-        queue.addLast(t);
-        if (window != null) {
-            window.appended(t);
-        }
-        queuedBytes += t.footprint();
-        in.queued++;
-        in.highestClientTaskId = Math.max(in.highestClientTaskId, clientTaskId);
+        outbox.send(link, new Message.Submitted(req.requestId(), in.id, tasks.size()));
     }
 
     public void destroy(Link link, Message.Destroy req) {
@@ -471,9 +315,9 @@ public final class Scheduler implements SchedulingRound {
         }
         refreshClock();
         int cancelled = cancel(in, "instance destroyed");
-        flushOutbox(in);
+        outbox.deliverNow(in);
         forget(in);
-        send(link, new Message.Destroyed(req.requestId(), in.id, cancelled));
+        outbox.send(link, new Message.Destroyed(req.requestId(), in.id, cancelled));
     }
 
     /**
@@ -481,30 +325,23 @@ public final class Scheduler implements SchedulingRound {
      * results delivered but not acknowledged are delivered again, after the ATTACHED reply.
      */
     public void attach(Link link, Message.Attach req) {
-        clients.add(link);
+        instances.client(link);
         refreshClock();
         Instance in = instances.get(req.instanceId());
         if (in == null) {
-            replyError(link, req.requestId(), ErrorCode.UNKNOWN_INSTANCE, "no instance " + hex(req.instanceId())
+            replyError(link, req.requestId(), ErrorCode.UNKNOWN_INSTANCE, "no instance "
+                    + LogSafe.instance(req.instanceId())
                     + " (destroyed, its lease ran out, or it was created without a lease)");
             return;
         }
         if (in.owner != null && in.owner != link) {
-            List<Instance> owned = instancesByOwner.get(in.owner);
-            if (owned != null) {
-                owned.remove(in);
-            }
-            log.info("instance {} re-attached from {} (was {})", hex(in.id), link.remote(), in.owner.remote());
+            log.info("instance {} re-attached from {} (was {})", LogSafe.instance(in.id), link.remote(),
+                    in.owner.remote());
         }
-        in.owner = link;
-        in.detachedMicros = 0;
-        List<Instance> owned = instancesByOwner.computeIfAbsent(link, k -> new ArrayList<>(1));
-        if (!owned.contains(in)) {
-            owned.add(in);
-        }
-        send(link, new Message.Attached(req.requestId(), in.id, in.highestClientTaskId, in.unacked.size()));
+        instances.attach(in, link);
+        outbox.send(link, new Message.Attached(req.requestId(), in.id, in.highestClientTaskId, in.unacked.size()));
         if (!in.unacked.isEmpty()) {
-            send(link, new Message.Deliver(in.id, new ArrayList<>(in.unacked)));
+            outbox.send(link, new Message.Deliver(in.id, new ArrayList<>(in.unacked)));
         }
         if (in.outbox != null) {
             in.outbox.clear(); // everything in it is in unacked and was just sent
@@ -513,19 +350,11 @@ public final class Scheduler implements SchedulingRound {
 
     /** ACK: the client has all results up to {@code upToSeq}; they need not be kept any longer. */
     public void ack(Link link, Message.Ack ack) {
-        Instance in = instances.get(ack.instanceId());
-        if (in == null || in.owner != link) {
+        Instance in = instances.owned(link, ack.instanceId());
+        if (in == null) {
             return; // acknowledging what is gone changes nothing
         }
-        boolean dropped = false;
-        while (!in.unacked.isEmpty() && in.unacked.peekFirst().seq() <= ack.upToSeq()) {
-            Message.DeliveredResult r = in.unacked.pollFirst();
-            long bytes = Instance.footprint(r);
-            in.unackedBytes -= bytes;
-            retainedBytes -= bytes;
-            dropped = true;
-        }
-        if (dropped) {
+        if (instances.acknowledge(in, ack.upToSeq())) {
             journal.acked(in.id, ack.upToSeq());
         }
     }
@@ -535,21 +364,20 @@ public final class Scheduler implements SchedulingRound {
      * tasks keep running and their results are kept); the others are destroyed at once.
      */
     public void clientDisconnected(Link link) {
-        clients.remove(link);
         if (shuttingDown) {
+            instances.disconnected(link);
             return; // instances stay as journaled, for clients to re-attach after a restart
         }
-        List<Instance> owned = instancesByOwner.remove(link);
-        if (owned == null) {
+        List<Instance> owned = instances.disconnected(link);
+        if (owned.isEmpty()) {
             return;
         }
         refreshClock();
         for (Instance in : new ArrayList<>(owned)) {
             if (in.retainsResults()) {
-                in.owner = null;
-                in.detachedMicros = nowMicros;
-                log.info("client {} disconnected: instance {} detached, kept for {} s", link.remote(), hex(in.id),
-                        in.leaseMicros / 1_000_000);
+                instances.detach(in, tickMicros);
+                log.info("client {} disconnected: instance {} detached, kept for {} s", link.remote(),
+                        LogSafe.instance(in.id), in.leaseMicros / 1_000_000);
                 continue;
             }
             int n = cancel(in, "client disconnected");
@@ -557,28 +385,15 @@ public final class Scheduler implements SchedulingRound {
             forget(in);
             if (n > 0) {
                 log.info("client {} disconnected: instance {} destroyed, {} unfinished tasks cancelled",
-                        link.remote(), hex(in.id), n);
+                        link.remote(), LogSafe.instance(in.id), n);
             }
         }
     }
 
     private void forget(Instance in) {
-        instances.remove(in.id);
-        in.gone = true;
-        retainedBytes -= in.unackedBytes;
-        in.unacked.clear();
-        in.unackedBytes = 0;
+        instances.forget(in);
         if (in.retainsResults()) {
             journal.destroyed(in.id);
-        }
-        if (in.owner != null) {
-            List<Instance> owned = instancesByOwner.get(in.owner);
-            if (owned != null) {
-                owned.remove(in);
-                if (owned.isEmpty()) {
-                    instancesByOwner.remove(in.owner);
-                }
-            }
         }
     }
 
@@ -586,19 +401,12 @@ public final class Scheduler implements SchedulingRound {
     private int cancel(Instance in, String reason) {
         int[] count = {0};
         Execution cancelled = Execution.of(TaskStatus.CANCELLED, reason, nowMicros);
-        if (in.queued > 0) {
-            queue.removeIf(t -> t.instance == in, t -> {
-                if (window != null) {
-                    window.removed(t);
-                }
-                in.queued--;
-                queuedBytes -= t.footprint();
-                count[0]++;
-                complete(t, "", cancelled);
-            });
-        }
+        ledger.dequeueAll(in, t -> {
+            count[0]++;
+            complete(t, "", cancelled);
+        });
         if (in.running > 0) {
-            for (ExecutorState e : executorsByLink.values()) {
+            for (ExecutorState e : pool.all()) {
                 List<Task> mine = null;
                 for (Task t : e.tasks.values()) {
                     if (t.instance == in) {
@@ -612,15 +420,12 @@ public final class Scheduler implements SchedulingRound {
                 for (int i = 0; i < taskIds.length; i++) {
                     Task t = mine.get(i);
                     taskIds[i] = t.id;
-                    e.tasks.remove(t.id);
-                    running--;
-                    in.running--;
-                    t.executor = null;
+                    ledger.unassign(t);
                     count[0]++;
                     complete(t, e.id, cancelled);
                 }
                 // the executor kills them and returns their credits with RESULTs we will ignore
-                send(e.link, new Message.Cancel(taskIds));
+                outbox.send(e.link, new Message.Cancel(taskIds));
             }
         }
         in.cancelled += count[0];
@@ -630,12 +435,7 @@ public final class Scheduler implements SchedulingRound {
     /** The task's final outcome: counted, journaled, delivered (and kept until acknowledged). */
     private void complete(Task t, String executorId, Execution x) {
         Instance in = t.instance;
-        in.completed++;
-        completed++;
-        if (x.succeeded()) {
-            in.succeeded++;
-            succeeded++;
-        }
+        ledger.finished(in, x.succeeded());
         if (in.gone) {
             return;
         }
@@ -644,144 +444,58 @@ public final class Scheduler implements SchedulingRound {
                 t.dispatchedMicros, nowMicros, x);
         if (in.retainsResults()) {
             journal.completed(in.id, r);
-            in.unacked.addLast(r);
-            long bytes = Instance.footprint(r);
-            in.unackedBytes += bytes;
-            retainedBytes += bytes;
+            instances.retain(in, r);
         }
         if (in.owner != null) {
-            in.addToOutbox(r, delivering);
+            outbox.deliver(in, r);
         }
     }
 
-    private void flushOutbox(Instance in) {
-        if (in.outbox != null && !in.outbox.isEmpty() && in.owner != null) {
-            send(in.owner, new Message.Deliver(in.id, in.outbox));
-        }
-        in.outbox = null;
-        // it stays in 'delivering' until endBatch, which skips an empty outbox
-    }
+    // ---- status ----------------------------------------------------------------------------
 
     public void status(Link link, Message.StatusRequest req) {
         refreshClock();
-        clients.add(link);
+        instances.client(link);
         if (req.instanceId() == 0) {
-            send(link, new Message.Status(req.requestId(), statusJson()));
+            outbox.send(link, new Message.Status(req.requestId(), reporter.render(snapshot())));
             return;
         }
         Instance in = ownedInstance(link, req.requestId(), req.instanceId());
         if (in != null) {
-            ObjectNode o = JSON.createObjectNode();
-            o.put("instance", hex(in.id));
-            o.put("name", in.name);
-            o.put("queued", in.queued);
-            o.put("running", in.running);
-            o.put("completed", in.completed);
-            o.put("succeeded", in.succeeded);
-            o.put("failed", in.failed());
-            o.put("cancelled", in.cancelled);
-            o.put("unacknowledged", in.unacked.size());
-            o.put("leaseSeconds", in.leaseMicros / 1_000_000);
-            send(link, new Message.Status(req.requestId(), o.toString()));
+            outbox.send(link, new Message.Status(req.requestId(), StatusReporter.render(instanceRow(in))));
         }
+    }
+
+    private static StatusSnapshot.InstanceRow instanceRow(Instance in) {
+        return new StatusSnapshot.InstanceRow(in.id, in.name, in.queued, in.running, in.completed, in.succeeded,
+                in.cancelled, in.unacked.size(), in.leaseMicros / 1_000_000);
     }
 
     /** The dispatcher-wide status document (docs/protocol.md section 7). */
     public String statusJson() {
+        return reporter.render(snapshot());
+    }
+
+    /** The state at this moment, as an immutable copy that can be rendered on any thread. */
+    public StatusSnapshot snapshot() {
         refreshClock();
-        ObjectNode o = JSON.createObjectNode();
-        o.put("dispatcherId", dispatcherId);
-        o.put("uptimeSeconds", (nowMicros - startedMicros) / 1e6);
-        o.put("policy", policy.name());
-        o.put("queued", queue.size());
-        o.put("running", running);
-        o.put("completed", completed);
-        o.put("failed", completed - succeeded);
-        o.put("retried", retried);
-        o.put("instances", instances.size());
-        o.put("detachedInstances", instances.values().stream().filter(i -> i.owner == null).count());
-        ObjectNode ex = o.putObject("executors");
-        ex.put("registered", executorsByLink.size());
-        ex.put("suspended", executorsByLink.values().stream().filter(ExecutorState::suspended).count());
-        ex.put("slots", totalSlots);
-        ex.put("busySlots", running);
-        ObjectNode dd = o.putObject("data");
-        dd.put("localHits", data.localHits());
-        dd.put("peerHits", data.peerHits());
-        dd.put("misses", data.misses());
-        dd.put("bytesLocal", data.bytesLocal());
-        dd.put("bytesPeer", data.bytesPeer());
-        dd.put("bytesStore", data.bytesStore());
-        dd.put("indexedObjects", index.objects());
-        if (window != null) {
-            dd.put("window", window.size());
+        List<StatusSnapshot.ExecutorRow> rows = new ArrayList<>(pool.size());
+        for (ExecutorState e : pool.all()) {
+            rows.add(new StatusSnapshot.ExecutorRow(e.id, e.host, e.slots, e.tasks.size(), e.credits, e.completed,
+                    e.failures, e.suspended(), (e.suspendedUntilMicros - tickMicros) / 1e6, e.suspensions, e.noExec,
+                    e.cached.size(), (tickMicros - e.connectedMicros) / 1e6));
         }
-        ObjectNode mem = o.putObject("memory");
-        mem.put("queuedBytes", queuedBytes);
-        mem.put("retainedResultBytes", retainedBytes);
-        mem.put("budgetBytes", config.memoryBudgetBytes());
-        mem.put("clientsPaused", readingPaused);
-        ObjectNode jvm = o.putObject("jvm");
-        Runtime rt = Runtime.getRuntime();
-        jvm.put("heapUsedBytes", rt.totalMemory() - rt.freeMemory());
-        jvm.put("heapMaxBytes", rt.maxMemory());
-        jvm.put("heapLiveAfterLastGcBytes", liveAfterGc());
-        ArrayNode list = o.putArray("executorList");
-        for (ExecutorState e : executorsByLink.values()) {
-            ObjectNode x = list.addObject();
-            x.put("id", e.id);
-            x.put("host", e.host);
-            x.put("slots", e.slots);
-            x.put("running", e.tasks.size());
-            x.put("credits", e.credits);
-            x.put("completed", e.completed);
-            x.put("failures", e.failures);
-            x.put("state", e.suspended() ? "suspended" : "active");
-            if (e.suspended()) {
-                x.put("suspendedSeconds", (e.suspendedUntilMicros - nowMicros) / 1e6);
-            }
-            x.put("suspensions", e.suspensions);
-            x.put("noExec", e.noExec);
-            x.put("cachedObjects", e.cached.size());
-            x.put("connectedSeconds", (nowMicros - e.connectedMicros) / 1e6);
-        }
-        for (Map.Entry<String, java.util.function.Supplier<String>> section : statusSections.entrySet()) {
-            try {
-                o.set(section.getKey(), JSON.readTree(section.getValue().get()));
-            } catch (java.io.IOException | RuntimeException failure) {
-                o.put(section.getKey(), "unavailable: " + failure.getMessage());
-            }
-        }
-        return o.toString();
-    }
-
-    /**
-     * Adds a section to the status document, e.g. the provisioner's allocations. The supplier is
-     * called on the scheduler thread, so it must return at once (a document kept up to date by its
-     * owner, not one computed on demand).
-     */
-    public void statusSection(String name, java.util.function.Supplier<String> json) {
-        statusSections.put(name, json);
-    }
-
-    /** Heap in use right after the last collection of each pool: an estimate of live data. */
-    private static long liveAfterGc() {
-        long sum = 0;
-        for (java.lang.management.MemoryPoolMXBean pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
-            if (pool.getType() == java.lang.management.MemoryType.HEAP && pool.getCollectionUsage() != null) {
-                sum += pool.getCollectionUsage().getUsed();
-            }
-        }
-        return sum;
+        Window w = ledger.window();
+        return new StatusSnapshot(dispatcherId, (tickMicros - startedTick) / 1e6, policy.name(), ledger.queued(),
+                ledger.running(), ledger.completed(), ledger.succeeded(), ledger.retried(), instances.size(),
+                instances.detachedCount(), pool.size(), pool.suspendedCount(), pool.totalSlots(), data,
+                pool.index().objects(), w == null ? 0 : w.size(), ledger.queuedBytes(), ledger.runningBytes(),
+                instances.retainedBytes(), config.memoryBudgetBytes(), readingPaused, rows);
     }
 
     /** Completes the future once at least {@code count} executors are registered. */
     public void whenExecutors(int count, CompletableFuture<Void> future) {
-        if (executorsById.size() >= count) {
-            future.complete(null);
-        } else {
-            executorWaiters.add(new ExecutorWaiter(count, future));
-        }
+        pool.whenRegistered(count, future);
     }
 
     /**
@@ -792,7 +506,7 @@ public final class Scheduler implements SchedulingRound {
         shuttingDown = true;
         if (releaseExecutors) {
             // they leave instead of dialling a dispatcher that is not coming back
-            for (ExecutorState e : executorsByLink.values()) {
+            for (ExecutorState e : pool.all()) {
                 e.link.close(Message.ErrorMessage.of(0, ErrorCode.SHUTTING_DOWN, "the dispatcher is shutting down"));
             }
         }
@@ -803,9 +517,7 @@ public final class Scheduler implements SchedulingRound {
     /** Re-creates an instance from the journal; it starts detached, with a fresh lease. */
     public void restoreInstance(long id, String name, long leaseSeconds, long createdMicros) {
         refreshClock();
-        Instance in = new Instance(id, name, null, leaseSeconds, createdMicros);
-        in.detachedMicros = nowMicros;
-        instances.put(id, in);
+        instances.restore(id, name, leaseSeconds, createdMicros, tickMicros);
     }
 
     /** Re-queues an accepted task that had no final result (at-least-once: it may have run before). */
@@ -814,9 +526,8 @@ public final class Scheduler implements SchedulingRound {
         if (in == null) {
             return;
         }
-        TaskSpecCodec.Scan scan = TaskSpecCodec.scan(spec);
-        accept(in, clientTaskId, spec, submittedMicros, scan.retries(), scan.wallTimeMillis(), scan.inputIds(),
-                scan.inputSizes());
+        ledger.accept(in, clientTaskId, spec, submittedMicros, TaskSpecCodec.scan(spec));
+        in.highestClientTaskId = Math.max(in.highestClientTaskId, clientTaskId);
     }
 
     /** Keeps a final result the client had not acknowledged, for redelivery when it re-attaches. */
@@ -825,17 +536,9 @@ public final class Scheduler implements SchedulingRound {
         if (in == null) {
             return;
         }
-        in.unacked.addLast(r);
-        long bytes = Instance.footprint(r);
-        in.unackedBytes += bytes;
-        retainedBytes += bytes;
+        instances.retain(in, r);
         in.nextSeq = Math.max(in.nextSeq, r.seq() + 1);
-        in.completed++;
-        completed++;
-        if (r.execution().succeeded()) {
-            in.succeeded++;
-            succeeded++;
-        }
+        ledger.finished(in, r.execution().succeeded());
     }
 
     /** Remembers the highest client task id an instance accepted, finished or not (for ATTACHED). */
@@ -856,7 +559,7 @@ public final class Scheduler implements SchedulingRound {
 
     /** Writes the live state through {@code out}: what a compacted journal must hold. */
     public void snapshot(Journal out) {
-        for (Instance in : instances.values()) {
+        for (Instance in : instances.all()) {
             if (!in.retainsResults()) {
                 continue;
             }
@@ -868,12 +571,9 @@ public final class Scheduler implements SchedulingRound {
                 out.completed(in.id, r);
             }
         }
-        for (Task t = queue.head(); t != null; t = t.next) {
-            if (t.instance.retainsResults()) {
-                out.accepted(t.instance.id, t.clientTaskId, t.submittedMicros, t.spec);
-            }
-        }
-        for (ExecutorState e : executorsByLink.values()) {
+        ledger.forEachQueued(t -> t.instance.retainsResults(),
+                t -> out.accepted(t.instance.id, t.clientTaskId, t.submittedMicros, t.spec));
+        for (ExecutorState e : pool.all()) {
             for (Task t : e.tasks.values()) {
                 if (t.instance.retainsResults()) {
                     out.accepted(t.instance.id, t.clientTaskId, t.submittedMicros, t.spec);
@@ -890,46 +590,24 @@ public final class Scheduler implements SchedulingRound {
      */
     public void onTimer() {
         refreshClock();
-        Deadline d;
-        while ((d = deadlines.peek()) != null && d.atMicros <= nowMicros) {
-            deadlines.poll();
-            Task t = d.task;
-            if (t.executor == null || t.attempt != d.attempt) {
-                continue; // finished or re-dispatched since
-            }
+        for (Task t : ledger.expired(tickMicros)) {
             ExecutorState e = t.executor;
-            e.tasks.remove(t.id);
-            running--;
-            t.instance.running--;
-            t.executor = null;
-            send(e.link, new Message.Cancel(new long[]{t.id}));
+            ledger.unassign(t);
+            outbox.send(e.link, new Message.Cancel(new long[]{t.id}));
             recordOutcome(e, true);
             if (t.canRetry()) {
-                t.failedOn(e);
-                requeue(t, "no result from " + e.id + " within " + t.dispatchTimeoutMillis + " ms");
+                retry(t, e, "no result within " + t.dispatchTimeoutMillis + " ms");
             } else {
                 complete(t, e.id, Execution.of(TaskStatus.TIMEOUT, "no result from executor " + e.id + " within the "
                         + "dispatch timeout of " + t.dispatchTimeoutMillis + " ms (no retries left)", nowMicros));
             }
         }
-        for (ExecutorState e : executorsByLink.values()) {
-            if (e.suspended() && e.suspendedUntilMicros <= nowMicros) {
-                resume(e);
-            }
-        }
-        List<Instance> expired = null;
-        for (Instance in : instances.values()) {
-            if (in.owner == null && in.detachedMicros + in.leaseMicros <= nowMicros) {
-                (expired == null ? expired = new ArrayList<>() : expired).add(in);
-            }
-        }
-        if (expired != null) {
-            for (Instance in : expired) {
-                int n = cancel(in, "lease expired");
-                forget(in);
-                log.info("instance {} destroyed: its lease of {} s ran out with no client attached ({} tasks "
-                        + "cancelled)", hex(in.id), in.leaseMicros / 1_000_000, n);
-            }
+        pool.resumeDue(tickMicros);
+        for (Instance in : instances.expired(tickMicros)) {
+            int n = cancel(in, "lease expired");
+            forget(in);
+            log.info("instance {} destroyed: its lease of {} s ran out with no client attached ({} tasks "
+                    + "cancelled)", LogSafe.instance(in.id), in.leaseMicros / 1_000_000, n);
         }
         if (journal.wantsCompaction()) {
             journal.compact(this::snapshot);
@@ -940,48 +618,39 @@ public final class Scheduler implements SchedulingRound {
 
     /** Ends a batch of events: one scheduling round, then one write per link after the journal commit. */
     public void endBatch() {
-        if (!queue.isEmpty() && totalCredits > 0) {
+        if (!ledger.isEmpty() && pool.totalCredits() > 0) {
             refreshClock();
-            if (window != null) {
-                window.fill();
+            if (ledger.window() != null) {
+                ledger.window().fill();
             }
-            policy.schedule(this);
+            policy.schedule(round);
         }
-        for (int i = 0, n = bundled.size(); i < n; i++) {
-            ExecutorState e = bundled.get(i);
-            if (e.alive) {
-                send(e.link, new Message.Dispatch(e.bundle));
-            }
-            e.bundle = null;
-        }
-        bundled.clear();
-        for (int i = 0, n = delivering.size(); i < n; i++) {
-            Instance in = delivering.get(i);
-            in.inOutboxList = false;
-            if (in.outbox != null && !in.outbox.isEmpty() && !in.gone && in.owner != null) {
-                send(in.owner, new Message.Deliver(in.id, in.outbox));
-            }
-            in.outbox = null;
-        }
-        delivering.clear();
+        outbox.endRound();
         checkMemory();
-        if (dirty.isEmpty()) {
-            journal.commit(NOTHING_TO_SEND); // records without replies (an ACK) still become durable
-            return;
+        outbox.commit(journal);
+    }
+
+    /** The round's assignment (see {@link Round#assign}): queue to executor, credit used, into its bundle. */
+    void assign(Task t, ExecutorState e) {
+        pool.useCredit(e);
+        ledger.assign(t, e, nowMicros, tickMicros);
+        outbox.dispatch(e, new Message.DispatchedTask(t.id, t.attempt, t.spec,
+                t.inputIds == null ? ExtField.NONE : dataExt(t, e)));
+    }
+
+    /** Location hints for a data-aware policy; otherwise the order to read straight from the store. */
+    private List<ExtField> dataExt(Task t, ExecutorState target) {
+        if (ledger.window() == null) {
+            return BYPASS;
         }
-        List<Runnable> sends = new ArrayList<>(dirty.size());
-        for (int i = 0, n = dirty.size(); i < n; i++) {
-            Runnable r = dirty.get(i).takeFlush();
-            if (r != null) {
-                sends.add(r);
+        Map<String, List<String>> hints = new LinkedHashMap<>();
+        for (String id : t.inputIds) {
+            List<String> peers = pool.index().peers(id, target, 3);
+            if (!peers.isEmpty()) {
+                hints.put(id, peers);
             }
         }
-        dirty.clear();
-        journal.commit(() -> {
-            for (int i = 0, n = sends.size(); i < n; i++) {
-                sends.get(i).run();
-            }
-        });
+        return hints.isEmpty() ? ExtField.NONE : List.of(new ExtField(ExtTags.HINTS, DataCodec.encodeHints(hints)));
     }
 
     /**
@@ -990,158 +659,30 @@ public final class Scheduler implements SchedulingRound {
      * frees them, so pausing for them would never end (a client's own in-flight bound limits them).
      */
     private void checkMemory() {
-        long used = queuedBytes;
+        long used = ledger.queuedBytes();
         if (!readingPaused && used > config.memoryBudgetBytes()) {
             readingPaused = true;
             pauses++;
             log.warn("{} MiB of queued tasks exceed the budget of {} MiB: pausing submissions from {} clients",
-                    used >> 20, config.memoryBudgetBytes() >> 20, clients.size());
-            clients.forEach(l -> l.setReading(false));
+                    used >> 20, config.memoryBudgetBytes() >> 20, instances.clients().size());
+            instances.clients().forEach(l -> l.setReading(false));
         } else if (readingPaused && used < config.memoryBudgetBytes() * 8 / 10) {
             readingPaused = false;
             log.info("memory back to {} MiB: resuming submissions", used >> 20);
-            clients.forEach(l -> l.setReading(true));
+            instances.clients().forEach(l -> l.setReading(true));
         } else if (readingPaused) {
-            clients.forEach(l -> l.setReading(false)); // includes clients that connected since
+            instances.clients().forEach(l -> l.setReading(false)); // includes clients that connected since
         }
     }
 
     /** Reads the clock once per event rather than once per task. */
     private void refreshClock() {
         nowMicros = clock.nowMicros();
+        tickMicros = clock.tickMicros();
     }
 
-    @Override
-    public long nowMicros() {
+    long nowMicros() {
         return nowMicros;
-    }
-
-    @Override
-    public QueuedTask head() {
-        return queue.head();
-    }
-
-    @Override
-    public int queued() {
-        return queue.size();
-    }
-
-    @Override
-    public Collection<? extends ExecutorView> executors() {
-        return executorsByLink.values();
-    }
-
-    @Override
-    public ExecutorView nextWithCredit() {
-        ExecutorState e;
-        while ((e = ring.pollFirst()) != null) {
-            if (e.credits > 0 && e.eligible()) {
-                ring.addLast(e);
-                return e;
-            }
-            e.inRing = false;
-        }
-        return null;
-    }
-
-    @Override
-    public int totalCredits() {
-        return totalCredits;
-    }
-
-    @Override
-    public boolean prefersElsewhere(QueuedTask task, ExecutorView executor) {
-        if (!task.avoids(executor)) {
-            return false;
-        }
-        for (ExecutorState x : executorsByLink.values()) {
-            if (x.eligible() && !task.avoids(x)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    @Override
-    public void assign(QueuedTask queuedTask, ExecutorView executor) {
-        Task t = (Task) queuedTask;
-        ExecutorState e = (ExecutorState) executor;
-        if (e.credits <= 0 || !e.eligible()) {
-            throw new IllegalStateException("executor " + e.id + " has no credit or is suspended");
-        }
-        queue.remove(t);
-        if (window != null) {
-            window.removed(t);
-            window.fill(); // the next queued task enters the window within this round
-        }
-        queuedBytes -= t.footprint();
-        e.credits--;
-        totalCredits--;
-        t.executor = e;
-        t.dispatchedMicros = nowMicros;
-        e.tasks.put(t.id, t);
-        running++;
-        t.instance.queued--;
-        t.instance.running++;
-        if (t.dispatchTimeoutMillis > 0) {
-            deadlines.add(new Deadline(nowMicros + t.dispatchTimeoutMillis * 1000, t, t.attempt));
-        }
-        if (e.bundle == null) {
-            bundled.add(e);
-        }
-        e.addToBundle(new Message.DispatchedTask(t.id, t.attempt, t.spec, t.inputIds == null ? ExtField.NONE
-                : dataExt(t, e)));
-    }
-
-    private static final List<ExtField> BYPASS = List.of(new ExtField(io.falkon.protocol.ExtTags.BYPASS_CACHE,
-            new byte[]{1}));
-
-    /** Location hints for a data-aware policy; otherwise the order to read straight from the store. */
-    private List<ExtField> dataExt(Task t, ExecutorState target) {
-        if (window == null) {
-            return BYPASS;
-        }
-        Map<String, List<String>> hints = new LinkedHashMap<>();
-        for (String id : t.inputIds) {
-            List<String> peers = index.peers(id, target, 3);
-            if (!peers.isEmpty()) {
-                hints.put(id, peers);
-            }
-        }
-        return hints.isEmpty() ? ExtField.NONE : List.of(new ExtField(io.falkon.protocol.ExtTags.HINTS,
-                io.falkon.protocol.DataCodec.encodeHints(hints)));
-    }
-
-    // ---- data-aware views --------------------------------------------------------------------
-
-    @Override
-    public int window() {
-        return window == null ? queue.size() : window.size();
-    }
-
-    @Override
-    public double utilization() {
-        return totalSlots == 0 ? 1.0 : (double) running / totalSlots;
-    }
-
-    @Override
-    public long cachedBytes(QueuedTask task, ExecutorView executor) {
-        Task t = (Task) task;
-        return t.inputIds == null ? 0 : index.cachedBytes(t.inputIds, t.inputSizes, (ExecutorState) executor);
-    }
-
-    @Override
-    public QueuedTask bestFor(ExecutorView executor) {
-        if (window == null) {
-            throw new IllegalStateException(policy.name() + " is not data-aware: it has no window");
-        }
-        return window.bestFor((ExecutorState) executor);
-    }
-
-    @Override
-    public ExecutorView bestWithCredit(QueuedTask task) {
-        Task t = (Task) task;
-        return t.inputIds == null ? null : index.best(t.inputIds, t.inputSizes, x -> x.credits > 0 && x.eligible());
     }
 
     /** CACHE_UPDATE: what an executor's cache gained and lost (or, when full, all it holds). */
@@ -1150,32 +691,23 @@ public final class Scheduler implements SchedulingRound {
         if (e == null) {
             return;
         }
-        if (update.full()) {
-            index.removeAll(e);
-        }
-        for (String id : update.removed()) {
-            index.remove(e, id);
-        }
-        for (Message.CachedObject o : update.added()) {
-            index.add(e, o.id(), o.size());
-        }
-        if (window != null && (update.full() || !update.removed().isEmpty())) {
-            window.replaceAll(e); // tasks waiting for it may wait for data it no longer has
+        if (pool.cacheUpdate(e, update) && ledger.window() != null) {
+            ledger.window().replaceAll(e); // tasks waiting for it may wait for data it no longer has
         }
     }
 
     // ---- read-only views for tests and status ----------------------------------------------
 
     public int queuedCount() {
-        return queue.size();
+        return ledger.queued();
     }
 
     public int runningCount() {
-        return running;
+        return ledger.running();
     }
 
     public int executorCount() {
-        return executorsByLink.size();
+        return pool.size();
     }
 
     public int instanceCount() {
@@ -1187,15 +719,25 @@ public final class Scheduler implements SchedulingRound {
     }
 
     public long retried() {
-        return retried;
+        return ledger.retried();
     }
 
     public boolean clientsPaused() {
         return readingPaused;
     }
 
+    /** Dispatched tasks with a deadline (a finished task has none: it must not be kept reachable). */
+    int pendingDeadlines() {
+        return ledger.deadlines();
+    }
+
     public boolean suspended(String executorId) {
-        ExecutorState e = executorsById.get(executorId);
+        ExecutorState e = pool.byId(executorId);
         return e != null && e.suspended();
+    }
+
+    /** Checks the counters against what they count (see {@link Invariants}); throws if they disagree. */
+    public void checkInvariants() {
+        Invariants.check(ledger, pool, instances);
     }
 }

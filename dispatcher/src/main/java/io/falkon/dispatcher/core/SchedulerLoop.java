@@ -4,6 +4,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -15,16 +16,23 @@ import java.util.concurrent.locks.LockSupport;
  * {@link #execute}; it runs them in arrival order, and whenever its inbox runs dry (or after
  * {@value #MAX_BATCH} events) it calls {@link Scheduler#endBatch()} so that a burst of events
  * costs one scheduling round and one write per connection.
+ *
+ * <p>An event that throws leaves the scheduler's state half-updated: the loop does not carry on
+ * with it. It stops, completes {@link #failed()} with the cause, and drops every later event; its
+ * owner stops the dispatcher so that a supervisor, or the journal restart, takes over. With
+ * assertions on ({@code -ea}) the loop also checks the scheduler's invariants after every batch.
  */
 public final class SchedulerLoop implements Executor, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SchedulerLoop.class);
     static final int MAX_BATCH = 4096;
     private static final long TIMER_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    private static final boolean CHECK_INVARIANTS = SchedulerLoop.class.desiredAssertionStatus();
 
     private final Scheduler scheduler;
     private final Queue<Runnable> inbox = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean sleeping = new AtomicBoolean();
     private final Thread thread;
+    private final CompletableFuture<Throwable> failed = new CompletableFuture<>();
     private volatile boolean stopping;
 
     public SchedulerLoop(Scheduler scheduler) {
@@ -46,8 +54,16 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
         return Thread.currentThread() == thread;
     }
 
+    /** Completes with the cause when an event failed and the loop stopped. */
+    public CompletableFuture<Throwable> failed() {
+        return failed;
+    }
+
     @Override
     public void execute(Runnable event) {
+        if (failed.isDone()) {
+            return; // the scheduler's state is not trusted any more: nothing runs on it
+        }
         inbox.add(event);
         if (sleeping.get()) {
             LockSupport.unpark(thread);
@@ -55,31 +71,34 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
     }
 
     private void run() {
+        try {
+            loop();
+        } catch (Throwable e) { // NOPMD: anything thrown leaves the state half-updated
+            fail(e);
+        }
+    }
+
+    private void loop() {
         int batch = 0;
         long lastTimer = System.nanoTime();
         while (true) {
             long now = System.nanoTime();
             if (now - lastTimer >= TIMER_NANOS) {
                 lastTimer = now;
-                try {
-                    scheduler.onTimer();
-                } catch (RuntimeException | Error e) {
-                    log.error("scheduler timer failed; the dispatcher carries on", e);
-                }
+                scheduler.onTimer();
             }
             Runnable event = inbox.poll();
             if (event != null) {
-                try {
-                    event.run();
-                } catch (RuntimeException | Error e) {
-                    log.error("scheduler event failed; the dispatcher carries on", e);
-                }
+                event.run();
                 if (++batch < MAX_BATCH) {
                     continue;
                 }
             }
             if (batch > 0) {
-                endBatch();
+                scheduler.endBatch();
+                if (CHECK_INVARIANTS) {
+                    scheduler.checkInvariants();
+                }
                 batch = 0;
                 continue;
             }
@@ -95,12 +114,15 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
         }
     }
 
-    private void endBatch() {
-        try {
-            scheduler.endBatch();
-        } catch (RuntimeException | Error e) {
-            log.error("scheduling round failed; the dispatcher carries on", e);
+    private void fail(Throwable e) {
+        inbox.clear();
+        if (e instanceof OutOfMemoryError) {
+            // no stack trace: building one may need the memory that ran out
+            log.error("the scheduler ran out of memory ({}); stopping the dispatcher", e.getMessage());
+        } else {
+            log.error("a scheduler event failed; its state cannot be trusted: stopping the dispatcher", e);
         }
+        failed.complete(e);
     }
 
     /** Runs what is queued, then stops the thread. */
@@ -108,6 +130,9 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
     public void close() {
         stopping = true;
         LockSupport.unpark(thread);
+        if (Thread.currentThread() == thread) {
+            return;
+        }
         try {
             thread.join(TimeUnit.SECONDS.toMillis(10));
         } catch (InterruptedException e) {

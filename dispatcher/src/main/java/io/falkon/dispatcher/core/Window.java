@@ -2,6 +2,7 @@ package io.falkon.dispatcher.core;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * The scheduling window of the data-aware policies: the first {@code size} queued tasks (in queue
@@ -137,7 +138,9 @@ final class Window {
 
     private void place(Node n) {
         Task t = n.task;
-        ExecutorState best = t.inputIds == null ? null : index.best(t.inputIds, t.inputSizes, ExecutorState::eligible);
+        // a retry is not placed on an executor it failed on: it would wait there for nothing
+        ExecutorState best = t.inputIds == null ? null
+                : index.best(t.inputIds, t.inputSizes, x -> x.eligible() && !t.avoids(x));
         TaskList target = best == null ? unplaced : preferred.computeIfAbsent(best, k -> new TaskList());
         if (n.list != target) {
             if (n.list != null) {
@@ -147,27 +150,45 @@ final class Window {
         }
     }
 
+    /** How many tasks of one list {@link #bestFor} passes over that {@code e} must not take. */
+    static final int LOOKAHEAD = 16;
+
     /**
      * The oldest window task to run on {@code e} under max-cache-hit: one that {@code e} caches the
-     * most of, or one that no executor caches any of. {@code null} if there is none.
+     * most of, or one that no executor caches any of, and that {@code refused} does not rule out (a
+     * retry avoiding {@code e}). {@code null} if there is none.
      */
-    Task bestFor(ExecutorState e) {
-        Task mine = firstValid(preferred.get(e), e);
-        Task anyone = firstValid(unplaced, null);
+    Task bestFor(ExecutorState e, Predicate<Task> refused) {
+        Task mine = firstValid(preferred.get(e), refused);
+        Task anyone = firstValid(unplaced, refused);
         if (mine == null) {
             return anyone;
         }
         return anyone == null || mine.id < anyone.id ? mine : anyone;
     }
 
-    /** The first task of {@code list} that still belongs there; tasks that no longer do move on. */
-    private Task firstValid(TaskList list, ExecutorState owner) {
-        while (list != null && list.head != null) {
-            Node n = list.head;
+    /**
+     * The first task of {@code list} that still belongs there and is not refused; tasks that no
+     * longer belong move on to their list.
+     */
+    private Task firstValid(TaskList list, Predicate<Task> refused) {
+        if (list == null) {
+            return null;
+        }
+        int skipped = 0;
+        Node n = list.head;
+        while (n != null) {
+            Node next = n.next;
             place(n);
             if (n.list == list) {
-                return n.task;
+                if (!refused.test(n.task)) {
+                    return n.task;
+                }
+                if (++skipped > LOOKAHEAD) {
+                    return null;
+                }
             }
+            n = next;
         }
         return null;
     }

@@ -37,7 +37,7 @@ public final class FirstAvailable implements DispatchPolicy {
                 continue;
             }
             misses = 0;
-            round.assign(task, executor);
+            round.assign(task, executor); // cannot be refused: the task does not prefer elsewhere
         }
     }
 }

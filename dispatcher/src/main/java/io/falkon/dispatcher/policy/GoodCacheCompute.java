@@ -39,14 +39,22 @@ public final class GoodCacheCompute implements DispatchPolicy {
     @Override
     public void schedule(SchedulingRound round) {
         int idle = 0;
-        QueuedTask t;
-        while ((t = round.head()) != null) {
+        int skipped = 0;
+        QueuedTask t = round.head();
+        while (t != null) {
             if (round.utilization() < threshold) {
                 // MCU: keep processors busy
-                if (!MaxComputeUtil.step(round, t)) {
+                if (round.totalCredits() == 0) {
+                    return;
+                }
+                QueuedTask next = t.next();
+                if (MaxComputeUtil.step(round, t)) {
+                    skipped = 0;
+                } else if (++skipped > MaxComputeUtil.LOOKAHEAD) {
                     return;
                 }
                 idle = 0;
+                t = next;
             } else {
                 // MCH: wait for the cache hit
                 ExecutorView e = round.nextWithCredit();
@@ -58,6 +66,7 @@ public final class GoodCacheCompute implements DispatchPolicy {
                 } else if (++idle > round.executors().size()) {
                     return;
                 }
+                t = round.head();
             }
         }
     }

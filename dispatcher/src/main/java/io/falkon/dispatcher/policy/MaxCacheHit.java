@@ -41,10 +41,6 @@ public final class MaxCacheHit implements DispatchPolicy {
     /** Gives {@code e} the oldest window task it is best placed for; false if there is none. */
     static boolean step(SchedulingRound round, ExecutorView e) {
         QueuedTask t = round.bestFor(e);
-        if (t == null) {
-            return false;
-        }
-        round.assign(t, e);
-        return true;
+        return t != null && round.assign(t, e);
     }
 }

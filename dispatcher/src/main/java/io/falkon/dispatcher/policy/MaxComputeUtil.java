@@ -18,26 +18,42 @@ public final class MaxComputeUtil implements DispatchPolicy {
         return true;
     }
 
+    /** How many queued tasks in a row MCU passes over that cannot go anywhere now (retries waiting for a node). */
+    static final int LOOKAHEAD = 16;
+
     @Override
     public void schedule(SchedulingRound round) {
-        QueuedTask t;
-        while ((t = round.head()) != null) {
-            if (!step(round, t)) {
+        QueuedTask t = round.head();
+        int skipped = 0;
+        while (t != null && round.totalCredits() > 0) {
+            QueuedTask next = t.next(); // before assigning: an assigned task leaves the queue
+            if (step(round, t)) {
+                skipped = 0;
+            } else if (++skipped > LOOKAHEAD) {
                 return;
             }
+            t = next;
         }
     }
 
-    /** Runs {@code t} on the free executor caching most of it, else on the next free one; false if none is free. */
+    /**
+     * Runs {@code t} on the free executor caching most of it, else on the next free one that takes it;
+     * false if none does (none is free, or only nodes the retried task failed on are).
+     */
     static boolean step(SchedulingRound round, QueuedTask t) {
-        ExecutorView e = round.bestWithCredit(t);
-        if (e == null) {
-            e = round.nextWithCredit();
+        ExecutorView best = round.bestWithCredit(t);
+        if (best != null && round.assign(t, best)) {
+            return true;
+        }
+        for (int i = 0, n = round.executors().size(); i < n; i++) {
+            ExecutorView e = round.nextWithCredit();
             if (e == null) {
                 return false;
             }
+            if (round.assign(t, e)) {
+                return true;
+            }
         }
-        round.assign(t, e);
-        return true;
+        return false;
     }
 }

@@ -43,11 +43,14 @@ public interface SchedulingRound {
     /**
      * The oldest task in the window that max-cache-hit would run on {@code executor}: one whose
      * inputs {@code executor} caches more of than any other executor does, or one whose inputs no
-     * executor caches. {@code null} if the window holds none.
+     * executor caches, and that does not prefer another executor. {@code null} if the window holds none.
      */
     QueuedTask bestFor(ExecutorView executor);
 
-    /** Among executors with credits, the one caching the most of {@code task}'s inputs; null if none caches any. */
+    /**
+     * Among executors with credits that {@code task} does not prefer to avoid, the one caching the
+     * most of its inputs; null if none caches any.
+     */
     ExecutorView bestWithCredit(QueuedTask task);
 
     /**
@@ -59,9 +62,12 @@ public interface SchedulingRound {
 
     /**
      * Removes {@code task} from the queue and sends it to {@code executor} (in one bundle with the
-     * executor's other assignments of this round), consuming one credit.
+     * executor's other assignments of this round), consuming one credit. The round refuses (returns
+     * false, changing nothing) when the task {@link #prefersElsewhere prefers another executor}: a
+     * retry avoids the nodes it failed on under every policy.
      *
+     * @return whether the task was assigned
      * @throws IllegalStateException if the executor has no credit left or the task is not queued
      */
-    void assign(QueuedTask task, ExecutorView executor);
+    boolean assign(QueuedTask task, ExecutorView executor);
 }

@@ -28,9 +28,11 @@ class ReliabilityTest {
     void frameworkFailuresAreRetriedElsewhereButApplicationFailuresAreDelivered() {
         SchedulerHarness h = new SchedulerHarness(new FirstAvailable());
         FakeLink a = h.executor("a", 4, 4);
+        FakeLink b = h.executor("b", 4, 0); // full at first: every first attempt lands on a
         FakeLink client = h.client("c");
         h.submit(client, 4);
         List<Message.DispatchedTask> first = dispatched(a);
+        assertThat(first).hasSize(4);
         h.finish(a, first.subList(0, 1), status(TaskStatus.REJECTED, -1));
         h.finish(a, first.subList(1, 2), status(TaskStatus.LAUNCH_FAILED, -1));
         h.finish(a, first.subList(2, 3), status(TaskStatus.EXITED, 1));
@@ -38,9 +40,12 @@ class ReliabilityTest {
         List<Message.DeliveredResult> got = delivered(client);
         assertThat(got).extracting(r -> r.execution().status()).containsExactlyInAnyOrder(TaskStatus.EXITED,
                 TaskStatus.TIMEOUT);
-        List<Message.DispatchedTask> again = dispatched(a);
+        assertThat(dispatched(a)).as("a has credits again, but the retries wait for b").isEmpty();
+        h.scheduler.credit(b, 4);
+        h.scheduler.endBatch();
+        List<Message.DispatchedTask> again = dispatched(b);
         assertThat(again).hasSize(2).extracting(Message.DispatchedTask::attempt).containsOnly(1);
-        h.complete(a, again);
+        h.complete(b, again);
         assertThat(delivered(client)).hasSize(4);
     }
 

@@ -12,7 +12,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** Drives a {@link Scheduler} the way the transport does, with fake links and a fake clock. */
+/**
+ * Drives a {@link Scheduler} the way the transport does, with fake links and a fake clock. The
+ * scheduler's invariants are checked after every event the harness sends and at the end of every
+ * batch (whoever ends it), so a test that never looks at a counter still fails when one drifts.
+ */
 public final class SchedulerHarness {
     public final FakeClock clock = new FakeClock(1_000_000_000L);
     public final Scheduler scheduler;
@@ -24,7 +28,54 @@ public final class SchedulerHarness {
     }
 
     public SchedulerHarness(DispatchPolicy policy, SchedulerConfig config, Journal journal) {
-        this.scheduler = new Scheduler(policy, clock, "d-test", config, journal);
+        Scheduler[] self = new Scheduler[1];
+        this.scheduler = new Scheduler(policy, clock, "d-test", config, new CheckingJournal(journal, () -> self[0]));
+        self[0] = scheduler;
+    }
+
+    /** Checks the invariants whenever a batch commits: at the end of every batch. */
+    private record CheckingJournal(Journal inner, java.util.function.Supplier<Scheduler> scheduler) implements Journal {
+        @Override
+        public void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros,
+                                    long highestClientTaskId) {
+            inner.instanceCreated(instanceId, name, leaseSeconds, createdMicros, highestClientTaskId);
+        }
+
+        @Override
+        public void accepted(long instanceId, long clientTaskId, long submittedMicros, byte[] spec) {
+            inner.accepted(instanceId, clientTaskId, submittedMicros, spec);
+        }
+
+        @Override
+        public void completed(long instanceId, Message.DeliveredResult result) {
+            inner.completed(instanceId, result);
+        }
+
+        @Override
+        public void acked(long instanceId, long upToSeq) {
+            inner.acked(instanceId, upToSeq);
+        }
+
+        @Override
+        public void destroyed(long instanceId) {
+            inner.destroyed(instanceId);
+        }
+
+        @Override
+        public void commit(Runnable send) {
+            scheduler.get().checkInvariants();
+            inner.commit(send);
+        }
+
+        @Override
+        public boolean wantsCompaction() {
+            return inner.wantsCompaction();
+        }
+
+        @Override
+        public void compact(java.util.function.Consumer<Journal> snapshot) {
+            inner.compact(snapshot);
+        }
     }
 
     public FakeLink executor(String id, int slots, int credits) {

@@ -3,6 +3,7 @@ package io.falkon.dispatcher.policy;
 import io.falkon.dispatcher.core.FakeLink;
 import io.falkon.dispatcher.core.SchedulerHarness;
 import io.falkon.protocol.Message;
+import io.falkon.protocol.TaskStatus;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -29,9 +30,11 @@ public abstract class DispatchPolicyContract {
         Random rnd = new Random(42);
         List<FakeLink> executors = new ArrayList<>();
         int[] free = new int[5];
+        List<List<Message.DispatchedTask>> held = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             free[i] = 1 + rnd.nextInt(4);
             executors.add(h.executor("e" + i, free[i], free[i]));
+            held.add(new ArrayList<>());
         }
         FakeLink client = h.client("c");
         List<Long> submitted = h.submit(client, 500);
@@ -45,13 +48,15 @@ public abstract class DispatchPolicyContract {
                 for (Message.DispatchedTask t : got) {
                     assertThat(seenTaskIds.add(t.taskId())).as("task %d dispatched twice", t.taskId()).isTrue();
                 }
-                // finish a random part of what it holds
-                int done = got.isEmpty() ? 0 : 1 + rnd.nextInt(got.size());
-                h.complete(executors.get(i), got.subList(0, done));
-                free[i] += done;
-                if (done < got.size()) {
-                    h.complete(executors.get(i), got.subList(done, got.size()));
-                    free[i] += got.size() - done;
+                // the executor finishes a random part of what it holds and keeps the rest across rounds
+                List<Message.DispatchedTask> mine = held.get(i);
+                mine.addAll(got);
+                int done = mine.isEmpty() ? 0 : rnd.nextInt(mine.size() + 1);
+                if (done > 0) {
+                    List<Message.DispatchedTask> finished = new ArrayList<>(mine.subList(0, done));
+                    mine.subList(0, done).clear();
+                    h.complete(executors.get(i), finished);
+                    free[i] += done;
                 }
             }
         }
@@ -59,6 +64,40 @@ public abstract class DispatchPolicyContract {
                 .containsExactlyInAnyOrderElementsOf(submitted);
         assertThat(h.scheduler.queuedCount()).isZero();
         assertThat(h.scheduler.runningCount()).isZero();
+    }
+
+    @Test
+    void aRetryGoesToAnExecutorItHasNotFailedOnWhenThereIsOne() {
+        SchedulerHarness h = new SchedulerHarness(policy());
+        FakeLink a = h.executor("a", 1, 1);
+        FakeLink b = h.executor("b", 1, 0); // busy at first: the first attempt can only go to a
+        // a caches the input: a data-aware policy would like to send the retry back there
+        h.cached(a, "x");
+        FakeLink client = h.client("c");
+        h.submit(client, 1, SchedulerHarness.reading("x"));
+        List<Message.DispatchedTask> first = dispatched(a);
+        assertThat(first).hasSize(1);
+        h.finish(a, first, ReliabilityTestSupport.failed(TaskStatus.LAUNCH_FAILED)); // a's credit comes back
+        assertThat(dispatched(a)).as("the retry waits for b rather than going back to a").isEmpty();
+        h.scheduler.credit(b, 1);
+        h.scheduler.endBatch();
+        List<Message.DispatchedTask> retry = dispatched(b);
+        assertThat(retry).hasSize(1);
+        assertThat(retry.get(0).attempt()).isEqualTo(1);
+        assertThat(dispatched(a)).isEmpty();
+        // meanwhile a takes other work
+        h.submit(client, 1, SchedulerHarness.reading("x"));
+        assertThat(dispatched(a)).hasSize(1);
+    }
+
+    @Test
+    void aRetryThatFailedEverywhereGoesWhereverThereIsRoom() {
+        SchedulerHarness h = new SchedulerHarness(policy());
+        FakeLink a = h.executor("a", 1, 1);
+        FakeLink client = h.client("c");
+        h.submit(client, 1);
+        h.finish(a, dispatched(a), ReliabilityTestSupport.failed(TaskStatus.REJECTED));
+        assertThat(dispatched(a)).as("a is the only executor: the retry goes back to it").hasSize(1);
     }
 
     @Test

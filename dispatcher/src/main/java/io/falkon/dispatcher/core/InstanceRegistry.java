@@ -1,0 +1,168 @@
+package io.falkon.dispatcher.core;
+
+import io.falkon.protocol.Message;
+
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+
+/**
+ * The clients' instances: who owns each (the connection that created or re-attached it), which
+ * connections are clients at all (backpressure pauses them), the leases of detached instances, and
+ * the results kept for redelivery until the client acknowledges them, with the heap they hold.
+ */
+final class InstanceRegistry {
+    private final Random ids = new SecureRandom();
+    private final Map<Long, Instance> instances = new HashMap<>();
+    private final Map<Link, List<Instance>> byOwner = new HashMap<>();
+    private final Set<Link> clients = new HashSet<>();
+    private long retainedBytes;
+
+    /** Remembers that {@code link} is a client connection (so backpressure reaches it). */
+    void client(Link link) {
+        clients.add(link);
+    }
+
+    Set<Link> clients() {
+        return clients;
+    }
+
+    Instance create(Link owner, String name, long leaseSeconds, long createdMicros) {
+        long id;
+        do {
+            id = ids.nextLong();
+        } while (id == 0 || instances.containsKey(id));
+        Instance in = new Instance(id, name, owner, leaseSeconds, createdMicros);
+        instances.put(id, in);
+        own(owner, in);
+        return in;
+    }
+
+    Instance get(long id) {
+        return instances.get(id);
+    }
+
+    /** The instance if {@code link} owns it, else null. */
+    Instance owned(Link link, long id) {
+        Instance in = instances.get(id);
+        return in == null || in.owner != link ? null : in;
+    }
+
+    /** Makes {@code link} the instance's owner, taking it from the previous one. */
+    void attach(Instance in, Link link) {
+        if (in.owner != null && in.owner != link) {
+            disown(in);
+        }
+        in.owner = link;
+        in.detached = false;
+        own(link, in);
+    }
+
+    private void own(Link link, Instance in) {
+        if (link == null) {
+            return;
+        }
+        List<Instance> owned = byOwner.computeIfAbsent(link, k -> new ArrayList<>(1));
+        if (!owned.contains(in)) {
+            owned.add(in);
+        }
+    }
+
+    private void disown(Instance in) {
+        List<Instance> owned = byOwner.get(in.owner);
+        if (owned != null) {
+            owned.remove(in);
+            if (owned.isEmpty()) {
+                byOwner.remove(in.owner);
+            }
+        }
+    }
+
+    /** The connection closed: forgets it as a client and returns the instances it owned. */
+    List<Instance> disconnected(Link link) {
+        clients.remove(link);
+        List<Instance> owned = byOwner.remove(link);
+        return owned == null ? List.of() : owned;
+    }
+
+    /** The instance outlives its connection for its lease, from {@code tickMicros}. */
+    void detach(Instance in, long tickMicros) {
+        in.owner = null;
+        in.detached = true;
+        in.detachedMicros = tickMicros;
+    }
+
+    /** Forgets the instance and the results it kept. */
+    void forget(Instance in) {
+        instances.remove(in.id);
+        in.gone = true;
+        retainedBytes -= in.unackedBytes;
+        in.unacked.clear();
+        in.unackedBytes = 0;
+        if (in.owner != null) {
+            disown(in);
+        }
+    }
+
+    /** Keeps a final result for redelivery until it is acknowledged. */
+    void retain(Instance in, Message.DeliveredResult r) {
+        in.unacked.addLast(r);
+        long bytes = Instance.footprint(r);
+        in.unackedBytes += bytes;
+        retainedBytes += bytes;
+    }
+
+    /** Drops the results up to {@code upToSeq}; true if any was dropped. */
+    boolean acknowledge(Instance in, long upToSeq) {
+        boolean dropped = false;
+        while (!in.unacked.isEmpty() && in.unacked.peekFirst().seq() <= upToSeq) {
+            Message.DeliveredResult r = in.unacked.pollFirst();
+            long bytes = Instance.footprint(r);
+            in.unackedBytes -= bytes;
+            retainedBytes -= bytes;
+            dropped = true;
+        }
+        return dropped;
+    }
+
+    /** Detached instances whose lease has run out at {@code tickMicros}. */
+    List<Instance> expired(long tickMicros) {
+        List<Instance> out = null;
+        for (Instance in : instances.values()) {
+            if (in.detached && in.detachedMicros + in.leaseMicros <= tickMicros) {
+                (out == null ? out = new ArrayList<>() : out).add(in);
+            }
+        }
+        return out == null ? List.of() : out;
+    }
+
+    /** Re-creates an instance from the journal, detached, its lease starting at {@code tickMicros}. */
+    Instance restore(long id, String name, long leaseSeconds, long createdMicros, long tickMicros) {
+        Instance in = new Instance(id, name, null, leaseSeconds, createdMicros);
+        detach(in, tickMicros);
+        instances.put(id, in);
+        return in;
+    }
+
+    Collection<Instance> all() {
+        return instances.values();
+    }
+
+    int size() {
+        return instances.size();
+    }
+
+    long detachedCount() {
+        return instances.values().stream().filter(i -> i.owner == null).count();
+    }
+
+    long retainedBytes() {
+        return retainedBytes;
+    }
+}

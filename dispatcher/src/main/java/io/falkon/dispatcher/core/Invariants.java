@@ -1,0 +1,98 @@
+package io.falkon.dispatcher.core;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What must hold between events, recomputed from scratch: every counter equals the sum it stands
+ * for, every dispatched task sits on exactly one executor (and knows it), every queued task is in
+ * the queue and on no executor. The scheduler harness runs this after every event; the loop runs it
+ * after every batch when the JVM runs with assertions on ({@code -ea}). A violation is a bug in the
+ * scheduler, and the dispatcher stops rather than carry on with state it cannot trust.
+ */
+final class Invariants {
+    private Invariants() {
+    }
+
+    static void check(TaskLedger ledger, ExecutorPool pool, InstanceRegistry instances) {
+        Map<Instance, int[]> perInstance = new HashMap<>(); // queued, running
+        long[] queuedBytes = {0};
+        int[] queued = {0};
+        Set<Task> seen = new HashSet<>();
+        ledger.forEachQueued(t -> true, t -> {
+            queued[0]++;
+            queuedBytes[0] += t.footprint();
+            require(t.queued, "task %d is in the queue but not marked queued", t.id);
+            require(t.executor == null, "queued task %d also sits on executor %s", t.id,
+                    t.executor == null ? "" : t.executor.id);
+            require(seen.add(t), "task %d is in the queue twice", t.id);
+            perInstance.computeIfAbsent(t.instance, k -> new int[2])[0]++;
+        });
+        require(queued[0] == ledger.queued(), "queue length %d, but %d tasks in it", ledger.queued(), queued[0]);
+        require(queuedBytes[0] == ledger.queuedBytes(), "queued bytes %d, but the queued tasks hold %d",
+                ledger.queuedBytes(), queuedBytes[0]);
+
+        int running = 0;
+        long runningBytes = 0;
+        int credits = 0;
+        int slots = 0;
+        for (ExecutorState e : pool.all()) {
+            require(e.alive, "executor %s is registered but not alive", e.id);
+            require(e.credits >= 0, "executor %s has %d credits", e.id, e.credits);
+            slots += e.slots;
+            if (e.eligible()) {
+                credits += e.credits;
+            }
+            for (Map.Entry<Long, Task> entry : e.tasks.entrySet()) {
+                Task t = entry.getValue();
+                require(entry.getKey() == t.id, "executor %s lists task %d under id %d", e.id, t.id, entry.getKey());
+                require(t.executor == e, "task %d is on executor %s but points at %s", t.id, e.id,
+                        t.executor == null ? "none" : t.executor.id);
+                require(!t.queued, "task %d is on executor %s and in the queue", t.id, e.id);
+                require(seen.add(t), "task %d is on two executors", t.id);
+                running++;
+                runningBytes += t.footprint();
+                perInstance.computeIfAbsent(t.instance, k -> new int[2])[1]++;
+            }
+        }
+        require(running == ledger.running(), "running count %d, but executors hold %d tasks", ledger.running(),
+                running);
+        require(runningBytes == ledger.runningBytes(), "running bytes %d, but executors hold %d",
+                ledger.runningBytes(), runningBytes);
+        require(credits == pool.totalCredits(), "total credits %d, but eligible executors hold %d",
+                pool.totalCredits(), credits);
+        require(slots == pool.totalSlots(), "total slots %d, but executors have %d", pool.totalSlots(), slots);
+
+        long retained = 0;
+        for (Instance in : instances.all()) {
+            int[] counts = perInstance.getOrDefault(in, new int[2]);
+            require(in.queued == counts[0], "instance %s counts %d queued tasks, the queue holds %d",
+                    Long.toUnsignedString(in.id, 16), in.queued, counts[0]);
+            require(in.running == counts[1], "instance %s counts %d running tasks, executors hold %d",
+                    Long.toUnsignedString(in.id, 16), in.running, counts[1]);
+            long bytes = 0;
+            for (var r : in.unacked) {
+                bytes += Instance.footprint(r);
+            }
+            require(bytes == in.unackedBytes, "instance %s counts %d retained bytes, holds %d",
+                    Long.toUnsignedString(in.id, 16), in.unackedBytes, bytes);
+            retained += bytes;
+            perInstance.remove(in);
+        }
+        for (Map.Entry<Instance, int[]> orphan : perInstance.entrySet()) {
+            require(false, "%d queued and %d running tasks belong to instance %s, which is "
+                            + "not registered", orphan.getValue()[0], orphan.getValue()[1],
+                    Long.toUnsignedString(orphan.getKey().id, 16));
+        }
+        require(retained == instances.retainedBytes(), "retained bytes %d, but instances hold %d",
+                instances.retainedBytes(), retained);
+    }
+
+    private static void require(boolean ok, String format, Object... args) {
+        if (!ok) {
+            throw new IllegalStateException("scheduler invariant broken: " + String.format(format, args));
+        }
+    }
+}

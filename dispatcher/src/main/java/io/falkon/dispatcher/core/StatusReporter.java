@@ -1,0 +1,149 @@
+package io.falkon.dispatcher.core;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.falkon.protocol.LogSafe;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * Renders the status document (docs/protocol.md section 7) from a {@link StatusSnapshot}. What is
+ * not the scheduler's own state — the JVM's memory readings and the sections other components add
+ * (the provisioner's allocations) — is sampled by {@link #refresh()}, which its owner calls from its
+ * own thread: the scheduler thread never waits on JMX or on another component.
+ */
+public final class StatusReporter {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** JVM heap readings. */
+    record JvmSample(long heapUsedBytes, long heapMaxBytes, long heapLiveAfterLastGcBytes) {
+        static final JvmSample NONE = new JvmSample(0, 0, 0);
+    }
+
+    private final Map<String, Supplier<String>> suppliers = new ConcurrentHashMap<>();
+    private volatile Map<String, String> sections = Map.of();
+    private volatile JvmSample jvm = JvmSample.NONE;
+
+    /** Adds a section {@code name}, read from {@code json} at each {@link #refresh()}. */
+    public void section(String name, Supplier<String> json) {
+        suppliers.put(name, json);
+    }
+
+    /** Samples the JVM and every section (call from a thread other than the scheduler's). */
+    public void refresh() {
+        Runtime rt = Runtime.getRuntime();
+        jvm = new JvmSample(rt.totalMemory() - rt.freeMemory(), rt.maxMemory(), liveAfterGc());
+        Map<String, String> fresh = new java.util.LinkedHashMap<>();
+        suppliers.forEach((name, supplier) -> {
+            try {
+                fresh.put(name, supplier.get());
+            } catch (RuntimeException e) {
+                fresh.put(name, null);
+            }
+        });
+        sections = fresh;
+    }
+
+    /** Heap in use right after the last collection of each pool: an estimate of live data. */
+    private static long liveAfterGc() {
+        long sum = 0;
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == MemoryType.HEAP && pool.getCollectionUsage() != null) {
+                sum += pool.getCollectionUsage().getUsed();
+            }
+        }
+        return sum;
+    }
+
+    /** The dispatcher-wide document. */
+    public String render(StatusSnapshot s) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("dispatcherId", s.dispatcherId());
+        o.put("uptimeSeconds", s.uptimeSeconds());
+        o.put("policy", s.policy());
+        o.put("queued", s.queued());
+        o.put("running", s.running());
+        o.put("completed", s.completed());
+        o.put("failed", s.completed() - s.succeeded());
+        o.put("retried", s.retried());
+        o.put("instances", s.instances());
+        o.put("detachedInstances", s.detachedInstances());
+        ObjectNode ex = o.putObject("executors");
+        ex.put("registered", s.executorsRegistered());
+        ex.put("suspended", s.executorsSuspended());
+        ex.put("slots", s.slots());
+        ex.put("busySlots", s.running());
+        ObjectNode dd = o.putObject("data");
+        dd.put("localHits", s.data().localHits());
+        dd.put("peerHits", s.data().peerHits());
+        dd.put("misses", s.data().misses());
+        dd.put("bytesLocal", s.data().bytesLocal());
+        dd.put("bytesPeer", s.data().bytesPeer());
+        dd.put("bytesStore", s.data().bytesStore());
+        dd.put("indexedObjects", s.indexedObjects());
+        if (s.window() > 0) {
+            dd.put("window", s.window());
+        }
+        ObjectNode mem = o.putObject("memory");
+        mem.put("queuedBytes", s.queuedBytes());
+        mem.put("runningBytes", s.runningBytes());
+        mem.put("retainedResultBytes", s.retainedResultBytes());
+        mem.put("budgetBytes", s.budgetBytes());
+        mem.put("clientsPaused", s.clientsPaused());
+        ObjectNode j = o.putObject("jvm");
+        JvmSample sample = jvm;
+        j.put("heapUsedBytes", sample.heapUsedBytes());
+        j.put("heapMaxBytes", sample.heapMaxBytes());
+        j.put("heapLiveAfterLastGcBytes", sample.heapLiveAfterLastGcBytes());
+        ArrayNode list = o.putArray("executorList");
+        for (StatusSnapshot.ExecutorRow e : s.executors()) {
+            ObjectNode x = list.addObject();
+            x.put("id", LogSafe.text(e.id()));
+            x.put("host", LogSafe.text(e.host()));
+            x.put("slots", e.slots());
+            x.put("running", e.running());
+            x.put("credits", e.credits());
+            x.put("completed", e.completed());
+            x.put("failures", e.failures());
+            x.put("state", e.suspended() ? "suspended" : "active");
+            if (e.suspended()) {
+                x.put("suspendedSeconds", e.suspendedSeconds());
+            }
+            x.put("suspensions", e.suspensions());
+            x.put("noExec", e.noExec());
+            x.put("cachedObjects", e.cachedObjects());
+            x.put("connectedSeconds", e.connectedSeconds());
+        }
+        for (Map.Entry<String, String> section : sections.entrySet()) {
+            try {
+                o.set(section.getKey(), JSON.readTree(section.getValue()));
+            } catch (IOException | RuntimeException failure) {
+                o.put(section.getKey(), "unavailable");
+            }
+        }
+        return o.toString();
+    }
+
+    /** One instance's document. */
+    static String render(StatusSnapshot.InstanceRow in) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("instance", Long.toUnsignedString(in.id(), 16));
+        o.put("name", LogSafe.text(in.name()));
+        o.put("queued", in.queued());
+        o.put("running", in.running());
+        o.put("completed", in.completed());
+        o.put("succeeded", in.succeeded());
+        o.put("failed", in.completed() - in.succeeded());
+        o.put("cancelled", in.cancelled());
+        o.put("unacknowledged", in.unacknowledged());
+        o.put("leaseSeconds", in.leaseSeconds());
+        return o.toString();
+    }
+}

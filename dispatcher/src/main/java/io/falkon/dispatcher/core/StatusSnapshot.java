@@ -1,0 +1,27 @@
+package io.falkon.dispatcher.core;
+
+import io.falkon.protocol.DataStats;
+
+import java.util.List;
+
+/**
+ * The dispatcher's state at one moment, copied on the scheduler thread so that the status document
+ * can be rendered anywhere (see {@link StatusReporter}).
+ */
+public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String policy, int queued, int running,
+                      long completed, long succeeded, long retried, int instances, long detachedInstances,
+                      int executorsRegistered, long executorsSuspended, int slots, DataStats data,
+                      int indexedObjects, int window, long queuedBytes, long runningBytes, long retainedResultBytes,
+                      long budgetBytes, boolean clientsPaused, List<ExecutorRow> executors) {
+
+    /** One executor's line. {@code suspendedSeconds} is meaningful only when suspended. */
+    public record ExecutorRow(String id, String host, int slots, int running, int credits, long completed, long failures,
+                       boolean suspended, double suspendedSeconds, long suspensions, boolean noExec,
+                       int cachedObjects, double connectedSeconds) {
+    }
+
+    /** The instance document ({@code STATUS} for one instance). */
+    public record InstanceRow(long id, String name, int queued, int running, long completed, long succeeded,
+                       long cancelled, int unacknowledged, long leaseSeconds) {
+    }
+}

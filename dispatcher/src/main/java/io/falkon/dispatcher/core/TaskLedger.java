@@ -1,0 +1,188 @@
+package io.falkon.dispatcher.core;
+
+import io.falkon.protocol.TaskSpecCodec;
+
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+/**
+ * Where every accepted task is until its final result: the wait queue (and the scheduling window
+ * of a data-aware policy over it), or one executor's running set with its dispatch deadline. Each
+ * move between those places happens here, in one method, together with every counter it affects
+ * (queued bytes, running, the instance's queued and running counts), so the counters cannot drift
+ * apart as features are added. {@link Invariants} recomputes them to prove it.
+ */
+final class TaskLedger {
+    private final TaskQueue queue = new TaskQueue();
+    private final Deadlines deadlines = new Deadlines();
+    /** The scheduling window of a data-aware policy; null for one that is not. */
+    private final Window window;
+    private final SchedulerConfig config;
+    private long nextTaskId = 1;
+    private int running;
+    private long completed;
+    private long succeeded;
+    private long retried;
+    private long queuedBytes;
+    private long runningBytes;
+
+    TaskLedger(Window window, SchedulerConfig config) {
+        this.window = window;
+        this.config = config;
+    }
+
+    Window window() {
+        return window;
+    }
+
+    /** Queues a newly accepted (or restored) task at the tail. */
+    Task accept(Instance in, long clientTaskId, byte[] spec, long submittedMicros, TaskSpecCodec.Scan scan) {
+        int retries = scan.retries() >= 0 ? scan.retries() : config.defaultRetries();
+        long wall = scan.wallTimeMillis();
+        long timeout = config.dispatchTimeoutMillis() > 0 ? config.dispatchTimeoutMillis()
+                : wall > 0 ? wall + config.dispatchGraceMillis() : 0;
+        Task t = new Task(nextTaskId++, in, clientTaskId, spec, submittedMicros, retries, timeout, scan.inputIds(),
+                scan.inputSizes());
+        queue.addLast(t);
+        if (window != null) {
+            window.appended(t);
+        }
+        queuedBytes += t.footprint();
+        in.queued++;
+        return t;
+    }
+
+    /** Puts a task taken off its executor back at the head of the queue for its next attempt. */
+    void requeue(Task t) {
+        t.attempt++;
+        retried++;
+        queue.addFirst(t); // ahead of new work: it has waited already
+        if (window != null) {
+            window.prepended(t);
+        }
+        t.instance.queued++;
+        queuedBytes += t.footprint();
+    }
+
+    /** Moves a queued task onto {@code e} (the executor's credit is the pool's business). */
+    void assign(Task t, ExecutorState e, long nowMicros, long tickMicros) {
+        dequeue(t);
+        if (window != null) {
+            window.fill(); // the next queued task enters the window within this round
+        }
+        t.executor = e;
+        t.dispatchedMicros = nowMicros;
+        e.tasks.put(t.id, t);
+        running++;
+        runningBytes += t.footprint();
+        t.instance.running++;
+        if (t.dispatchTimeoutMillis > 0) {
+            deadlines.add(t, tickMicros + t.dispatchTimeoutMillis * 1000);
+        }
+    }
+
+    /** Takes a task off the executor it runs on: the one place that undoes {@link #assign}. */
+    void unassign(Task t) {
+        ExecutorState e = t.executor;
+        if (e == null) {
+            throw new IllegalStateException("task " + t.id + " is not on an executor");
+        }
+        e.tasks.remove(t.id);
+        deadlines.remove(t);
+        running--;
+        runningBytes -= t.footprint();
+        t.instance.running--;
+        t.executor = null;
+    }
+
+    /** Removes a task from the queue (dispatched, or cancelled while queued). */
+    private void dequeue(Task t) {
+        queue.remove(t);
+        if (window != null) {
+            window.removed(t);
+        }
+        queuedBytes -= t.footprint();
+        t.instance.queued--;
+    }
+
+    /** Removes every queued task of {@code in}, handing each to {@code removed} in queue order. */
+    void dequeueAll(Instance in, Consumer<Task> removed) {
+        if (in.queued == 0) {
+            return;
+        }
+        queue.removeIf(t -> t.instance == in, t -> {
+            if (window != null) {
+                window.removed(t);
+            }
+            queuedBytes -= t.footprint();
+            in.queued--;
+            removed.accept(t);
+        });
+    }
+
+    /** Counts a task's final outcome. */
+    void finished(Instance in, boolean ok) {
+        in.completed++;
+        completed++;
+        if (ok) {
+            in.succeeded++;
+            succeeded++;
+        }
+    }
+
+    /** Removes and returns the running tasks whose dispatch deadline has passed, oldest first. */
+    List<Task> expired(long tickMicros) {
+        return deadlines.expired(tickMicros);
+    }
+
+    Task head() {
+        return queue.head();
+    }
+
+    boolean isEmpty() {
+        return queue.isEmpty();
+    }
+
+    int queued() {
+        return queue.size();
+    }
+
+    int running() {
+        return running;
+    }
+
+    long completed() {
+        return completed;
+    }
+
+    long succeeded() {
+        return succeeded;
+    }
+
+    long retried() {
+        return retried;
+    }
+
+    long queuedBytes() {
+        return queuedBytes;
+    }
+
+    /** Heap held by the tasks on executors (they stay in memory until their results come back). */
+    long runningBytes() {
+        return runningBytes;
+    }
+
+    int deadlines() {
+        return deadlines.size();
+    }
+
+    /** Every queued task matching {@code filter}, for snapshots and checks. */
+    void forEachQueued(Predicate<Task> filter, Consumer<Task> action) {
+        for (Task t = queue.head(); t != null; t = t.next) {
+            if (filter.test(t)) {
+                action.accept(t);
+            }
+        }
+    }
+}
