@@ -48,6 +48,7 @@ struct fk_cache {
     char dir[PATH_MAX];
     char tmp[PATH_MAX];
     char *store_root;
+    char *token; /* what peers' cache servers require */
     int64_t capacity;
     int64_t used;
     uint64_t evictions;
@@ -162,8 +163,8 @@ static void free_entry(fk_entry *e) {
     free(e);
 }
 
-fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_root, fk_cache_listener listener,
-                        void *ctx, char *err, size_t errlen) {
+fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_root, const char *token,
+                        fk_cache_listener listener, void *ctx, char *err, size_t errlen) {
     if (capacity <= 0) {
         fmt(err, errlen, "cache capacity must be positive");
         return NULL;
@@ -188,6 +189,7 @@ fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_roo
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->landed, NULL);
     c->store_root = store_root ? xstrdup(store_root) : NULL;
+    c->token = xstrdup(token ? token : "");
     c->capacity = capacity;
     c->listener = listener;
     c->ctx = ctx;
@@ -213,6 +215,7 @@ void fk_cache_close(fk_cache *c) {
     fk_rmtree(c->dir);
     fk_rmtree(c->tmp);
     free(c->store_root);
+    free(c->token);
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->landed);
     free(c);
@@ -466,7 +469,8 @@ static int open_store_file(const char *root, const char *src, char *err, size_t 
 
 /* Copies from a peer (peer != NULL) or the shared store into out, verifying size and checksum.
  * Returns the bytes copied, or -1 with err. */
-static int64_t copy_verified(const char *root, const char *peer, const fk_input *ref, const char *out, char *err,
+static int64_t copy_verified(const char *root, const char *peer, const char *token, const fk_input *ref,
+                             const char *out, char *err,
                              size_t errlen) {
     copy_sink s;
     memset(&s, 0, sizeof s);
@@ -508,7 +512,7 @@ static int64_t copy_verified(const char *root, const char *peer, const fk_input 
         } else {
             url = xstrdup(ref->source.s);
         }
-        rc = fk_http_get(url, to_file, &s, err, errlen);
+        rc = fk_http_get(url, peer ? token : NULL, to_file, &s, err, errlen);
         free(url);
         rc = rc == 0 ? 0 : -1;
     } else {
@@ -558,7 +562,7 @@ static int64_t copy_verified(const char *root, const char *peer, const fk_input 
 }
 
 int64_t fk_store_copy(const char *store_root, const fk_input *ref, const char *out, char *err, size_t errlen) {
-    int64_t n = copy_verified(store_root, NULL, ref, out, err, errlen);
+    int64_t n = copy_verified(store_root, NULL, NULL, ref, out, err, errlen);
     if (n < 0) {
         unlink(out);
     }
@@ -645,7 +649,7 @@ static int fetch_packed(fk_cache *c, const fk_input *ref, const fk_str *peers, s
     char path[PATH_MAX];
     for (size_t i = 0; i < npeers; i++) {
         next_tmp(c, path, sizeof path, 'p');
-        int64_t n = copy_verified(c->store_root, peers[i].s, ref, path, why, sizeof why);
+        int64_t n = copy_verified(c->store_root, peers[i].s, c->token, ref, path, why, sizeof why);
         if (n >= 0) {
             return insert(c, ref->id.s, ref->id.s, 1, path, n, FK_SRC_PEER, n, out, err, errlen);
         }
@@ -655,7 +659,7 @@ static int fetch_packed(fk_cache *c, const fk_input *ref, const fk_str *peers, s
         k = k < sizeof tried ? k : sizeof tried - 1;
     }
     next_tmp(c, path, sizeof path, 's');
-    int64_t n = copy_verified(c->store_root, NULL, ref, path, why, sizeof why);
+    int64_t n = copy_verified(c->store_root, NULL, NULL, ref, path, why, sizeof why);
     if (n < 0) {
         unlink(path);
         fmt(err, errlen, "cannot fetch %s (%sthe shared store (%s): %s)", ref->id.s, tried, ref->source.s, why);

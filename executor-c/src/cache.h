@@ -28,9 +28,10 @@ typedef struct {
     int64_t moved;    /* bytes that travelled to get it */
 } fk_lease;
 
-/* dir is emptied first; store_root resolves relative sources (may be NULL). NULL on error. */
-fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_root, fk_cache_listener listener,
-                        void *ctx, char *err, size_t errlen);
+/* dir is emptied first; store_root resolves relative sources (may be NULL); token is what peers'
+ * cache servers require ("" for none). NULL on error. */
+fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_root, const char *token,
+                        fk_cache_listener listener, void *ctx, char *err, size_t errlen);
 void fk_cache_close(fk_cache *c);
 int64_t fk_cache_capacity(const fk_cache *c);
 

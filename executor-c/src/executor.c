@@ -1,6 +1,7 @@
 #include "executor.h"
 
 #include "cache.h"
+#include "conn.h"
 #include "fsutil.h"
 #include "log.h"
 #include "peer.h"
@@ -25,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Until WELCOME says otherwise (its heartbeatMillis; 0 = heartbeats off). */
 #define HEARTBEAT_MS 5000
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_MAX_MS 5000
@@ -82,10 +84,9 @@ typedef struct {
     char hostname[256];
 
     /* the connection: main thread only */
-    int fd;
-    int connecting;
+    fk_conn conn;
+    fk_tls *tls;
     int64_t connect_deadline;
-    fk_buf in, out;
     uint32_t max_frame;
     int registered_once;
     int registered;
@@ -259,7 +260,12 @@ static void free_changes(change *c) {
 /* ---- the connection ---- */
 
 static void send_msg(ex *e, const fk_msg *m) {
-    fk_encode(m, &e->out);
+    fk_encode(m, &e->conn.out);
+}
+
+/* Whether a registration is live: messages sent now reach this connection's dispatcher. */
+static int live(const ex *e) {
+    return fk_conn_open(&e->conn) && e->registered;
 }
 
 static void send_full_summary(ex *e) {
@@ -307,7 +313,7 @@ static void flush_cache_changes(ex *e) {
         }
     }
     free_changes(c);
-    if (e->fd >= 0 && e->registered) {
+    if (live(e)) {
         send_msg(e, &m);
     }
     fk_msg_free(&m);
@@ -349,7 +355,7 @@ static void flush_results(ex *e) {
         d = next;
     }
     m.u.result.credits = (uint32_t)m.u.result.n;
-    if (m.u.result.n && e->fd >= 0 && e->registered) {
+    if (m.u.result.n && live(e)) {
         send_msg(e, &m);
     }
     fk_msg_free(&m);
@@ -358,9 +364,8 @@ static void flush_results(ex *e) {
 static void on_welcome(ex *e, const fk_msg *w) {
     const fk_config *c = e->cfg;
     e->max_frame = w->u.welcome.max_frame ? w->u.welcome.max_frame : FK_MAX_FRAME;
-    if (w->u.welcome.heartbeat_ms > 0) {
-        e->heartbeat_ms = (int)w->u.welcome.heartbeat_ms;
-    }
+    /* the dispatcher's interval, whatever it is: 0 means no heartbeats either way (docs/protocol.md) */
+    e->heartbeat_ms = w->u.welcome.heartbeat_ms > INT32_MAX / 4 ? INT32_MAX / 4 : (int)w->u.welcome.heartbeat_ms;
     char pid[32], prefetch[32], port[32];
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     snprintf(prefetch, sizeof prefetch, "%d", c->prefetch);
@@ -609,14 +614,8 @@ static void on_message(ex *e, fk_msg *m) {
 }
 
 static void close_conn(ex *e) {
-    if (e->fd >= 0) {
-        close(e->fd);
-        e->fd = -1;
-    }
-    e->connecting = 0;
+    fk_conn_close(&e->conn);
     e->registered = 0;
-    e->in.len = 0;
-    e->out.len = 0;
 }
 
 static void schedule_dial(ex *e) {
@@ -680,109 +679,66 @@ static void send_hello(ex *e) {
     fk_msg_free(&m);
 }
 
-/* Starts a non-blocking connect; the poll loop completes it. Returns 0, or -1 with why. */
+/* Starts a non-blocking connect; the poll loop completes it (and TLS). Returns 0, or -1 with why. */
 static int dial(ex *e, char *why, size_t whylen) {
-    char port[16];
-    snprintf(port, sizeof port, "%d", e->cfg->port);
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    int rc = getaddrinfo(e->cfg->host, port, &hints, &res);
-    if (rc != 0) {
-        snprintf(why, whylen, "cannot resolve %s: %s", e->cfg->host, gai_strerror(rc));
+    if (fk_conn_dial(&e->conn, e->cfg->host, e->cfg->port, why, whylen) != 0) {
         return -1;
     }
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        snprintf(why, whylen, "socket: %s", strerror(errno));
-        freeaddrinfo(res);
-        return -1;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    rc = connect(fd, res->ai_addr, res->ai_addrlen);
-    freeaddrinfo(res);
-    if (rc != 0 && errno != EINPROGRESS) {
-        snprintf(why, whylen, "%s", strerror(errno));
-        close(fd);
-        return -1;
-    }
-    e->fd = fd;
-    e->connecting = 1;
     e->connect_deadline = fk_mono_millis() + CONNECT_TIMEOUT_MS;
-    e->in.len = 0;
-    e->out.len = 0;
     e->max_frame = FK_MAX_FRAME;
     e->heartbeat_ms = HEARTBEAT_MS;
     e->last_recv = e->last_send = fk_mono_millis();
-    send_hello(e); /* queued until connected */
+    send_hello(e); /* queued until the connection is open */
     return 0;
 }
 
-static void connected(ex *e) {
-    int err = 0;
-    socklen_t len = sizeof err;
-    getsockopt(e->fd, SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err != 0) {
-        char why[256];
-        snprintf(why, sizeof why, "cannot connect to dispatcher at %s:%d: %s", e->cfg->host, e->cfg->port,
-                 strerror(err));
-        if (!e->registered_once) {
-            close_conn(e);
-            terminate(e, 2, why);
-        } else {
-            close_conn(e);
-            schedule_dial(e);
-        }
+/* The connect (and TLS handshake) moved on: open, still going, or failed. */
+static void progressed(ex *e) {
+    char why[512];
+    int rc = fk_conn_progress(&e->conn, why, sizeof why);
+    if (rc == 0) {
         return;
     }
-    e->connecting = 0;
+    if (rc > 0) {
+        e->last_recv = e->last_send = fk_mono_millis();
+        return;
+    }
+    char msg[700];
+    snprintf(msg, sizeof msg, "cannot connect to dispatcher at %s:%d: %s", e->cfg->host, e->cfg->port, why);
+    close_conn(e);
+    if (!e->registered_once) {
+        terminate(e, 2, msg);
+    } else {
+        fk_warn("%s", msg);
+        schedule_dial(e);
+    }
 }
 
 static void read_frames(ex *e) {
-    for (;;) {
-        fk_buf_reserve(&e->in, 65536);
-        ssize_t n = recv(e->fd, e->in.data + e->in.len, e->in.cap - e->in.len, 0);
-        if (n > 0) {
-            e->in.len += (size_t)n;
-            e->last_recv = fk_mono_millis();
-            if ((size_t)n < 65536) {
-                break;
-            }
-            continue;
-        }
-        if (n == 0) {
-            disconnected(e, "the connection to the dispatcher closed");
-            return;
-        }
-        if (errno == EINTR) {
-            continue;
-        }
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            break;
-        }
-        char why[256];
-        snprintf(why, sizeof why, "connection failed: %s", strerror(errno));
+    char why[512];
+    long got = fk_conn_read(&e->conn, why, sizeof why);
+    if (got < 0) {
         disconnected(e, why);
         return;
     }
+    if (got > 0) {
+        e->last_recv = fk_mono_millis();
+    }
+    fk_buf *in = &e->conn.in;
     size_t at = 0;
-    while (e->fd >= 0 && e->in.len - at >= 4) {
-        uint32_t len = fk_get_u32(e->in.data + at);
+    while (fk_conn_open(&e->conn) && in->len - at >= 4) {
+        uint32_t len = fk_get_u32(in->data + at);
         if (len == 0 || len > e->max_frame) {
-            char why[128];
             snprintf(why, sizeof why, "the dispatcher sent a frame of %u bytes (limit %u)", len, e->max_frame);
             disconnected(e, why);
             return;
         }
-        if (e->in.len - at - 4 < len) {
+        if (in->len - at - 4 < len) {
             break;
         }
         fk_msg m;
         char err[300];
-        if (fk_decode(e->in.data + at + 4, len, &m, err, sizeof err) != 0) {
-            char why[400];
+        if (fk_decode(in->data + at + 4, len, &m, err, sizeof err) != 0) {
             snprintf(why, sizeof why, "undecodable message from the dispatcher: %s", err);
             disconnected(e, why);
             return;
@@ -791,29 +747,20 @@ static void read_frames(ex *e) {
         on_message(e, &m);
         fk_msg_free(&m);
     }
-    if (e->fd >= 0) {
-        fk_buf_consume(&e->in, at);
+    if (fk_conn_open(&e->conn)) {
+        fk_buf_consume(in, at);
     }
 }
 
 static void write_out(ex *e) {
-    while (e->out.len > 0) {
-        ssize_t n = send(e->fd, e->out.data, e->out.len, MSG_NOSIGNAL);
-        if (n > 0) {
-            fk_buf_consume(&e->out, (size_t)n);
-            e->last_send = fk_mono_millis();
-            continue;
-        }
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            return;
-        }
-        char why[256];
-        snprintf(why, sizeof why, "connection failed: %s", strerror(errno));
+    size_t before = e->conn.out.len;
+    char why[512];
+    if (fk_conn_write(&e->conn, why, sizeof why) != 0) {
         disconnected(e, why);
         return;
+    }
+    if (e->conn.out.len < before) {
+        e->last_send = fk_mono_millis();
     }
 }
 
@@ -851,7 +798,7 @@ static void loop(ex *e) {
             break;
         }
         int64_t now = fk_mono_millis();
-        if (e->fd < 0 && e->next_dial >= 0 && now >= e->next_dial) {
+        if (e->conn.fd < 0 && e->next_dial >= 0 && now >= e->next_dial) {
             e->next_dial = -1;
             char why[256];
             if (dial(e, why, sizeof why) != 0) {
@@ -859,7 +806,7 @@ static void loop(ex *e) {
                 continue;
             }
         }
-        if (e->fd >= 0 && !e->connecting) {
+        if (fk_conn_open(&e->conn)) {
             if (e->registered) {
                 results_ready(e, now);
                 flush_cache_changes(e);
@@ -868,13 +815,13 @@ static void loop(ex *e) {
                     e->next_summary = now + CACHE_SUMMARY_MS;
                 }
             }
-            if (now - e->last_recv > 3 * (int64_t)e->heartbeat_ms) {
+            if (e->heartbeat_ms > 0 && now - e->last_recv > 3 * (int64_t)e->heartbeat_ms) {
                 char why[128];
                 snprintf(why, sizeof why, "nothing from the dispatcher for %d ms", 3 * e->heartbeat_ms);
                 disconnected(e, why);
                 continue;
             }
-            if (now - e->last_send >= e->heartbeat_ms && e->out.len == 0) {
+            if (e->heartbeat_ms > 0 && now - e->last_send >= e->heartbeat_ms && e->conn.out.len == 0) {
                 fk_msg hb;
                 memset(&hb, 0, sizeof hb);
                 hb.type = FK_HEARTBEAT;
@@ -882,10 +829,10 @@ static void loop(ex *e) {
                 send_msg(e, &hb);
             }
             write_out(e);
-            if (e->fd < 0) {
+            if (e->conn.fd < 0) {
                 continue;
             }
-        } else if (e->fd >= 0 && e->connecting && now >= e->connect_deadline) {
+        } else if (e->conn.fd >= 0 && now >= e->connect_deadline) {
             close_conn(e);
             if (!e->registered_once) {
                 terminate(e, 2, "cannot connect to the dispatcher: timed out");
@@ -899,7 +846,7 @@ static void loop(ex *e) {
             pthread_mutex_lock(&e->lock);
             size_t holding = e->queued + e->running + e->ndone;
             pthread_mutex_unlock(&e->lock);
-            if (holding > 0 || e->out.len > 0) {
+            if (holding > 0 || e->conn.out.len > 0) {
                 e->idle_since = now;
             } else if (now - e->idle_since >= e->cfg->idle_exit_ms) {
                 char why[64];
@@ -913,17 +860,18 @@ static void loop(ex *e) {
         nfds_t n = 0;
         p[n++] = (struct pollfd){.fd = e->wake_fd, .events = POLLIN};
         int sock = -1;
-        if (e->fd >= 0) {
+        if (e->conn.fd >= 0) {
             sock = (int)n;
-            short ev = e->connecting ? POLLOUT : (short)(POLLIN | (e->out.len ? POLLOUT : 0));
-            p[n++] = (struct pollfd){.fd = e->fd, .events = ev};
+            p[n++] = (struct pollfd){.fd = e->conn.fd, .events = fk_conn_events(&e->conn)};
         }
         int64_t until = now + 1000;
-        if (e->fd >= 0 && !e->connecting) {
+        if (fk_conn_open(&e->conn) && e->heartbeat_ms > 0) {
             int64_t hb = e->last_send + e->heartbeat_ms;
             int64_t dead = e->last_recv + 3 * (int64_t)e->heartbeat_ms + 1;
             until = hb < until ? hb : until;
             until = dead < until ? dead : until;
+        } else if (e->conn.fd >= 0 && !fk_conn_open(&e->conn) && e->connect_deadline < until) {
+            until = e->connect_deadline;
         }
         if (e->linger_until >= 0 && e->linger_until < until) {
             until = e->linger_until;
@@ -931,7 +879,7 @@ static void loop(ex *e) {
         if (e->cfg->idle_exit_ms > 0 && e->registered && e->idle_since + e->cfg->idle_exit_ms < until) {
             until = e->idle_since + e->cfg->idle_exit_ms;
         }
-        if (e->fd < 0 && e->next_dial >= 0 && e->next_dial < until) {
+        if (e->conn.fd < 0 && e->next_dial >= 0 && e->next_dial < until) {
             until = e->next_dial;
         }
         int timeout = until > now ? (int)(until - now) : 0;
@@ -948,13 +896,13 @@ static void loop(ex *e) {
             drain_wake(e);
         }
         if (sock >= 0 && p[sock].revents) {
-            if (e->connecting) {
-                connected(e);
+            if (!fk_conn_open(&e->conn)) {
+                progressed(e);
             } else {
                 if (p[sock].revents & (POLLIN | POLLHUP | POLLERR)) {
                     read_frames(e);
                 }
-                if (e->fd >= 0 && (p[sock].revents & POLLOUT)) {
+                if (fk_conn_open(&e->conn) && (p[sock].revents & POLLOUT)) {
                     write_out(e);
                 }
             }
@@ -976,14 +924,11 @@ int fk_executor_run(const fk_config *cfg) {
     ex e;
     memset(&e, 0, sizeof e);
     e.cfg = cfg;
-    e.fd = -1;
     e.disconnected_at = -1;
     e.next_dial = -1;
     e.linger_until = -1;
     e.heartbeat_ms = HEARTBEAT_MS;
     e.max_frame = FK_MAX_FRAME;
-    fk_buf_init(&e.in);
-    fk_buf_init(&e.out);
     pthread_mutex_init(&e.lock, NULL);
     pthread_cond_init(&e.cond, NULL);
     if (gethostname(e.hostname, sizeof e.hostname - 1) != 0) {
@@ -996,6 +941,15 @@ int fk_executor_run(const fk_config *cfg) {
     }
     int status = 2;
     char err[512];
+    if (cfg->tls) {
+        e.tls = fk_tls_client(cfg->tls_ca, err, sizeof err);
+        if (!e.tls) {
+            fprintf(stderr, "falkon-executor-c: %s\n", err);
+            fk_rmtree(e.spool);
+            return 2;
+        }
+    }
+    fk_conn_init(&e.conn, e.tls);
     if (cfg->cache_size > 0 && !cfg->no_exec) {
         char dir[300];
         if (cfg->cache_dir) {
@@ -1003,12 +957,12 @@ int fk_executor_run(const fk_config *cfg) {
         } else {
             snprintf(dir, sizeof dir, "%s/cache", e.spool);
         }
-        e.cache = fk_cache_open(dir, cfg->cache_size, cfg->store, cache_changed, &e, err, sizeof err);
+        e.cache = fk_cache_open(dir, cfg->cache_size, cfg->store, cfg->token, cache_changed, &e, err, sizeof err);
         if (!e.cache) {
             fprintf(stderr, "falkon-executor-c: cannot set up the data cache: %s\n", err);
             goto out;
         }
-        e.peer = fk_peer_start(e.cache, cfg->cache_port, err, sizeof err);
+        e.peer = fk_peer_start(e.cache, cfg->cache_port, cfg->token, err, sizeof err);
         if (!e.peer) {
             fprintf(stderr, "falkon-executor-c: cannot start the cache server: %s\n", err);
             goto out;
@@ -1095,8 +1049,8 @@ out:
     free_changes(take_changes(&e));
     signal_wake_fd = -1;
     close(e.wake_fd);
-    fk_buf_free(&e.in);
-    fk_buf_free(&e.out);
+    fk_conn_destroy(&e.conn);
+    fk_tls_free(e.tls);
     pthread_mutex_destroy(&e.lock);
     pthread_cond_destroy(&e.cond);
     fk_rmtree(e.spool);

@@ -17,7 +17,9 @@ typedef struct {
     int no_exec;            /* BENCHMARKING ONLY: complete tasks without running them */
     uint32_t output_cap;
     const char *workdir;
-    const char *token;
+    const char *token;      /* the deployment's token, presented to the dispatcher and required by the cache server */
+    int tls;                /* connect over TLS */
+    const char *tls_ca;     /* with tls: the CA certificates (PEM) to trust; NULL: the system's */
     int reconnect_for_s;    /* after losing the dispatcher, keep dialling this long; 0: exit */
     int64_t idle_exit_ms;   /* leave after holding no task this long (distributed release); 0: never */
     int64_t cache_size;     /* 0: no cache */

@@ -23,7 +23,11 @@ static void usage(FILE *f) {
             "  --id ID                 executor id, unique per dispatcher (default: host-pid-1)\n"
             "  --output-cap BYTES      bytes of stdout and of stderr kept per task (default: 65536)\n"
             "  --workdir DIR           working directory for tasks that do not set one (default: here)\n"
-            "  --token TOKEN           the dispatcher's shared secret\n"
+            "  --token-file FILE       read the dispatcher's token from FILE (default: $FALKON_TOKEN,\n"
+            "                          $FALKON_TOKEN_FILE, else ~/.falkon/token)\n"
+            "  --token TOKEN           the token itself (visible to ps: prefer the file or $FALKON_TOKEN)\n"
+            "  --tls-ca PEM            connect over TLS, trusting the CA certificate(s) in PEM\n"
+            "  --tls                   connect over TLS, trusting the system's CAs\n"
             "  --prefetch N            tasks to hold beyond the free slots (default: 0)\n"
             "  --reconnect-for SECONDS after losing the dispatcher, keep dialling this long (default: 600;\n"
             "                          0 = exit at once)\n"
@@ -44,6 +48,66 @@ static void usage(FILE *f) {
 static int bad(const char *what, const char *value) {
     fprintf(stderr, "falkon-executor-c: %s: '%s'\n", what, value);
     return 2;
+}
+
+/* The first line of a token file, trimmed; NULL (with why) when it cannot be read or is empty. */
+static char *read_token(const char *file, char *why, size_t whylen) {
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        snprintf(why, whylen, "cannot read the token file %s: %s", file, strerror(errno));
+        return NULL;
+    }
+    static char line[4096];
+    char *ok = fgets(line, sizeof line, f);
+    fclose(f);
+    if (!ok) {
+        line[0] = 0;
+    }
+    size_t n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == '\t')) {
+        line[--n] = 0;
+    }
+    char *start = line;
+    while (*start == ' ' || *start == '\t') {
+        start++;
+    }
+    if (!*start) {
+        snprintf(why, whylen, "the token file %s is empty", file);
+        return NULL;
+    }
+    return start;
+}
+
+/* Where every Falkon command looks for the token: the option, the file option, $FALKON_TOKEN,
+ * $FALKON_TOKEN_FILE, then $FALKON_HOME/token (~/.falkon/token) if it is there. "" when nowhere.
+ * NULL (with why) when a named file cannot be read. */
+static const char *resolve_token(const char *option, const char *file, char *why, size_t whylen) {
+    if (option && *option) {
+        return option;
+    }
+    if (file) {
+        return read_token(file, why, whylen);
+    }
+    const char *env = getenv("FALKON_TOKEN");
+    if (env && *env) {
+        return env;
+    }
+    const char *envfile = getenv("FALKON_TOKEN_FILE");
+    if (envfile && *envfile) {
+        return read_token(envfile, why, whylen);
+    }
+    static char def[PATH_MAX];
+    const char *home = getenv("FALKON_HOME");
+    if (home && *home) {
+        snprintf(def, sizeof def, "%s/token", home);
+    } else {
+        const char *h = getenv("HOME");
+        snprintf(def, sizeof def, "%s/.falkon/token", h && *h ? h : "/");
+    }
+    if (access(def, R_OK) == 0) {
+        return read_token(def, why, whylen);
+    }
+    return "";
 }
 
 static int parse_int(const char *s, long min, long max, long *out) {
@@ -98,6 +162,8 @@ int main(int argc, char **argv) {
         {"no-exec", no_argument, 0, 'n'},          {"id", required_argument, 0, 'i'},
         {"output-cap", required_argument, 0, 'o'}, {"workdir", required_argument, 0, 'w'},
         {"token", required_argument, 0, 't'},      {"prefetch", required_argument, 0, 'p'},
+        {"token-file", required_argument, 0, 'T'}, {"tls-ca", required_argument, 0, 'A'},
+        {"tls", no_argument, 0, 'Y'},
         {"reconnect-for", required_argument, 0, 'r'}, {"cache-size", required_argument, 0, 'c'},
         {"idle-exit", required_argument, 0, 'I'},
         {"cache-dir", required_argument, 0, 'C'},  {"eviction", required_argument, 0, 'e'},
@@ -111,7 +177,7 @@ int main(int argc, char **argv) {
     cfg.slots = cores > 0 ? (int)cores : 1;
     cfg.output_cap = 64 * 1024;
     cfg.reconnect_for_s = 600;
-    cfg.token = "";
+    const char *token = NULL, *token_file = NULL;
     const char *dispatcher = NULL;
     int level = FK_LOG_INFO;
     long v;
@@ -135,7 +201,10 @@ int main(int argc, char **argv) {
             cfg.output_cap = (uint32_t)bytes;
             break;
         case 'w': cfg.workdir = optarg; break;
-        case 't': cfg.token = optarg; break;
+        case 't': token = optarg; break;
+        case 'T': token_file = optarg; break;
+        case 'A': cfg.tls = 1; cfg.tls_ca = optarg; break;
+        case 'Y': cfg.tls = 1; break;
         case 'p':
             if (parse_int(optarg, 0, 100000, &v) != 0) {
                 return bad("--prefetch must be 0..100000", optarg);
@@ -201,6 +270,12 @@ int main(int argc, char **argv) {
     }
     if (optind < argc) {
         return bad("unexpected argument", argv[optind]);
+    }
+    char why[600];
+    cfg.token = resolve_token(token, token_file, why, sizeof why);
+    if (!cfg.token) {
+        fprintf(stderr, "falkon-executor-c: %s\n", why);
+        return 2;
     }
     if (!dispatcher) {
         fprintf(stderr, "falkon-executor-c: --dispatcher HOST:PORT is required\n");

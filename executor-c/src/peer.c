@@ -211,7 +211,7 @@ static int rd_body(reader *r, int64_t n, fk_sink sink, void *ctx, char *err, siz
     return 0;
 }
 
-int fk_http_get(const char *url, fk_sink sink, void *ctx, char *err, size_t errlen) {
+int fk_http_get(const char *url, const char *token, fk_sink sink, void *ctx, char *err, size_t errlen) {
     if (strncmp(url, "https://", 8) == 0) {
         snprintf(err, errlen, "%s: https sources need the Java executor (the C executor speaks plain http)", url);
         return -1;
@@ -249,14 +249,16 @@ int fk_http_get(const char *url, fk_sink sink, void *ctx, char *err, size_t errl
     if (fd < 0) {
         return -1;
     }
-    size_t reqcap = strlen(path) + hplen + 128;
+    int auth = token && *token;
+    size_t reqcap = strlen(path) + hplen + 160 + (auth ? strlen(token) : 0);
     char *req = malloc(reqcap);
     if (!req) {
         abort();
     }
     int reqlen = snprintf(req, reqcap,
-                          "GET %s HTTP/1.1\r\nHost: %.*s\r\nUser-Agent: falkon-c/0.1.0\r\nConnection: close\r\n\r\n",
-                          path, (int)hplen, hp);
+                          "GET %s HTTP/1.1\r\nHost: %.*s\r\nUser-Agent: falkon-c/0.1.0\r\n%s%s%sConnection: close\r\n\r\n",
+                          path, (int)hplen, hp, auth ? "Authorization: Bearer " : "", auth ? token : "",
+                          auth ? "\r\n" : "");
     int rc = write_all(fd, req, (size_t)reqlen);
     free(req);
     if (rc != 0) {
@@ -338,6 +340,7 @@ int fk_http_get(const char *url, fk_sink sink, void *ctx, char *err, size_t errl
 
 struct fk_peer_server {
     fk_cache *cache;
+    char *token; /* "" requires none */
     int listen_fd;
     int port;
     pthread_t acceptor;
@@ -357,9 +360,49 @@ static int reply(int fd, int status, const char *reason, const char *text, int k
     char head[512];
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %zu\r\n"
-                     "Connection: %s\r\n\r\n",
-                     status, reason, strlen(text), keep_alive ? "keep-alive" : "close");
+                     "%sConnection: %s\r\n\r\n",
+                     status, reason, strlen(text),
+                     status == 401 ? "WWW-Authenticate: Bearer realm=\"falkon\"\r\n" : "",
+                     keep_alive ? "keep-alive" : "close");
     return write_all(fd, head, (size_t)n) == 0 && write_all(fd, text, strlen(text)) == 0 ? 0 : -1;
+}
+
+/* Compares in constant time, so that the time taken does not tell how much of a guess was right. */
+static int token_matches(const char *want, const char *got, size_t got_len) {
+    size_t n = strlen(want);
+    unsigned char diff = (unsigned char)(n != got_len);
+    for (size_t i = 0; i < n; i++) {
+        diff |= (unsigned char)(want[i] ^ (i < got_len ? got[i] : 0));
+    }
+    return diff == 0;
+}
+
+/* The token a header line presents (Authorization: Bearer T, or X-Falkon-Token: T), or NULL. */
+static const char *presented(char *header, size_t *len) {
+    char *v = NULL;
+    if (strncasecmp(header, "Authorization:", 14) == 0) {
+        v = header + 14;
+        while (*v == ' ' || *v == '\t') {
+            v++;
+        }
+        if (strncasecmp(v, "Bearer ", 7) != 0) {
+            return NULL;
+        }
+        v += 7;
+    } else if (strncasecmp(header, "X-Falkon-Token:", 15) == 0) {
+        v = header + 15;
+    } else {
+        return NULL;
+    }
+    while (*v == ' ' || *v == '\t') {
+        v++;
+    }
+    size_t n = strlen(v);
+    while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r')) {
+        n--;
+    }
+    *len = n;
+    return v;
 }
 
 /* Serves one request; returns whether the connection stays open. */
@@ -372,6 +415,7 @@ static int serve_one(fk_peer_server *s, reader *r) {
     int ok = sscanf(line, "%15s %16383s %15s", method, target, version) == 3;
     int keep_alive = ok && strcmp(version, "HTTP/1.1") == 0;
     char header[MAX_HEADER];
+    int authorized = !*s->token;
     for (;;) {
         int n = rd_line(r, header, sizeof header);
         if (n < 0) {
@@ -383,11 +427,21 @@ static int serve_one(fk_peer_server *s, reader *r) {
         if (strncasecmp(header, "Connection:", 11) == 0) {
             keep_alive = strcasestr(header + 11, "close") == NULL && (keep_alive || strcasestr(header, "keep-alive"));
         }
+        size_t tlen = 0;
+        const char *t = presented(header, &tlen);
+        if (t && *s->token && token_matches(s->token, t, tlen)) {
+            authorized = 1;
+        }
+    }
+    if (!authorized) {
+        return reply(r->fd, 401, "Unauthorized", "present the deployment's token (Authorization: Bearer TOKEN)\n",
+                     keep_alive) == 0 && keep_alive;
     }
     char *id = NULL;
     if (ok && strcmp(method, "GET") == 0 && strncmp(target, "/objects?", 9) == 0) {
         int count = 0;
-        for (char *part = strtok(target + 9, "&"); part; part = strtok(NULL, "&")) {
+        char *save = NULL; /* strtok_r: every connection has a thread of its own */
+        for (char *part = strtok_r(target + 9, "&", &save); part; part = strtok_r(NULL, "&", &save)) {
             if (strncmp(part, "id=", 3) == 0) {
                 id = part + 3;
                 count++;
@@ -513,7 +567,7 @@ static void *accept_main(void *p) {
     }
 }
 
-fk_peer_server *fk_peer_start(fk_cache *cache, int port, char *err, size_t errlen) {
+fk_peer_server *fk_peer_start(fk_cache *cache, int port, const char *token, char *err, size_t errlen) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
@@ -538,6 +592,10 @@ fk_peer_server *fk_peer_start(fk_cache *cache, int port, char *err, size_t errle
         abort();
     }
     s->cache = cache;
+    s->token = strdup(token ? token : "");
+    if (!s->token) {
+        abort();
+    }
     s->listen_fd = fd;
     s->port = ntohs(a.sin_port);
     pthread_mutex_init(&s->lock, NULL);
@@ -572,5 +630,6 @@ void fk_peer_stop(fk_peer_server *s) {
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->idle);
+    free(s->token);
     free(s);
 }

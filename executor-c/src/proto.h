@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #define FK_MAGIC 0x46414C4Bu
-#define FK_VERSION 1
+#define FK_VERSION 2
 #define FK_ROLE_EXECUTOR 1
 #define FK_ROLE_CLIENT 2
 #define FK_REGISTER_NO_EXEC 1u

@@ -19,6 +19,48 @@
 
 static char scratch[PATH_MAX];
 
+/* the deployment's token the caches and the peer server use */
+#define TOKEN "c0ffee-token"
+
+/* ---- peer fetches from several threads ---- */
+
+struct counter {
+    int ok;
+    size_t bytes;
+};
+
+static int count_bytes(void *ctx, const void *data, size_t len) {
+    (void)data;
+    ((struct counter *)ctx)->bytes += len;
+    return 0;
+}
+
+/* GETs http://peer/path with the token (or none); returns the HTTP outcome of fk_http_get. */
+static int fk_http_get_path(const char *peer, const char *path, const char *token, struct counter *c) {
+    char url[512], err[512];
+    snprintf(url, sizeof url, "http://%s%s", peer, path);
+    int rc = fk_http_get(url, token, count_bytes, c, err, sizeof err);
+    return rc == 0 ? 200 : strstr(err, "HTTP 401") ? 401 : rc;
+}
+
+struct fetch_arg {
+    const char *peer;
+    struct counter *ok;
+};
+
+static void *fetch_many(void *p) {
+    struct fetch_arg *a = p;
+    for (int i = 0; i < 100; i++) {
+        struct counter c = {0};
+        if (fk_http_get_path(a->peer, "/objects?x=1&id=results%2F1&y=2&z=3", TOKEN, &c) == 200 && c.bytes == 6) {
+            a->ok->ok++;
+        }
+    }
+    return NULL;
+}
+
+
+
 static void hex_of(const char *s, int md5, char *hex) {
     fk_hash h;
     fk_hash_init(&h, md5);
@@ -252,7 +294,7 @@ static void test_cache(void) {
     }
     changes ch = {{0}};
     char err[1024];
-    fk_cache *c = fk_cache_open(dir, 250, store, listen_changes, &ch, err, sizeof err);
+    fk_cache *c = fk_cache_open(dir, 250, store, TOKEN, listen_changes, &ch, err, sizeof err);
     CHECK(c != NULL, "open: %s", err);
     if (!c) {
         return;
@@ -315,7 +357,7 @@ static void test_cache(void) {
              store);
     CHECK(system(cmd) == 0, "making archives");
     fk_cache_close(c);
-    fk_cache *big = fk_cache_open(dir, 1 << 20, store, NULL, NULL, err, sizeof err);
+    fk_cache *big = fk_cache_open(dir, 1 << 20, store, TOKEN, NULL, NULL, err, sizeof err);
     fk_input tgz = input("t.tgz", "t.tgz", -1, "", 3);
     CHECK(fk_cache_lease(big, &tgz, NULL, 0, &l0, err, sizeof err) == 0 && l0.size == 5, "tar.gz: %s (size %lld)", err,
           (long long)l0.size);
@@ -339,14 +381,14 @@ static void test_cache(void) {
     fk_cache_release(big, &l0);
 
     /* the peer server and the HTTP client: a peer fetches what this cache holds */
-    fk_peer_server *srv = fk_peer_start(big, 0, err, sizeof err);
+    fk_peer_server *srv = fk_peer_start(big, 0, TOKEN, err, sizeof err);
     CHECK(srv != NULL, "peer server: %s", err);
     char peer[64];
     snprintf(peer, sizeof peer, "127.0.0.1:%d", fk_peer_port(srv));
     char dir2[PATH_MAX];
     snprintf(dir2, sizeof dir2, "%s/cache2", scratch);
     changes ch2 = {{0}};
-    fk_cache *other = fk_cache_open(dir2, 1 << 20, NULL, listen_changes, &ch2, err, sizeof err);
+    fk_cache *other = fk_cache_open(dir2, 1 << 20, NULL, TOKEN, listen_changes, &ch2, err, sizeof err);
     fk_input via = input("results/1", "/nowhere/else", 6, "", 0);
     fk_str peers[2] = {fk_str_of("127.0.0.1:1"), fk_str_of(peer)}; /* a dead hint first: falls through */
     CHECK(fk_cache_lease(other, &via, peers, 2, &l1, err, sizeof err) == 0 && l1.source == FK_SRC_PEER && l1.moved == 6,
@@ -357,6 +399,37 @@ static void test_cache(void) {
               && strstr(err, "does not exist in the shared store"),
           "stale hint and no store copy: %s", err);
     CHECK(strcmp(ch2.log, "+results/1 ") == 0, "peer copy reported: '%s'", ch2.log);
+
+    /* a peer without the token is refused (401), so the fetch falls through to the store, which
+     * has no copy either: the failure names both */
+    char dir3[PATH_MAX];
+    snprintf(dir3, sizeof dir3, "%s/cache3", scratch);
+    fk_cache *stranger = fk_cache_open(dir3, 1 << 20, NULL, "not-the-token", NULL, NULL, err, sizeof err);
+    fk_input again = input("results/1", "/nowhere/else", 6, "", 0);
+    CHECK(fk_cache_lease(stranger, &again, peers + 1, 1, &l1, err, sizeof err) == -1 && strstr(err, "HTTP 401"),
+          "a peer refuses a fetch without the token: %s", err);
+    free_input(&again);
+    fk_cache_close(stranger);
+    struct counter none = {0};
+    CHECK(fk_http_get_path(peer, "/objects?id=results/1", NULL, &none) == 401, "no token: 401");
+
+    /* many peers fetching at once: every connection has its own thread, and parses its own request
+     * (strtok_r; strtok's shared state let one request's parsing clobber another's) */
+    pthread_t fetchers[8];
+    struct counter counts[8];
+    struct fetch_arg args[8];
+    for (int i = 0; i < 8; i++) {
+        counts[i] = (struct counter){0};
+        args[i] = (struct fetch_arg){.peer = peer, .ok = &counts[i]};
+        pthread_create(&fetchers[i], NULL, fetch_many, &args[i]);
+    }
+    int every = 1;
+    for (int i = 0; i < 8; i++) {
+        pthread_join(fetchers[i], NULL);
+        every &= counts[i].ok == 100;
+    }
+    CHECK(every, "800 concurrent peer fetches with several query parameters all answered 200");
+
     fk_str_free(&peers[0]);
     fk_str_free(&peers[1]);
     free_input(&via);

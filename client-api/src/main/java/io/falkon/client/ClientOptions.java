@@ -1,5 +1,8 @@
 package io.falkon.client;
 
+import io.falkon.protocol.auth.TokenSource;
+import io.falkon.protocol.tls.Tls;
+
 import java.time.Duration;
 import java.util.Objects;
 
@@ -9,15 +12,17 @@ import java.util.Objects;
  * @param bundleSize     most tasks per SUBMIT message; submissions are coalesced up to this size
  * @param maxInFlight    most tasks submitted but not yet finished; {@code submit} blocks beyond it
  * @param connectTimeout how long to wait for the dispatcher to accept the connection
- * @param token          shared secret the dispatcher requires, empty for none
+ * @param token          the dispatcher's token; empty: found the way every Falkon command finds it
+ *                       ({@code $FALKON_TOKEN}, {@code $FALKON_TOKEN_FILE}, {@code ~/.falkon/token})
  * @param clientName     the name instances are created under (shown in status)
  * @param leaseSeconds   how long the dispatcher keeps an instance (running its tasks, keeping its results)
  *                       after this client's connection drops, so that it can re-attach; 0: not at all
  * @param reconnectFor   after losing the connection, keep dialling with back-off this long, then fail
  *                       every unfinished task ({@link Duration#ZERO}: fail at once)
+ * @param tls            TLS to the dispatcher (see {@link Tls#client}), or null for plain text
  */
 public record ClientOptions(int bundleSize, int maxInFlight, Duration connectTimeout, String token,
-                            String clientName, long leaseSeconds, Duration reconnectFor) {
+                            String clientName, long leaseSeconds, Duration reconnectFor, Tls tls) {
 
     public ClientOptions {
         if (bundleSize < 1) {
@@ -42,34 +47,44 @@ public record ClientOptions(int bundleSize, int maxInFlight, Duration connectTim
      */
     public static ClientOptions defaults() {
         return new ClientOptions(100, 100_000, Duration.ofSeconds(10), "", "falkon-client", 120,
-                Duration.ofSeconds(120));
+                Duration.ofSeconds(120), null);
     }
 
     public ClientOptions withBundleSize(int n) {
-        return new ClientOptions(n, Math.max(n, maxInFlight), connectTimeout, token, clientName, leaseSeconds, reconnectFor);
+        return new ClientOptions(n, Math.max(n, maxInFlight), connectTimeout, token, clientName, leaseSeconds, reconnectFor, tls);
     }
 
     public ClientOptions withMaxInFlight(int n) {
-        return new ClientOptions(bundleSize, n, connectTimeout, token, clientName, leaseSeconds, reconnectFor);
+        return new ClientOptions(bundleSize, n, connectTimeout, token, clientName, leaseSeconds, reconnectFor, tls);
     }
 
     public ClientOptions withConnectTimeout(Duration d) {
-        return new ClientOptions(bundleSize, maxInFlight, d, token, clientName, leaseSeconds, reconnectFor);
+        return new ClientOptions(bundleSize, maxInFlight, d, token, clientName, leaseSeconds, reconnectFor, tls);
     }
 
     public ClientOptions withToken(String t) {
-        return new ClientOptions(bundleSize, maxInFlight, connectTimeout, t, clientName, leaseSeconds, reconnectFor);
+        return new ClientOptions(bundleSize, maxInFlight, connectTimeout, t, clientName, leaseSeconds, reconnectFor, tls);
     }
 
     public ClientOptions withLeaseSeconds(long s) {
-        return new ClientOptions(bundleSize, maxInFlight, connectTimeout, token, clientName, s, reconnectFor);
+        return new ClientOptions(bundleSize, maxInFlight, connectTimeout, token, clientName, s, reconnectFor, tls);
     }
 
     public ClientOptions withReconnectFor(Duration d) {
-        return new ClientOptions(bundleSize, maxInFlight, connectTimeout, token, clientName, leaseSeconds, d);
+        return new ClientOptions(bundleSize, maxInFlight, connectTimeout, token, clientName, leaseSeconds, d, tls);
+    }
+
+    /** TLS to the dispatcher, e.g. {@code Tls.client(Path.of("ca.pem"))}; null for plain text. */
+    public ClientOptions withTls(Tls t) {
+        return new ClientOptions(bundleSize, maxInFlight, connectTimeout, token, clientName, leaseSeconds, reconnectFor, t);
+    }
+
+    /** The token to present: the one given, else the one found in the environment or ~/.falkon/token. */
+    public String resolvedToken() {
+        return token.isEmpty() ? TokenSource.system().forClient(null, null).token().value() : token;
     }
 
     public ClientOptions withClientName(String n) {
-        return new ClientOptions(bundleSize, maxInFlight, connectTimeout, token, n, leaseSeconds, reconnectFor);
+        return new ClientOptions(bundleSize, maxInFlight, connectTimeout, token, n, leaseSeconds, reconnectFor, tls);
     }
 }

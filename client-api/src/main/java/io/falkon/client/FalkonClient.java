@@ -4,10 +4,13 @@ import io.falkon.client.transport.Connection;
 import io.falkon.client.transport.TcpConnection;
 import io.falkon.client.transport.WsConnection;
 import io.falkon.protocol.HostPort;
+import io.falkon.protocol.Message;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 
 /**
  * Entry point of the client library: a connection to one dispatcher, on which instances are
@@ -56,11 +59,13 @@ public final class FalkonClient implements AutoCloseable {
      * @throws FalkonException          if the dispatcher cannot be reached or refuses the handshake
      */
     public static FalkonClient connect(String address, ClientOptions options) {
+        String token = options.resolvedToken();
         if (address.startsWith("http://") || address.startsWith("https://")) {
-            return new FalkonClient(WsConnection.connect(address, options.connectTimeout()), options);
+            return new FalkonClient(WsConnection.connect(address, token, options.tls(), options.connectTimeout()),
+                    options);
         }
         HostPort hp = HostPort.parse(address);
-        return new FalkonClient(TcpConnection.connect(hp.host(), hp.port(), options.token(),
+        return new FalkonClient(TcpConnection.connect(hp.host(), hp.port(), token, options.tls(),
                 options.connectTimeout(), options.reconnectFor()), options);
     }
 
@@ -75,34 +80,40 @@ public final class FalkonClient implements AutoCloseable {
 
     /** Creates a new, isolated instance on the dispatcher. */
     public Instance createInstance(String name) {
-        long id = Instance.await(connection.createInstance(name, options.leaseSeconds()), "create instance");
+        Message.InstanceCreated made = Instance.await(connection.createInstance(name, options.leaseSeconds()),
+                "create instance");
         Instance[] self = new Instance[1];
-        Instance in = new Instance(connection, id, options, () -> instances.remove(self[0]));
+        Instance in = new Instance(connection, made.instanceId(), made.secret(), options,
+                () -> instances.remove(self[0]));
         self[0] = in;
         instances.add(in);
         return in;
     }
 
     /**
-     * Takes over an existing instance by id, typically one whose client went away (its lease keeps it
-     * alive): its results that no client acknowledged, and all that finish later, go to
-     * {@code onResult}; new tasks can be submitted to it as usual.
+     * Takes over an existing instance by its key ({@link Instance#key()}: the id and the instance's
+     * secret), typically one whose client went away (its lease keeps it alive): its results that no
+     * client acknowledged, and all that finish later, go to {@code onResult}; new tasks can be
+     * submitted to it as usual.
      *
-     * @throws FalkonException if there is no such instance (destroyed, lease run out, created without
-     *                         a lease, or the dispatcher restarted without a journal)
+     * @throws IllegalArgumentException if {@code key} is not an instance key
+     * @throws FalkonException          if there is no such instance (destroyed, lease run out, created
+     *                                  without a lease, the dispatcher restarted without a journal, or
+     *                                  the secret is wrong)
      */
-    public Instance attach(long instanceId, java.util.function.Consumer<TaskResult> onResult) {
-        java.util.Objects.requireNonNull(onResult, "onResult");
+    public Instance attach(String key, Consumer<TaskResult> onResult) {
+        Objects.requireNonNull(onResult, "onResult");
+        InstanceKey.Parts parts = InstanceKey.parse(key);
         CompletableFuture<Instance> made = new CompletableFuture<>();
         // on the I/O thread, so that the instance exists before the redelivered results behind the reply
-        connection.executor().execute(() -> connection.attach(instanceId).whenComplete((reply, err) -> {
+        connection.executor().execute(() -> connection.attach(parts.id(), parts.secret()).whenComplete((reply, err) -> {
             if (err != null) {
                 made.completeExceptionally(err);
                 return;
             }
             Instance[] self = new Instance[1];
-            Instance in = new Instance(connection, instanceId, options, () -> instances.remove(self[0]), onResult,
-                    reply.highestClientTaskId());
+            Instance in = new Instance(connection, parts.id(), parts.secret(), options,
+                    () -> instances.remove(self[0]), onResult, reply.highestClientTaskId());
             self[0] = in;
             instances.add(in);
             made.complete(in);

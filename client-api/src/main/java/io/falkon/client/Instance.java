@@ -2,6 +2,7 @@ package io.falkon.client;
 
 import io.falkon.client.transport.Connection;
 import io.falkon.client.transport.ResultSink;
+import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskSpecCodec;
@@ -9,10 +10,13 @@ import io.falkon.protocol.TaskSpecCodec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
@@ -47,13 +51,15 @@ public final class Instance implements AutoCloseable {
     private final int maxInFlight;
     private final Semaphore permits;
     private final Map<Long, CompletableFuture<TaskResult>> pending = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedQueue<Message.SubmittedTask> toSend = new ConcurrentLinkedQueue<>();
+    /** Tasks submitted and not yet put in a bundle; they get their ids when they are (send order). */
+    private final ConcurrentLinkedQueue<Queued> toSend = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queuedToSend = new AtomicInteger();
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
     private final AtomicInteger outstanding = new AtomicInteger();
     private final Object idle = new Object();
     private final Runnable onClose;
     private final boolean reconnects;
+    /** The next client task id. I/O thread only: ids are given in the order tasks are sent. */
     private long nextTaskId;
     private volatile Consumer<TaskResult> listener;
     private volatile FalkonException lost;
@@ -61,12 +67,21 @@ public final class Instance implements AutoCloseable {
     /** False between a reconnection and the ATTACHED reply: submissions wait. I/O thread only. */
     private boolean attached = true;
     /** Set for an instance taken over by id: results of tasks another client submitted go to the listener. */
-    private final java.util.Set<Long> inherited;
-    /** Tasks sent in SUBMIT bundles whose SUBMITTED has not come back, by id. I/O thread only. */
-    private final java.util.TreeMap<Long, Message.SubmittedTask> unaccepted = new java.util.TreeMap<>();
+    private final Set<Long> inherited;
+    /**
+     * SUBMIT bundles whose SUBMITTED has not come back, in send order, by their first id. I/O thread
+     * only. After a reconnection each is sent again as it was: the dispatcher accepts a bundle whole
+     * or not at all, and answers a bundle it already accepted as accepted without queueing it again.
+     */
+    private final LinkedHashMap<Long, List<Message.SubmittedTask>> unaccepted = new LinkedHashMap<>();
+    private final String secret;
 
-    Instance(Connection connection, long id, ClientOptions options, Runnable onClose) {
-        this(connection, id, options, onClose, null, -1);
+    /** A submitted task waiting for its bundle. */
+    private record Queued(byte[] spec, CompletableFuture<TaskResult> future) {
+    }
+
+    Instance(Connection connection, long id, String secret, ClientOptions options, Runnable onClose) {
+        this(connection, id, secret, options, onClose, null, -1);
     }
 
     /**
@@ -74,25 +89,34 @@ public final class Instance implements AutoCloseable {
      * @param highestTaskId  for an instance taken over by id: the highest task id it already has (new
      *                       tasks continue after it); -1 for a new instance
      */
-    Instance(Connection connection, long id, ClientOptions options, Runnable onClose, Consumer<TaskResult> listener,
-             long highestTaskId) {
+    Instance(Connection connection, long id, String secret, ClientOptions options, Runnable onClose,
+             Consumer<TaskResult> listener, long highestTaskId) {
         this.connection = connection;
         this.listener = listener;
         this.nextTaskId = highestTaskId + 1;
-        this.inherited = highestTaskId >= 0 || listener != null ? java.util.concurrent.ConcurrentHashMap.newKeySet()
-                : null;
+        this.inherited = highestTaskId >= 0 || listener != null ? ConcurrentHashMap.newKeySet() : null;
         this.id = id;
+        this.secret = secret;
         this.bundleSize = options.bundleSize();
         this.maxInFlight = options.maxInFlight();
         this.permits = new Semaphore(options.maxInFlight());
         this.onClose = onClose;
         this.reconnects = !options.reconnectFor().isZero();
-        connection.attach(id, new Sink());
+        connection.route(id, new Sink());
     }
 
     /** The dispatcher's id for this instance. */
     public long id() {
         return id;
+    }
+
+    /**
+     * What another client needs to take this instance over ({@link FalkonClient#attach(String,
+     * Consumer)}): the id and the instance's secret, as {@code ID-SECRET} in hex. Treat it like a
+     * password.
+     */
+    public String key() {
+        return InstanceKey.format(id, secret);
     }
 
     /**
@@ -132,14 +156,12 @@ public final class Instance implements AutoCloseable {
         byte[] encoded = TaskSpecCodec.encode(spec);
         acquirePermit();
         CompletableFuture<TaskResult> f = new CompletableFuture<>();
-        long taskId;
-        synchronized (this) {
-            taskId = nextTaskId++;
-        }
         outstanding.incrementAndGet();
-        pending.put(taskId, f);
-        toSend.add(new Message.SubmittedTask(taskId, encoded));
+        toSend.add(new Queued(encoded, f));
         queuedToSend.incrementAndGet();
+        if (lost != null || closed) {
+            failUnsent(lost != null ? lost : new FalkonException(null, "instance closed before the task was sent"));
+        }
         return f;
     }
 
@@ -181,9 +203,11 @@ public final class Instance implements AutoCloseable {
         while (queuedToSend.get() > 0) {
             int n = Math.min(bundleSize, queuedToSend.get());
             List<Message.SubmittedTask> bundle = new ArrayList<>(n);
-            Message.SubmittedTask t;
-            while (bundle.size() < n && (t = toSend.poll()) != null) {
-                bundle.add(t);
+            Queued q;
+            while (bundle.size() < n && (q = toSend.poll()) != null) {
+                long taskId = nextTaskId++; // ids in send order: a re-send covers exactly what was not accepted
+                pending.put(taskId, q.future());
+                bundle.add(new Message.SubmittedTask(taskId, q.spec()));
             }
             if (bundle.isEmpty()) {
                 return;
@@ -193,41 +217,40 @@ public final class Instance implements AutoCloseable {
         }
     }
 
-    /** On the I/O thread: one SUBMIT; its tasks stay in {@code unaccepted} until SUBMITTED. */
+    /**
+     * On the I/O thread: one SUBMIT; the bundle stays in {@code unaccepted} until SUBMITTED. The
+     * connection completes the reply on its I/O thread (the {@link Connection} contract).
+     */
     private void send(List<Message.SubmittedTask> bundle) {
-        for (Message.SubmittedTask t : bundle) {
-            unaccepted.put(t.clientTaskId(), t);
-        }
+        long first = bundle.get(0).clientTaskId();
+        unaccepted.put(first, bundle);
         connection.submit(id, bundle).whenComplete((accepted, err) -> {
             if (err == null) {
-                for (Message.SubmittedTask t : bundle) {
-                    unaccepted.remove(t.clientTaskId());
-                }
+                unaccepted.remove(first);
                 return;
             }
-            Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+            Throwable cause = err instanceof CompletionException && err.getCause() != null
                     ? err.getCause() : err;
             boolean bounced = cause instanceof ConnectionLostException
-                    || cause instanceof FalkonException fe && fe.code() == io.falkon.protocol.ErrorCode.SHUTTING_DOWN;
+                    || cause instanceof FalkonException fe && fe.code() == ErrorCode.SHUTTING_DOWN;
             if (bounced && reconnects && lost == null) {
                 return; // the connection is coming back: re-attaching tells what to send again
             }
-            for (Message.SubmittedTask t : bundle) {
-                unaccepted.remove(t.clientTaskId());
-            }
+            unaccepted.remove(first);
             failBundle(bundle, cause);
         });
     }
 
     /**
-     * On the I/O thread, after a reconnection: take the instance over again, then send again what
-     * the dispatcher never accepted (ids above the highest it reports), then carry on.
+     * On the I/O thread, after a reconnection: take the instance over again, then send again every
+     * bundle whose acceptance was not confirmed (the dispatcher answers those it had accepted without
+     * queueing them twice), then carry on.
      */
     private void reattach() {
         attached = false;
-        connection.attach(id).whenComplete((reply, err) -> {
+        connection.attach(id, secret).whenComplete((reply, err) -> {
             if (err != null) {
-                Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
+                Throwable cause = err instanceof CompletionException && err.getCause() != null
                         ? err.getCause() : err;
                 if (cause instanceof ConnectionLostException && lost == null) {
                     return; // broke again before the answer: the next reconnection retries
@@ -238,12 +261,11 @@ public final class Instance implements AutoCloseable {
                 failAll(lost);
                 return;
             }
-            List<Message.SubmittedTask> again = new ArrayList<>(unaccepted.tailMap(reply.highestClientTaskId(),
-                    false).values());
-            unaccepted.clear(); // up to the highest id, all arrived
+            List<List<Message.SubmittedTask>> again = new ArrayList<>(unaccepted.values());
+            unaccepted.clear();
             attached = true;
-            for (int i = 0; i < again.size(); i += bundleSize) {
-                send(new ArrayList<>(again.subList(i, Math.min(again.size(), i + bundleSize))));
+            for (List<Message.SubmittedTask> bundle : again) {
+                send(bundle);
             }
             flush();
         });
@@ -337,7 +359,7 @@ public final class Instance implements AutoCloseable {
                 throw e;
             }
         } finally {
-            connection.detach(id);
+            connection.unroute(id);
             FalkonException gone = new FalkonException(null, "instance closed before the task finished");
             failAll(gone);
             onClose.run();
@@ -352,6 +374,19 @@ public final class Instance implements AutoCloseable {
                 n++;
                 f.completeExceptionally(cause);
             }
+        }
+        finished(n);
+        failUnsent(cause);
+    }
+
+    /** Fails the tasks not yet put in a bundle. */
+    private void failUnsent(FalkonException cause) {
+        int n = 0;
+        Queued q;
+        while ((q = toSend.poll()) != null) {
+            queuedToSend.decrementAndGet();
+            q.future().completeExceptionally(cause);
+            n++;
         }
         finished(n);
     }

@@ -32,7 +32,7 @@ class BackpressureTest {
              FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
                      // no reconnecting: the connection itself must survive the pause
                      ClientOptions.defaults().withBundleSize(1000).withMaxInFlight(200_000)
-                             .withReconnectFor(Duration.ZERO))) {
+                             .withReconnectFor(Duration.ZERO).withToken(dispatcher.token()))) {
             Instance in = client.createInstance("over-budget");
             List<TaskSpec> specs = new ArrayList<>();
             for (int i = 0; i < 60_000; i++) {
@@ -45,7 +45,7 @@ class BackpressureTest {
             await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(12))
                     .until(() -> fs.stream().noneMatch(CompletableFuture::isDone));
             try (Executor exec = Executor.start(ExecutorConfig.of("127.0.0.1", dispatcher.port()).withId("drain")
-                    .withSlots(1000).withNoExec(true))) {
+                    .withSlots(1000).withNoExec(true).withToken(dispatcher.token()))) {
                 CompletableFuture.allOf(fs.toArray(CompletableFuture<?>[]::new)).get(120, TimeUnit.SECONDS);
                 assertThat(fs).allSatisfy(f -> assertThat(f.join().succeeded()).as(f.join().toString()).isTrue());
             }

@@ -53,13 +53,13 @@ class DataDiffusionTest {
 
     Executor executor(Dispatcher d, String id, int slots) {
         Executor e = Executor.start(ExecutorConfig.of("127.0.0.1", d.port()).withId(id).withSlots(slots)
-                .withCache(4 << 20, "lru", store).toBuilder().cacheHost("127.0.0.1").build());
+                .withToken(d.token()).withCache(4 << 20, "lru", store).toBuilder().cacheHost("127.0.0.1").build());
         closing.add(e);
         return e;
     }
 
     FalkonClient client(Dispatcher d) {
-        FalkonClient c = FalkonClient.connect("127.0.0.1:" + d.port());
+        FalkonClient c = FalkonClient.connect("127.0.0.1:" + d.port(), ClientOptions.defaults().withToken(d.token()));
         closing.add(c);
         return c;
     }
@@ -146,7 +146,7 @@ class DataDiffusionTest {
         object("y", 50_000);
         // an executor that claims to cache y, behind a cache port nobody listens on, with no free slot
         try (RawPeer liar = new RawPeer(d.port())) {
-            liar.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, "", "liar"));
+            liar.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, d.token(), "liar"));
             liar.read();
             liar.send(new Message.Register("liar", "127.0.0.1", 1, 0, java.util.Map.of("cachePort",
                     Integer.toString(dead), "cacheHost", "127.0.0.1")));

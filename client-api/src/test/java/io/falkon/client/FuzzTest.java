@@ -5,6 +5,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.falkon.protocol.GoldenVectors;
+import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.Protocol;
 import io.falkon.protocol.TaskSpec;
@@ -36,8 +37,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class FuzzTest {
     static final List<byte[]> VECTORS = GoldenVectors.all().stream().map(v -> GoldenVectors.frame(v.message())).toList();
-    static final byte[] CLIENT_HELLO = GoldenVectors.frame(Message.Hello.of(Protocol.ROLE_CLIENT, "", "fuzz"));
-    static final byte[] EXECUTOR_HELLO = GoldenVectors.frame(Message.Hello.of(Protocol.ROLE_EXECUTOR, "", "fuzz"));
+    static final String TOKEN = "fuzz-token";
+    static final byte[] CLIENT_HELLO = GoldenVectors.frame(Message.Hello.of(Protocol.ROLE_CLIENT, TOKEN, "fuzz"));
+    static final byte[] EXECUTOR_HELLO = GoldenVectors.frame(Message.Hello.of(Protocol.ROLE_EXECUTOR, TOKEN, "fuzz"));
+    static final byte[] UNAUTHENTICATED_HELLO = GoldenVectors.frame(Message.Hello.of(Protocol.ROLE_CLIENT, "", "fuzz"));
     static final byte[] REGISTER = GoldenVectors.frame(new Message.Register("fuzz", "fuzz", 1, 0, java.util.Map.of()));
 
     @Test
@@ -47,7 +50,8 @@ class FuzzTest {
         errors.start();
         Logger falkon = (Logger) LoggerFactory.getLogger("io.falkon.dispatcher");
         falkon.addAppender(errors);
-        try (Topology t = new Topology(1, 4); FalkonClient good = t.client(); Instance in = good.createInstance()) {
+        try (Topology t = new Topology(DispatcherConfig.local().withToken(TOKEN), 1, 4); FalkonClient good = t.client();
+             Instance in = good.createInstance()) {
             AtomicBoolean fuzzing = new AtomicBoolean(true);
             List<CompletableFuture<TaskResult>> work = new ArrayList<>();
             CompletableFuture<Void> steady = CompletableFuture.runAsync(() -> {
@@ -73,7 +77,7 @@ class FuzzTest {
             fuzzers.shutdown();
             fuzzing.set(false);
             steady.get(1, TimeUnit.MINUTES);
-            assertThat(sent).as("fuzz connections (seed %d)", seed).isEqualTo(1000);
+            assertThat(sent).as("fuzz connections the dispatcher accepted (seed %d)", seed).isEqualTo(1000);
             synchronized (work) {
                 assertThat(work).isNotEmpty().allSatisfy(w -> assertThat(w.join().succeeded()).isTrue());
             }
@@ -85,14 +89,25 @@ class FuzzTest {
         }
     }
 
-    /** Opens {@code n} connections, each sending something hostile; returns how many it made. */
+    /**
+     * Opens {@code n} connections, each sending something hostile; returns how many the dispatcher
+     * accepted. A connection it resets while we write is fine; one it no longer accepts (it died, or
+     * stopped listening) fails the count.
+     */
     static int fuzz(int port, Random rnd, int n) throws IOException {
         int made = 0;
         for (int i = 0; i < n; i++) {
-            try (Socket s = new Socket("127.0.0.1", port)) {
+            Socket s;
+            try {
+                s = new Socket("127.0.0.1", port);
+            } catch (IOException e) {
+                continue; // not accepted: counted as missing
+            }
+            made++;
+            try (s) {
                 s.setSoTimeout(20);
                 OutputStream out = s.getOutputStream();
-                switch (rnd.nextInt(5)) {
+                switch (rnd.nextInt(6)) {
                     case 0 -> out.write(randomBytes(rnd, 1 + rnd.nextInt(300)));
                     case 1 -> {
                         out.write(CLIENT_HELLO);
@@ -104,6 +119,10 @@ class FuzzTest {
                         out.write(mutate(rnd, VECTORS.get(rnd.nextInt(VECTORS.size()))));
                     }
                     case 3 -> out.write(mutate(rnd, CLIENT_HELLO));
+                    case 4 -> { // no token, then requests anyway
+                        out.write(UNAUTHENTICATED_HELLO);
+                        out.write(VECTORS.get(rnd.nextInt(VECTORS.size())));
+                    }
                     default -> {
                         out.write(CLIENT_HELLO);
                         for (int k = 0; k < 1 + rnd.nextInt(5); k++) {
@@ -113,9 +132,8 @@ class FuzzTest {
                 }
                 out.flush();
                 drain(s.getInputStream());
-                made++;
             } catch (IOException e) {
-                made++; // reset by the dispatcher: also fine
+                // reset by the dispatcher: fine
             }
         }
         return made;

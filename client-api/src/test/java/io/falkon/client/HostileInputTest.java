@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Garbage, oversized frames and protocol violations on the dispatcher's port: each closes that
@@ -39,7 +40,7 @@ class HostileInputTest {
         good = topology.client();
         goodInstance = good.createInstance("good");
         logged.start();
-        ((Logger) LoggerFactory.getLogger("io.falkon.dispatcher.transport.PeerHandler")).addAppender(logged);
+        ((Logger) LoggerFactory.getLogger("io.falkon.dispatcher")).addAppender(logged);
         submitGoodWork();
     }
 
@@ -57,7 +58,7 @@ class HostileInputTest {
         for (CompletableFuture<TaskResult> f : goodWork) {
             assertThat(f.get(60, TimeUnit.SECONDS).succeeded()).isTrue();
         }
-        ((Logger) LoggerFactory.getLogger("io.falkon.dispatcher.transport.PeerHandler")).detachAppender(logged);
+        ((Logger) LoggerFactory.getLogger("io.falkon.dispatcher")).detachAppender(logged);
         good.close();
         topology.close();
     }
@@ -72,6 +73,27 @@ class HostileInputTest {
         assertThat(peer.closedByPeer()).isTrue();
         assertThat(logged.list).anySatisfy(ev -> assertThat(ev.getFormattedMessage()).contains(code.name())
                 .contains(reason));
+    }
+
+    @Test
+    void aNewlineInAPeersTextCannotForgeALogLine() throws Exception {
+        String forged = "evil\n07:00:00.000 INFO Scheduler - executor FORGED-LINE registered";
+        try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
+            p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token(), "raw"));
+            p.read();
+            p.send(new Message.Register(forged, "host\r\nline", 1, 0, java.util.Map.of()));
+            p.send(new Message.Credit(1));
+            topology.dispatcher.awaitExecutors(2, java.time.Duration.ofSeconds(10));
+        }
+        await().atMost(java.time.Duration.ofSeconds(10)).until(() -> logged.list.stream()
+                .anyMatch(ev -> ev.getFormattedMessage().contains("FORGED-LINE") && ev.getFormattedMessage()
+                        .contains("disconnected")));
+        assertThat(logged.list).filteredOn(ev -> ev.getFormattedMessage().contains("FORGED-LINE"))
+                .isNotEmpty()
+                .allSatisfy(ev -> assertThat(ev.getFormattedMessage()).doesNotContain("\n").doesNotContain("\r")
+                        .contains("evil\\x0a07:00:00.000"));
+        // the status document carries the escaped form too
+        assertThat(topology.dispatcher.status()).doesNotContain("evil\\n");
     }
 
     @Test
@@ -125,7 +147,7 @@ class HostileInputTest {
     @Test
     void aClientSendingExecutorMessagesIsCut() throws Exception {
         try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
-            p.send(Message.Hello.of(Protocol.ROLE_CLIENT, "", "raw"));
+            p.send(Message.Hello.of(Protocol.ROLE_CLIENT, topology.dispatcher.token(), "raw"));
             assertThat(p.read()).isInstanceOf(Message.Welcome.class);
             p.send(new Message.Result(10, List.of()));
             assertClosedWith(p, ErrorCode.UNEXPECTED_MESSAGE, "RESULT is not allowed here");
@@ -135,7 +157,7 @@ class HostileInputTest {
     @Test
     void anInvalidTaskRejectsItsBundleButTheConnectionStaysUsable() throws Exception {
         try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
-            p.send(Message.Hello.of(Protocol.ROLE_CLIENT, "", "raw"));
+            p.send(Message.Hello.of(Protocol.ROLE_CLIENT, topology.dispatcher.token(), "raw"));
             assertThat(p.read()).isInstanceOf(Message.Welcome.class);
             p.send(new Message.CreateInstance(1, "raw", 0));
             long instance = ((Message.InstanceCreated) p.read()).instanceId();

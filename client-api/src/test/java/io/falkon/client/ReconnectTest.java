@@ -25,18 +25,22 @@ import static org.awaitility.Awaitility.await;
 
 /** A dispatcher restarted under a client and its executors: nothing accepted is lost. */
 class ReconnectTest {
+    /** Both dispatchers of a restart share the deployment's token, as a restarted one reads its file. */
+    static final String TOKEN = "reconnect-test-token";
+
     @TempDir
     Path journal;
 
     @Test
     void clientAndExecutorsCarryOnAcrossADispatcherRestartWithAJournal() throws Exception {
-        DispatcherConfig cfg = DispatcherConfig.local().withJournal(journal, FsyncPolicy.ALWAYS);
+        DispatcherConfig cfg = DispatcherConfig.local().withToken(TOKEN).withJournal(journal, FsyncPolicy.ALWAYS);
         Dispatcher first = Dispatcher.start(cfg);
         int port = first.port();
         Executor exec = Executor.start(ExecutorConfig.of("127.0.0.1", port).withId("survivor").withSlots(4)
+                .withToken(TOKEN)
                 .withReconnectFor(Duration.ofSeconds(60)));
         first.awaitExecutors(1, Duration.ofSeconds(30));
-        FalkonClient client = FalkonClient.connect("127.0.0.1:" + port);
+        FalkonClient client = FalkonClient.connect("127.0.0.1:" + port, ClientOptions.defaults().withToken(TOKEN));
         try {
             Instance in = client.createInstance("restart");
             ConcurrentHashMap<Long, AtomicInteger> seen = new ConcurrentHashMap<>();
@@ -71,13 +75,13 @@ class ReconnectTest {
 
     @Test
     void withoutAJournalARestartedDispatcherCannotTakeTheInstanceBackAndSaysSo() throws Exception {
-        Dispatcher first = Dispatcher.start(DispatcherConfig.local());
+        Dispatcher first = Dispatcher.start(DispatcherConfig.local().withToken(TOKEN));
         int port = first.port();
-        try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port);
+        try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port, ClientOptions.defaults().withToken(TOKEN));
              Instance in = client.createInstance("gone")) {
             CompletableFuture<TaskResult> f = in.submit(TaskSpec.of("true")); // no executor: stays queued
             first.stopForRestart();
-            Dispatcher second = Dispatcher.start(DispatcherConfig.local().withPort(port));
+            Dispatcher second = Dispatcher.start(DispatcherConfig.local().withToken(TOKEN).withPort(port));
             try {
                 assertThatThrownBy(() -> f.get(60, TimeUnit.SECONDS)).hasCauseInstanceOf(FalkonException.class)
                         .cause().hasMessageContaining("could not be re-attached");
@@ -90,12 +94,15 @@ class ReconnectTest {
     @Test
     void anotherClientReattachesByIdAndGetsWhatWasNotAcknowledged() throws Exception {
         try (Topology t = new Topology(1, 2)) {
-            long id;
+            String key;
             try (RawPeer gone = new RawPeer(t.dispatcher.port())) {
-                gone.send(io.falkon.protocol.Message.Hello.of(io.falkon.protocol.Protocol.ROLE_CLIENT, "", "raw"));
+                gone.send(io.falkon.protocol.Message.Hello.of(io.falkon.protocol.Protocol.ROLE_CLIENT,
+                        t.dispatcher.token(), "raw"));
                 gone.read();
                 gone.send(new io.falkon.protocol.Message.CreateInstance(1, "lease", 300));
-                id = ((io.falkon.protocol.Message.InstanceCreated) gone.read()).instanceId();
+                io.falkon.protocol.Message.InstanceCreated made = (io.falkon.protocol.Message.InstanceCreated) gone.read();
+                long id = made.instanceId();
+                key = InstanceKey.format(id, made.secret());
                 List<io.falkon.protocol.Message.SubmittedTask> tasks = new ArrayList<>();
                 for (int i = 0; i < 5; i++) {
                     tasks.add(new io.falkon.protocol.Message.SubmittedTask(i, io.falkon.protocol.TaskSpecCodec.encode(
@@ -106,7 +113,7 @@ class ReconnectTest {
             }
             try (FalkonClient client = t.client()) {
                 List<String> outputs = new java.util.concurrent.CopyOnWriteArrayList<>();
-                Instance in = client.attach(id, r -> outputs.add(r.stdout().trim()));
+                Instance in = client.attach(key, r -> outputs.add(r.stdout().trim()));
                 await().atMost(Duration.ofSeconds(30)).until(() -> outputs.size() == 5);
                 assertThat(outputs).containsExactlyInAnyOrder("task-0", "task-1", "task-2", "task-3", "task-4");
                 // new work continues the ids and runs

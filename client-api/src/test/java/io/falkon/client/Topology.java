@@ -31,7 +31,7 @@ final class Topology implements AutoCloseable {
 
     Executor addExecutor(String id, int slots, boolean noExec) {
         Executor e = Executor.start(ExecutorConfig.of("127.0.0.1", dispatcher.port()).withId(id).withSlots(slots)
-                .withNoExec(noExec).withOutputCap(64 * 1024).withToken(dispatcher.config().token()));
+                .withNoExec(noExec).withOutputCap(64 * 1024).withToken(dispatcher.token()));
         executors.add(e);
         return e;
     }
@@ -41,11 +41,13 @@ final class Topology implements AutoCloseable {
     }
 
     FalkonClient client() {
-        return FalkonClient.connect(address(), ClientOptions.defaults().withToken(dispatcher.config().token()));
+        return FalkonClient.connect(address(), ClientOptions.defaults().withToken(dispatcher.token()));
     }
 
+    /** A client with these options, presenting the dispatcher's token unless they name one. */
     FalkonClient client(ClientOptions options) {
-        return FalkonClient.connect(address(), options);
+        return FalkonClient.connect(address(), options.token().isEmpty() ? options.withToken(dispatcher.token())
+                : options);
     }
 
     @Override

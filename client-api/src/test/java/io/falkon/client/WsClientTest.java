@@ -26,7 +26,8 @@ class WsClientTest {
     @Test
     void theClientLibraryWorksTheSameOverWs() throws Exception {
         try (Topology t = topology();
-             FalkonClient client = FalkonClient.connect(t.dispatcher.wsUrl(), ClientOptions.defaults().withBundleSize(3));
+             FalkonClient client = FalkonClient.connect(t.dispatcher.wsUrl(), ClientOptions.defaults().withBundleSize(3)
+                     .withToken(t.dispatcher.token()));
              Instance in = client.createInstance("over-ws")) {
             List<CompletableFuture<TaskResult>> fs = in.submit(List.of(
                     TaskSpec.shell("echo hello; echo oops >&2"),
@@ -52,7 +53,7 @@ class WsClientTest {
         try (Topology t = topology()) {
             int n = 2_000;
             try (FalkonClient client = FalkonClient.connect(t.dispatcher.wsUrl(),
-                    ClientOptions.defaults().withBundleSize(250).withMaxInFlight(1_000))) {
+                    ClientOptions.defaults().withBundleSize(250).withMaxInFlight(1_000).withToken(t.dispatcher.token()))) {
                 Instance in = client.createInstance("sweep");
                 List<CompletableFuture<TaskResult>> fs = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
@@ -68,17 +69,32 @@ class WsClientTest {
     }
 
     @Test
-    void takingOverAnInstanceByIdIsRefusedWithAReason() throws Exception {
-        try (Topology t = topology(); FalkonClient client = FalkonClient.connect(t.dispatcher.wsUrl())) {
-            assertThatThrownBy(() -> client.attach(42, r -> { }))
-                    .isInstanceOf(FalkonException.class).hasMessageContaining("not available over the WS interface");
+    void anInstanceIsTakenOverWithItsKeyAndOnlyWithIt() throws Exception {
+        try (Topology t = topology();
+             FalkonClient first = FalkonClient.connect(t.dispatcher.wsUrl(),
+                     ClientOptions.defaults().withToken(t.dispatcher.token()))) {
+            Instance in = first.createInstance("handed-over");
+            in.submit(TaskSpec.of("/bin/echo", "before")).get(30, TimeUnit.SECONDS);
+            String key = in.key();
+            try (FalkonClient second = FalkonClient.connect(t.dispatcher.wsUrl(),
+                    ClientOptions.defaults().withToken(t.dispatcher.token()))) {
+                String wrong = key.substring(0, key.indexOf('-') + 1) + "0".repeat(32);
+                assertThatThrownBy(() -> second.attach(wrong, r -> { })).isInstanceOf(FalkonException.class)
+                        .hasMessageContaining("unknown instance");
+                List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+                Instance taken = second.attach(key, r -> seen.add(r.stdout().trim()));
+                TaskResult more = taken.submit(TaskSpec.of("/bin/echo", "after")).get(30, TimeUnit.SECONDS);
+                assertThat(more.stdout()).isEqualTo("after\n");
+                assertThat(more.taskId()).as("new ids continue after the instance's").isEqualTo(1);
+                taken.close();
+            }
         }
     }
 
     @Test
     void anUnreachableAddressFailsAtConnect() {
         assertThatThrownBy(() -> FalkonClient.connect("http://127.0.0.1:1/axis2/services/Falkon",
-                ClientOptions.defaults().withConnectTimeout(Duration.ofSeconds(2))))
+                ClientOptions.defaults().withConnectTimeout(Duration.ofSeconds(2)).withToken("t")))
                 .isInstanceOf(FalkonException.class).hasMessageContaining("127.0.0.1:1");
     }
 }

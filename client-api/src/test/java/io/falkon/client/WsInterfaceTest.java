@@ -80,7 +80,7 @@ class WsInterfaceTest {
     void theWsdlParsesAndListsTheFiveOperationsOnSoap11AndSoap12Bindings() throws Exception {
         var reader = WSDLFactory.newInstance().newWSDLReader();
         reader.setFeature("javax.wsdl.verbose", false);
-        Definition def = reader.readWSDL(url + "?wsdl");
+        Definition def = reader.readWSDL(url + "?wsdl", dom(get(url + "?wsdl")));
         PortType pt = def.getPortType(new javax.xml.namespace.QName(NS, "FalkonPortType"));
         Set<String> ops = new TreeSet<>();
         for (Object o : pt.getOperations()) {
@@ -102,6 +102,13 @@ class WsInterfaceTest {
             }
         }
         assertThat(addresses).containsExactlyInAnyOrder("1.1 " + url, "1.2 " + url);
+        // the token travels in a SOAP header the WSDL declares, for clients generated from it
+        Binding b = def.getBinding(new javax.xml.namespace.QName(NS, "FalkonSoap11Binding"));
+        for (Object o : b.getBindingOperations()) {
+            javax.wsdl.BindingOperation op = (javax.wsdl.BindingOperation) o;
+            assertThat(op.getBindingInput().getExtensibilityElements()).as(op.getName())
+                    .anySatisfy(e -> assertThat(e).isInstanceOf(javax.wsdl.extensions.soap.SOAPHeader.class));
+        }
     }
 
     // ---- the exchange, on the wire ---------------------------------------------------------
@@ -141,7 +148,7 @@ class WsInterfaceTest {
 
         Element destroyed = call("Destroy", "<f:key>" + key + "</f:key>");
         assertThat(text(destroyed, "cancelled")).isEqualTo("0");
-        assertThat(faultOf(post11("GetStatus", "<f:key>" + key + "</f:key>"))).contains("unknown instance " + key);
+        assertThat(faultOf(post11("GetStatus", "<f:key>" + key + "</f:key>"))).contains("unknown instance");
     }
 
     @Test
@@ -188,8 +195,10 @@ class WsInterfaceTest {
         faults.put("malformed", faultOf(postRaw(SOAP11, "text/xml; charset=UTF-8", "Submit",
                 "<s:Envelope xmlns:s=\"" + SOAP11 + "\" xmlns:f=\"" + NS + "\"><s:Body><f:Submit><f:key>" + key
                         + "</f:key><f:task><f:command>x</f:task></f:Submit></s:Body></s:Envelope>")));
-        faults.put("unknown", faultOf(post11("Submit",
-                "<f:key>0123456789abcdef</f:key><f:task><f:command>/bin/true</f:command></f:task>")));
+        faults.put("unknown", faultOf(post11("Submit", "<f:key>0123456789abcdef-" + "0".repeat(32)
+                + "</f:key><f:task><f:command>/bin/true</f:command></f:task>")));
+        faults.put("wrongSecret", faultOf(post11("GetStatus", "<f:key>" + key.substring(0, key.indexOf('-') + 1)
+                + "f".repeat(32) + "</f:key>")));
         faults.put("notAKey", faultOf(post11("GetResults", "<f:key>not-hex</f:key>")));
         StringBuilder big = new StringBuilder("<f:key>" + key + "</f:key>");
         for (int i = 0; i <= MAX_BUNDLE; i++) {
@@ -204,16 +213,28 @@ class WsInterfaceTest {
                 + "<f:task><f:command>/bin/true</f:command><f:argument>x</f:argument></f:task>")));
         faults.put("noKey", faultOf(post11("Destroy", "")));
         faults.put("badMax", faultOf(post11("GetResults", "<f:key>" + key + "</f:key><f:max>0</f:max>")));
+        faults.put("wrapped", faultOf(post11("GetResults", "<f:key>" + key + "</f:key><f:max>-4294967291</f:max>")));
+        faults.put("dupIds", faultOf(post11("Submit", "<f:key>" + key + "</f:key>"
+                + "<f:task id=\"9\"><f:command>/bin/true</f:command></f:task>"
+                + "<f:task id=\"9\"><f:command>/bin/true</f:command></f:task>")));
+        faults.put("reusedId", faultOf(post11("Submit", "<f:key>" + key + "</f:key>"
+                + "<f:task id=\"7\"><f:command>/bin/true</f:command></f:task>"
+                + "<f:task id=\"8\"><f:command>/bin/true</f:command></f:task>")));
 
-        assertThat(faults.get("malformed")).contains("malformed XML");
-        assertThat(faults.get("unknown")).contains("unknown instance 123456789abcdef");
-        assertThat(faults.get("notAKey")).contains("'not-hex' is not an instance key");
+        assertThat(faults.get("malformed")).contains("not a well-formed SOAP envelope");
+        assertThat(faults.get("unknown")).contains("unknown instance").contains("12345678");
+        assertThat(faults.get("wrongSecret")).contains("unknown instance");
+        assertThat(faults.get("notAKey")).contains("GetResults: <key> is not an instance key");
         assertThat(faults.get("tooBig")).contains("more than " + MAX_BUNDLE + " tasks");
         assertThat(faults.get("noCommand")).contains("task 1 of the bundle: no <command>");
         assertThat(faults.get("badNumber")).contains("task 0 of the bundle: <wallTimeMillis>: 'soon' is not an integer");
         assertThat(faults.get("typo")).contains("unknown element <argument>");
         assertThat(faults.get("noKey")).contains("Destroy: no <key>");
-        assertThat(faults.get("badMax")).contains("max must be at least 1");
+        assertThat(faults.get("badMax")).contains("GetResults: <max>: 0 is out of range");
+        assertThat(faults.get("wrapped")).contains("GetResults: <max>: -4294967291 is out of range");
+        assertThat(faults.get("dupIds")).contains("clientTaskId 9").contains("twice");
+        assertThat(faults.get("reusedId")).contains("clientTaskId 7").contains("already used");
+        assertThat(faults.values()).allSatisfy(f -> assertThat(f).doesNotContainPattern("[a-z]+\\.[a-z]+\\.[A-Z]\\w+"));
 
         // none of the refused bundles queued anything; the accepted task still finishes and is delivered
         Map<String, Element> results = fetchAll(key, 1);
@@ -232,14 +253,16 @@ class WsInterfaceTest {
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
                 .until(() -> new ObjectMapper().readTree(topology.dispatcher.status()).path("running").asInt() == 0);
         assertThat(new ObjectMapper().readTree(topology.dispatcher.status()).path("instances").asInt()).isZero();
-        assertThat(faultOf(post11("GetStatus", probe))).contains("unknown instance " + key);
+        assertThat(faultOf(post11("GetStatus", probe))).contains("unknown instance");
     }
 
     @Test
-    void tcpInstancesAreInvisibleOverWs() throws Exception {
+    void aTcpInstanceIsOutOfReachOverWsWithoutItsSecret() throws Exception {
         try (FalkonClient tcp = topology.client(); Instance in = tcp.createInstance("tcp-owner")) {
-            String key = Long.toUnsignedString(in.id(), 16);
-            assertThat(faultOf(post11("Destroy", "<f:key>" + key + "</f:key>"))).contains("unknown instance " + key);
+            String id = Long.toUnsignedString(in.id(), 16);
+            assertThat(faultOf(post11("Destroy", "<f:key>" + id + "</f:key>"))).contains("not an instance key");
+            assertThat(faultOf(post11("Destroy", "<f:key>" + id + "-" + "0".repeat(32) + "</f:key>")))
+                    .contains("unknown instance");
             assertThat(in.submit(TaskSpec.of("/bin/echo", "still mine")).get().stdout()).isEqualTo("still mine\n");
         }
     }
@@ -284,7 +307,9 @@ class WsInterfaceTest {
     }
 
     private static String postRaw(String soapNs, String contentType, String op, String envelope) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).header("Content-Type", contentType)
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(8))
+                .header("Content-Type", contentType)
+                .header("Authorization", "Bearer " + topology.dispatcher.token())
                 .POST(HttpRequest.BodyPublishers.ofString(envelope));
         if (soapNs.equals(SOAP11)) {
             b.header("SOAPAction", "\"urn:falkon:ws:1:" + op + "\"");
@@ -298,7 +323,8 @@ class WsInterfaceTest {
     }
 
     private static String get(String u) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(u)).build(),
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(u))
+                .header("Authorization", "Bearer " + topology.dispatcher.token()).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
         return r.body();

@@ -5,6 +5,7 @@ import io.falkon.datacache.fetch.Fetcher;
 import io.falkon.datacache.fetch.PeerFetcher;
 import io.falkon.datacache.fetch.StoreFetcher;
 import io.falkon.datacache.fetch.Unpacker;
+import io.falkon.protocol.auth.Token;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +53,7 @@ public final class CacheStore implements AutoCloseable {
     private final EvictionPolicy policy;
     private final StoreFetcher store;
     private final HttpClient http;
+    private final Token token;
     private final CacheListener listener;
     private final Map<String, Entry> entries = new HashMap<>();
     private final Map<String, CompletableFuture<Void>> inflight = new HashMap<>();
@@ -80,10 +82,11 @@ public final class CacheStore implements AutoCloseable {
      * @param dir      the cache directory (emptied first)
      * @param capacity bytes it may hold
      * @param store    reads from the shared store
+     * @param token    what peers' cache servers require
      * @param listener told about objects added and removed (stored form only)
      */
     public CacheStore(Path dir, long capacity, EvictionPolicy policy, StoreFetcher store, HttpClient http,
-                      CacheListener listener) throws IOException {
+                      Token token, CacheListener listener) throws IOException {
         if (capacity <= 0) {
             throw new IllegalArgumentException("cache capacity must be positive");
         }
@@ -93,6 +96,7 @@ public final class CacheStore implements AutoCloseable {
         this.policy = policy;
         this.store = store;
         this.http = http;
+        this.token = token;
         this.listener = listener;
         deleteTree(this.dir);
         deleteTree(this.tmp);
@@ -211,7 +215,7 @@ public final class CacheStore implements AutoCloseable {
         for (String peer : peerHints) {
             Path out = tmp.resolve("p" + tmpSeq.incrementAndGet());
             try {
-                long n = Copy.verified(new PeerFetcher(http, peer), ref, out);
+                long n = Copy.verified(new PeerFetcher(http, peer, token), ref, out);
                 return insert(ref.key(), ref.id(), true, out, n, Source.PEER, n);
             } catch (IOException e) {
                 // a stale hint, a peer gone, a bad copy: fall through to the next source

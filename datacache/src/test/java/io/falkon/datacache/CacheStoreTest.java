@@ -3,6 +3,7 @@ package io.falkon.datacache;
 import io.falkon.datacache.eviction.Lru;
 import io.falkon.datacache.fetch.StoreFetcher;
 import io.falkon.datacache.peer.PeerServer;
+import io.falkon.protocol.auth.Token;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
@@ -41,6 +42,7 @@ class CacheStoreTest {
     Path otherDir;
 
     final HttpClient http = HttpClient.newHttpClient();
+    final Token token = Token.random();
     final List<String> events = new CopyOnWriteArrayList<>();
     final List<AutoCloseable> closing = new ArrayList<>();
 
@@ -52,7 +54,7 @@ class CacheStoreTest {
     }
 
     CacheStore cache(Path dir, long capacity) throws IOException {
-        CacheStore c = new CacheStore(dir, capacity, new Lru(), new StoreFetcher(store, http, null), http,
+        CacheStore c = new CacheStore(dir, capacity, new Lru(), new StoreFetcher(store, http, null), http, token,
                 new CacheListener() {
                     @Override
                     public void added(String id, long size) {
@@ -171,7 +173,7 @@ class CacheStoreTest {
         object("shared", 5000);
         CacheStore holder = cache(otherDir, 100_000);
         holder.lease(ObjectRef.of("shared", "shared"), List.of()).close();
-        PeerServer server = PeerServer.start(holder, "127.0.0.1", 0);
+        PeerServer server = PeerServer.start(holder, "127.0.0.1", 0, token);
         closing.add(server);
         String peer = "127.0.0.1:" + server.port();
         CacheStore c = cache(cacheDir, 100_000);
@@ -187,6 +189,46 @@ class CacheStoreTest {
         CacheStore third = cache(store.resolve("third-cache"), 100_000);
         try (Lease l = third.lease(ObjectRef.of("only-in-store", "only-in-store"), List.of(peer))) {
             assertThat(l.source()).as("the hint was stale: the peer answered 404").isEqualTo(Source.STORE);
+        }
+    }
+
+    @Test
+    void aPeerServerRefusesAFetchWithoutTheTokenOrWithAWrongOne() throws Exception {
+        object("secret-data", 5000);
+        CacheStore holder = cache(otherDir, 100_000);
+        holder.lease(ObjectRef.of("secret-data", "secret-data"), List.of()).close();
+        PeerServer server = PeerServer.start(holder, "127.0.0.1", 0, token);
+        closing.add(server);
+        java.net.URI uri = io.falkon.datacache.fetch.PeerFetcher.uri("127.0.0.1:" + server.port(), "secret-data");
+        java.net.http.HttpResponse<byte[]> none = http.send(java.net.http.HttpRequest.newBuilder(uri).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(none.statusCode()).isEqualTo(401);
+        assertThat(none.headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"falkon\"");
+        java.net.http.HttpResponse<byte[]> wrong = http.send(java.net.http.HttpRequest.newBuilder(uri)
+                .header("Authorization", "Bearer not-the-token").build(),
+                java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(wrong.statusCode()).isEqualTo(401);
+        assertThat(new String(wrong.body(), StandardCharsets.UTF_8)).doesNotContain("secret");
+        java.net.http.HttpResponse<byte[]> right = http.send(java.net.http.HttpRequest.newBuilder(uri)
+                .header("Authorization", "Bearer " + token.value()).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(right.statusCode()).isEqualTo(200);
+        assertThat(right.body()).isEqualTo(Files.readAllBytes(store.resolve("secret-data")));
+        // and a cache that does not hold the token falls back to the store: the peer refused it
+        CacheStore stranger = new CacheStore(cacheDir, 100_000, new Lru(), new StoreFetcher(store, http, null), http,
+                Token.of("another-deployment"), new CacheListener() {
+                    @Override
+                    public void added(String id, long size) {
+                    }
+
+                    @Override
+                    public void removed(String id) {
+                    }
+                });
+        closing.add(stranger);
+        try (Lease l = stranger.lease(ObjectRef.of("secret-data", "secret-data"),
+                List.of("127.0.0.1:" + server.port()))) {
+            assertThat(l.source()).isEqualTo(Source.STORE);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.falkon.dispatcher;
 
+import io.falkon.dispatcher.admission.Admission;
 import io.falkon.dispatcher.core.Journal;
 import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.dispatcher.core.SchedulerLoop;
@@ -84,13 +85,14 @@ public final class Dispatcher implements AutoCloseable {
             journal.restoreInto(scheduler);
         }
         SchedulerLoop loop = new SchedulerLoop(scheduler).start();
+        Admission admission = new Admission(loop, config.token(), config.maxTaskBytes());
         long hb = config.heartbeatMillis();
-        TcpTransport.Settings settings = new TcpTransport.Settings(config.token(), config.maxFrameLength(), hb,
-                hb > 0 ? 3 * hb : 0, 10_000);
+        TcpTransport.Settings settings = new TcpTransport.Settings(id, config.maxFrameLength(), hb,
+                hb > 0 ? 3 * hb : 0, 10_000, config.tls());
         TcpTransport tcp;
         try {
             tcp = TcpTransport.bind(new InetSocketAddress(config.bindHost(), config.port()),
-                    config.ioThreads(), settings, loop);
+                    config.ioThreads(), settings, admission);
         } catch (InterruptedException e) {
             loop.close();
             closeJournal(journal);
@@ -105,7 +107,8 @@ public final class Dispatcher implements AutoCloseable {
         WsTransport ws = null;
         if (config.wsPort() >= 0) {
             try {
-                ws = WsTransport.bind(new InetSocketAddress(config.bindHost(), config.wsPort()), loop, config.ws());
+                ws = WsTransport.bind(new InetSocketAddress(config.bindHost(), config.wsPort()), admission, config.ws(),
+                        config.tls(), config.advertiseHost());
             } catch (IllegalStateException e) {
                 tcp.close();
                 loop.close();
@@ -113,12 +116,21 @@ public final class Dispatcher implements AutoCloseable {
                 throw e;
             }
         }
+        if (!config.token().required()) {
+            log.warn("AUTHENTICATION IS OFF: anyone who can reach {}:{}{} can run commands as this user",
+                    config.bindHost(), tcp.localAddress().getPort(), ws == null ? "" : " or the WS port " + ws.port());
+        }
         log.info("dispatcher {} listening on {} (policy {})", id, tcp.localAddress(), config.policy().name());
         return new Dispatcher(config, loop, tcp, journal, ws);
     }
 
     public DispatcherConfig config() {
         return config;
+    }
+
+    /** What clients and executors must present ("" when authentication is off). */
+    public String token() {
+        return config.token().value();
     }
 
     /** The TCP port it listens on (the real one when configured with port 0). */

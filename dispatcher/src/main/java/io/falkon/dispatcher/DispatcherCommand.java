@@ -1,24 +1,58 @@
 package io.falkon.dispatcher;
 
+import io.falkon.dispatcher.core.SchedulerConfig;
+import io.falkon.dispatcher.journal.FsyncPolicy;
 import io.falkon.dispatcher.policy.DispatchPolicies;
+import io.falkon.dispatcher.ws.WsTransport;
 import io.falkon.protocol.Protocol;
+import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.auth.TokenSource;
+import io.falkon.protocol.tls.Tls;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
 /** {@code falkon dispatcher}; {@link #main} runs it on its own. */
-@Command(name = "dispatcher", mixinStandardHelpOptions = true,
-        description = "Run a dispatcher: executors and clients connect to it.")
+@Command(name = "dispatcher", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Run a dispatcher: executors and clients connect to it. Callers must present its token "
+                + "(see docs/security.md): by default it is read from, or written to, ~/.falkon/token.")
 public final class DispatcherCommand implements Callable<Integer> {
+    /** Exit status when the scheduler failed and the dispatcher stopped (a supervisor restarts it with its journal). */
+    public static final int EXIT_FAILED = 70;
 
     @Option(names = "--port", description = "TCP port (default: ${DEFAULT-VALUE}; 0 picks a free one)")
     int port = Protocol.DEFAULT_PORT;
 
     @Option(names = "--host", description = "address to listen on (default: ${DEFAULT-VALUE}, all interfaces)")
     String host = "0.0.0.0";
+
+    @Option(names = "--advertise-host", paramLabel = "HOST", description = "the host name put in the addresses the "
+            + "dispatcher hands out (the WSDL, WS instance references) (default: the listen address, or this host's "
+            + "name)")
+    String advertiseHost;
+
+    @Option(names = "--token-file", paramLabel = "FILE", description = "read the token callers must present from "
+            + "FILE (default: $FALKON_TOKEN, else ~/.falkon/token, created with a new random token if missing)")
+    Path tokenFile;
+
+    @Option(names = "--token", paramLabel = "TOKEN", description = "the token itself (visible to ps: prefer "
+            + "--token-file or $FALKON_TOKEN)")
+    String token;
+
+    @Option(names = "--no-auth", description = "INSECURE: require no token, so that anyone who can reach the ports "
+            + "can run commands as this user. Only for a closed network.")
+    boolean noAuth;
+
+    @Option(names = "--tls-cert", paramLabel = "PEM", description = "TLS on the TCP and WS ports: this certificate "
+            + "chain (with --tls-key)")
+    Path tlsCert;
+
+    @Option(names = "--tls-key", paramLabel = "PEM", description = "the private key of --tls-cert (PKCS#8 PEM)")
+    Path tlsKey;
 
     @Option(names = "--policy", description = "dispatch policy: first-available (fa), max-cache-hit (mch), "
             + "max-compute-util (mcu), good-cache-compute (gcc) (default: ${DEFAULT-VALUE})")
@@ -32,9 +66,6 @@ public final class DispatcherCommand implements Callable<Integer> {
             + "at or above it, max-compute-util below (default: ${DEFAULT-VALUE})")
     double gccThreshold = 0.9;
 
-    @Option(names = "--token", description = "shared secret executors and clients must present")
-    String token = "";
-
     @Option(names = "--io-threads", description = "Netty I/O threads (default: cores)")
     int ioThreads = Runtime.getRuntime().availableProcessors();
 
@@ -42,17 +73,17 @@ public final class DispatcherCommand implements Callable<Integer> {
             + "dropped (default: ${DEFAULT-VALUE}; 0 = off)")
     long heartbeatMillis = 5000;
 
-    public static void main(String[] args) {
-        System.exit(new CommandLine(new DispatcherCommand()).execute(args));
-    }
+    @Option(names = "--max-task-bytes", description = "largest task spec accepted, over TCP and WS "
+            + "(default: ${DEFAULT-VALUE})")
+    int maxTaskBytes = 1 << 20;
 
     @Option(names = "--journal", paramLabel = "DIR", description = "keep an append-only journal in DIR so that "
             + "accepted tasks and undelivered results survive a restart (default: none)")
-    java.nio.file.Path journal;
+    Path journal;
 
     @Option(names = "--fsync", description = "journal durability: ALWAYS (fsync each batch before replying), BATCH "
             + "(fsync every 50 ms), NEVER (default: ${DEFAULT-VALUE})")
-    io.falkon.dispatcher.journal.FsyncPolicy fsync = io.falkon.dispatcher.journal.FsyncPolicy.BATCH;
+    FsyncPolicy fsync = FsyncPolicy.BATCH;
 
     @Option(names = "--retries", description = "re-dispatches after framework failures, for tasks that set none "
             + "(default: ${DEFAULT-VALUE})")
@@ -73,8 +104,8 @@ public final class DispatcherCommand implements Callable<Integer> {
     @Option(names = "--suspend-for", paramLabel = "SECONDS", description = "(default: ${DEFAULT-VALUE})")
     long suspendForSeconds = 120;
 
-    @Option(names = "--max-memory", paramLabel = "MIB", description = "queued tasks "
-            + "above this pause reading from clients (default: half the heap)")
+    @Option(names = "--max-memory", paramLabel = "MIB", description = "tasks and results held above this pause "
+            + "reading from clients (default: half the heap)")
     Long maxMemoryMiB;
 
     @Option(names = "--ws-port", description = "also serve the Web Services (SOAP) interface on this HTTP port "
@@ -82,25 +113,47 @@ public final class DispatcherCommand implements Callable<Integer> {
     Integer wsPort;
 
     @Option(names = "--ws-max-bundle", description = "most tasks one WS Submit may carry (default: ${DEFAULT-VALUE})")
-    int wsMaxBundle = io.falkon.dispatcher.ws.WsTransport.Settings.defaults().maxBundle();
+    int wsMaxBundle = WsTransport.Settings.defaults().maxBundle();
+
+    @Option(names = "--ws-max-request", paramLabel = "BYTES", description = "largest WS request body "
+            + "(default: ${DEFAULT-VALUE})")
+    int wsMaxRequest = WsTransport.Settings.defaults().maxRequestBytes();
+
+    @Option(names = "--ws-max-connections", description = "WS connections open at once (default: ${DEFAULT-VALUE})")
+    int wsMaxConnections = WsTransport.Settings.defaults().maxConnections();
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new DispatcherCommand()).execute(args));
+    }
 
     @Override
     public Integer call() throws Exception {
-        DispatcherConfig cfg;
         Dispatcher d;
+        String tokenFrom;
         try {
-            io.falkon.dispatcher.core.SchedulerConfig sc = io.falkon.dispatcher.core.SchedulerConfig.defaults()
+            if (noAuth && (token != null || tokenFile != null)) {
+                throw new IllegalArgumentException("--no-auth and a token (--token, --token-file) contradict each other");
+            }
+            if ((tlsCert == null) != (tlsKey == null)) {
+                throw new IllegalArgumentException("--tls-cert and --tls-key go together");
+            }
+            TokenSource.Found found = noAuth ? new TokenSource.Found(Token.none(), "--no-auth")
+                    : TokenSource.system().forServer(token, tokenFile);
+            tokenFrom = found.from();
+            SchedulerConfig sc = SchedulerConfig.defaults()
                     .withDefaultRetries(retries).withDispatchTimeoutMillis(dispatchTimeoutSeconds * 1000)
                     .withSuspension(suspendAfter, suspendWindowSeconds * 1000, suspendForSeconds * 1000)
                     .withWindowSize(window);
             if (maxMemoryMiB != null) {
                 sc = sc.withMemoryBudgetBytes(maxMemoryMiB << 20);
             }
-            cfg = DispatcherConfig.defaults().withBindHost(host).withPort(port).withToken(token)
-                    .withIoThreads(ioThreads).withHeartbeatMillis(heartbeatMillis)
-                    .withPolicy(DispatchPolicies.byName(policy, gccThreshold)).withScheduler(sc).withJournal(journal, fsync)
-                    .withWs(wsPort == null ? -1 : wsPort,
-                            io.falkon.dispatcher.ws.WsTransport.Settings.defaults().withMaxBundle(wsMaxBundle));
+            DispatcherConfig cfg = DispatcherConfig.defaults().withBindHost(host).withPort(port)
+                    .withToken(found.token()).withIoThreads(ioThreads).withHeartbeatMillis(heartbeatMillis)
+                    .withPolicy(DispatchPolicies.byName(policy, gccThreshold)).withScheduler(sc)
+                    .withJournal(journal, fsync).withMaxTaskBytes(maxTaskBytes).withAdvertiseHost(advertiseHost)
+                    .withTls(tlsCert == null ? null : Tls.server(tlsCert, tlsKey))
+                    .withWs(wsPort == null ? -1 : wsPort, WsTransport.Settings.defaults().withMaxBundle(wsMaxBundle)
+                            .withMaxRequestBytes(wsMaxRequest).withMaxConnections(wsMaxConnections));
             d = Dispatcher.start(cfg);
         } catch (IllegalArgumentException | IllegalStateException e) {
             System.err.println("falkon dispatcher: " + e.getMessage());
@@ -111,12 +164,21 @@ public final class DispatcherCommand implements Callable<Integer> {
             d.close();
             stop.countDown();
         }, "falkon-shutdown"));
-        System.out.println("falkon dispatcher listening on " + host + ":" + d.port());
+        d.failed().thenRun(stop::countDown);
+        System.out.println("falkon dispatcher listening on " + host + ":" + d.port()
+                + (tlsCert == null ? "" : " (TLS)"));
+        System.out.println(noAuth ? "falkon dispatcher: AUTHENTICATION IS OFF (--no-auth)"
+                : "falkon dispatcher: callers must present the token from " + tokenFrom);
         if (d.wsUrl() != null) {
             System.out.println("falkon dispatcher WS interface at " + d.wsUrl() + " (WSDL: " + d.wsUrl() + "?wsdl)");
         }
         System.out.flush();
         stop.await();
+        if (d.failed().isDone()) {
+            System.err.println("falkon dispatcher: stopped after an internal failure (see the log); restart it with "
+                    + "its journal to carry on");
+            return EXIT_FAILED;
+        }
         return 0;
     }
 }

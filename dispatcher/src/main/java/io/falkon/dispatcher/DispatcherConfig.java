@@ -5,9 +5,10 @@ import io.falkon.dispatcher.core.SchedulerConfig;
 import io.falkon.dispatcher.journal.FsyncPolicy;
 import io.falkon.dispatcher.policy.DispatchPolicy;
 import io.falkon.dispatcher.policy.FirstAvailable;
-import io.falkon.protocol.Protocol;
-
 import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.protocol.Protocol;
+import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.tls.Tls;
 
 import java.nio.file.Path;
 import java.util.Objects;
@@ -22,7 +23,10 @@ public final class DispatcherConfig {
     private final int ioThreads;
     private final int maxFrameLength;
     private final long heartbeatMillis;
-    private final String token;
+    private final Token token;
+    private final Tls tls;
+    private final int maxTaskBytes;
+    private final String advertiseHost;
     private final DispatchPolicy policy;
     private final Clock clock;
     private final SchedulerConfig scheduler;
@@ -38,6 +42,9 @@ public final class DispatcherConfig {
         this.maxFrameLength = b.maxFrameLength;
         this.heartbeatMillis = b.heartbeatMillis;
         this.token = Objects.requireNonNull(b.token, "token");
+        this.tls = b.tls;
+        this.maxTaskBytes = b.maxTaskBytes;
+        this.advertiseHost = b.advertiseHost;
         this.policy = Objects.requireNonNull(b.policy, "policy");
         this.clock = Objects.requireNonNull(b.clock, "clock");
         this.scheduler = Objects.requireNonNull(b.scheduler, "scheduler");
@@ -60,17 +67,22 @@ public final class DispatcherConfig {
         if (heartbeatMillis < 0) {
             throw new IllegalArgumentException("heartbeatMillis must not be negative");
         }
+        if (maxTaskBytes < 256 || maxTaskBytes > maxFrameLength - 4096) {
+            throw new IllegalArgumentException("the largest task (" + maxTaskBytes + " bytes) must be 256 bytes to "
+                    + "the frame limit less 4 KiB (" + (maxFrameLength - 4096) + ")");
+        }
     }
 
     /**
-     * All interfaces, port {@value Protocol#DEFAULT_PORT}, one I/O thread per core, 16 MiB frames,
-     * heartbeats every 5 s, no token, first-available, {@link SchedulerConfig#defaults()}, no journal.
+     * All interfaces, port {@value Protocol#DEFAULT_PORT}, one I/O thread per core, 16 MiB frames, tasks
+     * up to 1 MiB, heartbeats every 5 s, a new random token (callers must present it; see
+     * {@link Dispatcher#token()}), no TLS, first-available, {@link SchedulerConfig#defaults()}, no journal.
      */
     public static DispatcherConfig defaults() {
         return new Builder().build();
     }
 
-    /** Loopback only, an ephemeral port: for embedded use and tests. */
+    /** Loopback only, an ephemeral port, a new random token: for embedded use and tests. */
     public static DispatcherConfig local() {
         return defaults().withBindHost("127.0.0.1").withPort(0);
     }
@@ -95,8 +107,24 @@ public final class DispatcherConfig {
         return heartbeatMillis;
     }
 
-    public String token() {
+    /** What callers must present ({@link Token#none()}: nothing, authentication off). */
+    public Token token() {
         return token;
+    }
+
+    /** TLS on the TCP port and the WS interface, or null for plain text. */
+    public Tls tls() {
+        return tls;
+    }
+
+    /** The largest encoded task spec accepted, over TCP and WS alike. */
+    public int maxTaskBytes() {
+        return maxTaskBytes;
+    }
+
+    /** The host name put in addresses the dispatcher hands out (WSDL, instance references); null: the bind host. */
+    public String advertiseHost() {
+        return advertiseHost;
     }
 
     public DispatchPolicy policy() {
@@ -140,8 +168,30 @@ public final class DispatcherConfig {
         return toBuilder().heartbeatMillis(ms).build();
     }
 
+    /** Requires {@code t} from every caller. */
     public DispatcherConfig withToken(String t) {
+        return toBuilder().token(Token.of(t)).build();
+    }
+
+    public DispatcherConfig withToken(Token t) {
         return toBuilder().token(t).build();
+    }
+
+    /** Turns authentication off: anyone who reaches the ports can run commands. For closed networks only. */
+    public DispatcherConfig withoutAuthentication() {
+        return toBuilder().token(Token.none()).build();
+    }
+
+    public DispatcherConfig withTls(Tls t) {
+        return toBuilder().tls(t).build();
+    }
+
+    public DispatcherConfig withMaxTaskBytes(int n) {
+        return toBuilder().maxTaskBytes(n).build();
+    }
+
+    public DispatcherConfig withAdvertiseHost(String host) {
+        return toBuilder().advertiseHost(host).build();
     }
 
     public DispatcherConfig withPolicy(DispatchPolicy p) {
@@ -178,7 +228,8 @@ public final class DispatcherConfig {
     public Builder toBuilder() {
         return new Builder().bindHost(bindHost).port(port).ioThreads(ioThreads).maxFrameLength(maxFrameLength)
                 .heartbeatMillis(heartbeatMillis).token(token).policy(policy).clock(clock).scheduler(scheduler)
-                .journal(journalDir, fsync).ws(wsPort, ws);
+                .journal(journalDir, fsync).ws(wsPort, ws).tls(tls).maxTaskBytes(maxTaskBytes)
+                .advertiseHost(advertiseHost);
     }
 
     /** Builds a {@link DispatcherConfig}; starts from the defaults. */
@@ -188,7 +239,10 @@ public final class DispatcherConfig {
         private int ioThreads = Runtime.getRuntime().availableProcessors();
         private int maxFrameLength = Protocol.DEFAULT_MAX_FRAME_LENGTH;
         private long heartbeatMillis = 5000;
-        private String token = "";
+        private Token token = Token.random();
+        private Tls tls;
+        private int maxTaskBytes = 1 << 20;
+        private String advertiseHost;
         private DispatchPolicy policy = new FirstAvailable();
         private Clock clock = Clock.SYSTEM;
         private SchedulerConfig scheduler = SchedulerConfig.defaults();
@@ -222,8 +276,23 @@ public final class DispatcherConfig {
             return this;
         }
 
-        public Builder token(String v) {
+        public Builder token(Token v) {
             token = v;
+            return this;
+        }
+
+        public Builder tls(Tls v) {
+            tls = v;
+            return this;
+        }
+
+        public Builder maxTaskBytes(int v) {
+            maxTaskBytes = v;
+            return this;
+        }
+
+        public Builder advertiseHost(String v) {
+            advertiseHost = v;
             return this;
         }
 

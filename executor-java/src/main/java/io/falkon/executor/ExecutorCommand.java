@@ -1,12 +1,27 @@
 package io.falkon.executor;
 
+import io.falkon.datacache.eviction.EvictionPolicies;
+import io.falkon.executor.run.SlotPool;
 import io.falkon.protocol.HostPort;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
+import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 
 /**
  * {@code falkon executor}: also the whole command line of the standalone
@@ -49,8 +64,8 @@ public final class ExecutorCommand implements Callable<Integer> {
     @Option(names = "--workdir", description = "working directory for tasks that do not set one (default: here)")
     Path workDir = Path.of("").toAbsolutePath();
 
-    @Option(names = "--token", description = "the dispatcher's shared secret")
-    String token = "";
+    @Mixin
+    ConnectOptions connect = new ConnectOptions();
 
     @Option(names = "--prefetch", description = "tasks to hold beyond the free slots, so that short tasks run "
             + "back to back and results go back in bundles (default: ${DEFAULT-VALUE}: a task is sent only to a "
@@ -84,14 +99,14 @@ public final class ExecutorCommand implements Callable<Integer> {
 
     @Option(names = "--runner", description = "how to start processes: AUTO (posix_spawn where available), POSIX "
             + "or JDK (java.lang.ProcessBuilder) (default: ${DEFAULT-VALUE})")
-    io.falkon.executor.run.SlotPool.Runner runner = io.falkon.executor.run.SlotPool.Runner.AUTO;
+    SlotPool.Runner runner = SlotPool.Runner.AUTO;
 
     @Option(names = "--impl", paramLabel = "IMPL", description = "java, or c: run the C executor (built in "
             + "executor-c/) with these same options instead (default: ${DEFAULT-VALUE})")
     String impl = "java";
 
-    @picocli.CommandLine.Spec
-    picocli.CommandLine.Model.CommandSpec spec;
+    @Spec
+    CommandSpec spec;
 
     /** The standalone executor: {@code java -jar falkon-executor.jar --dispatcher HOST:PORT ...}. */
     public static void main(String[] args) {
@@ -105,7 +120,7 @@ public final class ExecutorCommand implements Callable<Integer> {
             if (LocalExecutors.Impl.parse(impl) == LocalExecutors.Impl.C) {
                 return runC();
             }
-        } catch (IllegalArgumentException | java.io.IOException e) {
+        } catch (IllegalArgumentException | IOException e) {
             System.err.println("falkon executor: " + e.getMessage());
             return 2;
         }
@@ -116,10 +131,17 @@ public final class ExecutorCommand implements Callable<Integer> {
             System.err.println("falkon executor: " + e.getMessage());
             return 2;
         }
-        ExecutorConfig cfg = ExecutorConfig.of(hp.host(), hp.port()).withSlots(slots).withNoExec(noExec)
-                .withOutputCap(outputCap).withWorkDir(workDir).withToken(token).withRunner(runner).withPrefetch(prefetch)
-                .withReconnectFor(java.time.Duration.ofSeconds(reconnectForSeconds))
-                .withIdleExit(java.time.Duration.ofMillis(Math.round(Math.max(0, idleExitSeconds) * 1000)));
+        ExecutorConfig cfg;
+        try {
+            cfg = ExecutorConfig.of(hp.host(), hp.port()).withSlots(slots).withNoExec(noExec)
+                    .withOutputCap(outputCap).withWorkDir(workDir).withToken(connect.token().token().value())
+                    .withTls(connect.tls()).withRunner(runner).withPrefetch(prefetch)
+                    .withReconnectFor(Duration.ofSeconds(reconnectForSeconds))
+                    .withIdleExit(Duration.ofMillis(Math.round(Math.max(0, idleExitSeconds) * 1000)));
+        } catch (IllegalArgumentException e) {
+            System.err.println("falkon executor: " + e.getMessage());
+            return 2;
+        }
         if (id != null) {
             cfg = cfg.withId(id);
         }
@@ -129,7 +151,7 @@ public final class ExecutorCommand implements Callable<Integer> {
             if (cacheSize != null) {
                 b.cacheCapacity(Bytes.parse(cacheSize));
             }
-            io.falkon.datacache.eviction.EvictionPolicies.byName(eviction);
+            EvictionPolicies.byName(eviction);
             cfg = b.build();
         } catch (IllegalArgumentException e) {
             System.err.println("falkon executor: " + e.getMessage());
@@ -151,7 +173,6 @@ public final class ExecutorCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Runs the C executor with this command's options (less --impl) and returns its exit status. */
     /** {@code --emulate N}: N no-exec executors on shared event loops, until the dispatcher goes. */
     private int emulate(ExecutorConfig cfg) {
         if (emulate < 1 || !noExec || ioThreads < 1) {
@@ -159,13 +180,12 @@ public final class ExecutorCommand implements Callable<Integer> {
                     + (noExec ? "" : ", no --no-exec") + ", --io-threads " + ioThreads + ")");
             return 2;
         }
-        io.netty.channel.EventLoopGroup loops = new io.netty.channel.MultiThreadIoEventLoopGroup(ioThreads,
-                new io.netty.util.concurrent.DefaultThreadFactory("falkon-emulated", true),
-                io.netty.channel.nio.NioIoHandler.newFactory());
-        java.util.List<Executor> started = new java.util.ArrayList<>(emulate);
+        EventLoopGroup loops = new MultiThreadIoEventLoopGroup(ioThreads,
+                new DefaultThreadFactory("falkon-emulated", true), NioIoHandler.newFactory());
+        List<Executor> started = new ArrayList<>(emulate);
         Runnable closeAll = () -> {
             started.forEach(Executor::close);
-            loops.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).awaitUninterruptibly();
+            loops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         };
         String prefix = id != null ? id : Executor.defaultId();
         try {
@@ -185,26 +205,36 @@ public final class ExecutorCommand implements Callable<Integer> {
         return 0;
     }
 
-    private int runC() throws java.io.IOException {
-        java.util.List<String> args = new java.util.ArrayList<>(LocalExecutors.cCommand().subList(0, 1));
-        java.util.List<String> given = spec.commandLine().getParseResult().originalArgs();
-        for (int i = 0; i < given.size(); i++) {
-            String a = given.get(i);
-            if (a.equals("--impl")) {
-                i++;
-            } else if (!a.startsWith("--impl=")) {
-                if (a.equals("--runner") || a.startsWith("--runner=")) {
-                    throw new IllegalArgumentException("--runner is an option of the Java executor only "
-                            + "(the C executor always uses vfork + exec)");
+    /**
+     * Runs the C executor with this command's options (less --impl) and returns its exit status. The
+     * options are taken from what this command matched, not from the raw command line: under
+     * {@code falkon executor} that also holds the word "executor".
+     */
+    private int runC() throws IOException {
+        List<String> args = new ArrayList<>(LocalExecutors.cCommand().subList(0, 1));
+        for (OptionSpec o : spec.commandLine().getParseResult().matchedOptions()) {
+            String name = o.longestName();
+            if (name.equals("--impl")) {
+                continue;
+            }
+            if (name.equals("--runner")) {
+                throw new IllegalArgumentException("--runner is an option of the Java executor only "
+                        + "(the C executor always uses vfork + exec)");
+            }
+            if (o.arity().max() == 0) {
+                args.add(name);
+            } else {
+                for (String v : o.originalStringValues()) {
+                    args.add(name);
+                    args.add(v);
                 }
-                args.add(a);
             }
         }
         Process p = new ProcessBuilder(args).inheritIO().start();
         Thread stop = new Thread(() -> {
             p.destroy(); // SIGTERM: the C executor kills its tasks and cleans up
             try {
-                p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+                p.waitFor(10, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

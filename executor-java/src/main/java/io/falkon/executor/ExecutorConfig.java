@@ -1,6 +1,7 @@
 package io.falkon.executor;
 
 import io.falkon.datacache.fetch.TokenBucket;
+import io.falkon.protocol.tls.Tls;
 import io.falkon.executor.run.SlotPool;
 
 import java.nio.file.Path;
@@ -36,6 +37,7 @@ public final class ExecutorConfig {
     private final TokenBucket storeBandwidth;
     private final String cacheHost;
     private final int cachePort;
+    private final Tls tls;
 
     private ExecutorConfig(Builder b) {
         this.dispatcherHost = Objects.requireNonNull(b.dispatcherHost, "dispatcherHost");
@@ -62,6 +64,7 @@ public final class ExecutorConfig {
         this.storeBandwidth = b.storeBandwidth;
         this.cacheHost = b.cacheHost;
         this.cachePort = b.cachePort;
+        this.tls = b.tls;
         if (slots < 1) {
             throw new IllegalArgumentException("slots must be at least 1, got " + slots);
         }
@@ -202,6 +205,15 @@ public final class ExecutorConfig {
         return cachePort;
     }
 
+    /** TLS to the dispatcher, or null for plain text. */
+    public Tls tls() {
+        return tls;
+    }
+
+    public ExecutorConfig withTls(Tls t) {
+        return toBuilder().tls(t).build();
+    }
+
     public ExecutorConfig withId(String id) {
         return toBuilder().executorId(id).build();
     }
@@ -268,6 +280,7 @@ public final class ExecutorConfig {
         b.storeBandwidth = storeBandwidth;
         b.cacheHost = cacheHost;
         b.cachePort = cachePort;
+        b.tls = tls;
         return b;
     }
 
@@ -294,6 +307,12 @@ public final class ExecutorConfig {
         private TokenBucket storeBandwidth;
         private String cacheHost;
         private int cachePort;
+        private Tls tls;
+
+        public Builder tls(Tls v) {
+            tls = v;
+            return this;
+        }
 
         public Builder(String dispatcherHost, int dispatcherPort) {
             this.dispatcherHost = dispatcherHost;

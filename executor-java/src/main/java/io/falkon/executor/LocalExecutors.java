@@ -1,5 +1,6 @@
 package io.falkon.executor;
 
+import io.falkon.protocol.auth.TokenSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -105,23 +106,24 @@ public final class LocalExecutors implements AutoCloseable {
 
     /**
      * Starts {@code count} Java executor JVMs that dial {@code 127.0.0.1:port}, with ids
-     * {@code idPrefix-0 ...}.
+     * {@code idPrefix-0 ...}, presenting {@code token}.
      *
      * @throws IOException if a process cannot be started
      */
-    public static LocalExecutors start(int count, int slots, boolean noExec, int port, String idPrefix,
+    public static LocalExecutors start(int count, int slots, boolean noExec, int port, String token, String idPrefix,
                                        List<String> extraArgs) throws IOException {
-        return start(Impl.JAVA, count, slots, noExec, port, idPrefix, extraArgs);
+        return start(Impl.JAVA, count, slots, noExec, port, token, idPrefix, extraArgs);
     }
 
     /**
      * Starts {@code count} executor processes of the given implementation that dial
-     * {@code 127.0.0.1:port}, with ids {@code idPrefix-0 ...}. Both take the same options.
+     * {@code 127.0.0.1:port}, with ids {@code idPrefix-0 ...}. Both take the same options. The token
+     * travels in their environment ({@code FALKON_TOKEN}), never on a command line {@code ps} shows.
      *
      * @throws IOException if a process cannot be started (or the C executor is not built)
      */
-    public static LocalExecutors start(Impl impl, int count, int slots, boolean noExec, int port, String idPrefix,
-                                       List<String> extraArgs) throws IOException {
+    public static LocalExecutors start(Impl impl, int count, int slots, boolean noExec, int port, String token,
+                                       String idPrefix, List<String> extraArgs) throws IOException {
         LocalExecutors ex = new LocalExecutors();
         List<String> base = impl == Impl.C ? cCommand() : javaCommand();
         for (int i = 0; i < count; i++) {
@@ -134,6 +136,12 @@ public final class LocalExecutors implements AutoCloseable {
             cmd.addAll(extraArgs);
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
+            pb.environment().remove(TokenSource.ENV_FILE);
+            if (token.isEmpty()) {
+                pb.environment().remove(TokenSource.ENV);
+            } else {
+                pb.environment().put(TokenSource.ENV, token);
+            }
             try {
                 Process p = pb.start();
                 ex.processes.add(p);

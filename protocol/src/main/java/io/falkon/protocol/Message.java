@@ -121,7 +121,11 @@ public sealed interface Message {
         }
     }
 
-    record InstanceCreated(long requestId, long instanceId) implements Message {
+    /**
+     * INSTANCE_CREATED: the new instance's id and its secret, which a client needs besides the id to
+     * take the instance over later (ATTACH). Neither is logged in full by Falkon.
+     */
+    record InstanceCreated(long requestId, long instanceId, String secret) implements Message {
         public MessageType type() {
             return MessageType.INSTANCE_CREATED;
         }
@@ -178,8 +182,11 @@ public sealed interface Message {
         }
     }
 
-    /** ATTACH: take over an instance (after a reconnect) and have its unacknowledged results redelivered. */
-    record Attach(long requestId, long instanceId) implements Message {
+    /**
+     * ATTACH: take over an instance (after a reconnect, or from another client holding its secret)
+     * and have its unacknowledged results redelivered.
+     */
+    record Attach(long requestId, long instanceId, String secret) implements Message {
         public MessageType type() {
             return MessageType.ATTACH;
         }

@@ -138,6 +138,7 @@ public final class MessageCodec {
                 Message.InstanceCreated c = (Message.InstanceCreated) m;
                 u32(out, c.requestId(), "requestId");
                 out.writeLong(c.instanceId());
+                str(out, c.secret());
                 return;
             }
             case SUBMIT: {
@@ -207,6 +208,7 @@ public final class MessageCodec {
                 Message.Attach a = (Message.Attach) m;
                 u32(out, a.requestId(), "requestId");
                 out.writeLong(a.instanceId());
+                str(out, a.secret());
                 return;
             }
             case ATTACHED: {
@@ -338,7 +340,7 @@ public final class MessageCodec {
             case CREATE_INSTANCE:
                 return new Message.CreateInstance(in.u32("requestId"), in.str("clientName"), in.u32("leaseSeconds"));
             case INSTANCE_CREATED:
-                return new Message.InstanceCreated(in.u32("requestId"), in.u64("instanceId"));
+                return new Message.InstanceCreated(in.u32("requestId"), in.u64("instanceId"), in.str("secret"));
             case SUBMIT: {
                 long requestId = in.u32("requestId");
                 long instanceId = in.u64("instanceId");
@@ -379,7 +381,7 @@ public final class MessageCodec {
             case DESTROYED:
                 return new Message.Destroyed(in.u32("requestId"), in.u64("instanceId"), in.u31("cancelled"));
             case ATTACH:
-                return new Message.Attach(in.u32("requestId"), in.u64("instanceId"));
+                return new Message.Attach(in.u32("requestId"), in.u64("instanceId"), in.str("secret"));
             case ATTACHED:
                 return new Message.Attached(in.u32("requestId"), in.u64("instanceId"), in.i64("highestClientTaskId"),
                         in.u31("redelivered"));

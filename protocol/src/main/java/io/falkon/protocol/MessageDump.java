@@ -198,6 +198,7 @@ public final class MessageDump {
                 Message.InstanceCreated c = (Message.InstanceCreated) m;
                 num("requestId", c.requestId());
                 unsigned("instanceId", c.instanceId());
+                str("secret", c.secret());
             }
             case SUBMIT -> {
                 Message.Submit s = (Message.Submit) m;
@@ -258,6 +259,7 @@ public final class MessageDump {
                 Message.Attach a = (Message.Attach) m;
                 num("requestId", a.requestId());
                 unsigned("instanceId", a.instanceId());
+                str("secret", a.secret());
             }
             case ATTACHED -> {
                 Message.Attached a = (Message.Attached) m;

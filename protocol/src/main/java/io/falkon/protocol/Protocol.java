@@ -5,7 +5,7 @@ public final class Protocol {
     /** {@code HELLO.magic}: ASCII "FALK". */
     public static final int MAGIC = 0x46414C4B;
     /** The protocol version this implementation speaks. */
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
     /** Default TCP port of the dispatcher. */
     public static final int DEFAULT_PORT = 50500;
     /** Default maximum frame length (length field value), 16 MiB. */

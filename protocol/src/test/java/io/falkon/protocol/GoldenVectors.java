@@ -49,7 +49,7 @@ public final class GoldenVectors {
         v.add(new Vector("02_hello_client_token", "a client opens a connection with an auth token",
                 Message.Hello.of(Protocol.ROLE_CLIENT, "s3cret", "falkon-java/0.1.0")));
         v.add(new Vector("03_welcome", "the dispatcher accepts: heartbeat every 5 s, 16 MiB frames",
-                new Message.Welcome(1, 5000, Protocol.DEFAULT_MAX_FRAME_LENGTH, "d-7f3a")));
+                new Message.Welcome(Protocol.VERSION, 5000, Protocol.DEFAULT_MAX_FRAME_LENGTH, "d-7f3a")));
         v.add(new Vector("04_heartbeat", "a heartbeat stamped 2025-11-22T00:00:00Z",
                 new Message.Heartbeat(1_763_769_600_000_000L)));
         v.add(new Vector("05_error_protocol", "a protocol error (requestId 0): the connection closes after it",
@@ -110,7 +110,7 @@ public final class GoldenVectors {
                 + "its connection by 300 s (so the client can re-attach)",
                 new Message.CreateInstance(1, "montage", 300)));
         v.add(new Vector("17_instance_created", "reply to request 1",
-                new Message.InstanceCreated(1, 0x1234_5678_9abc_def0L)));
+                new Message.InstanceCreated(1, 0x1234_5678_9abc_def0L, "0f1e2d3c4b5a69788796a5b4c3d2e1f0")));
         v.add(new Vector("18_submit", "request 2: a bundle of two tasks; the second may be retried 5 times",
                 new Message.Submit(2, 0x1234_5678_9abc_def0L, List.of(
                         new Message.SubmittedTask(0, TaskSpecCodec.encode(TaskSpec.shell("sleep 0"))),
@@ -134,7 +134,7 @@ public final class GoldenVectors {
         v.add(new Vector("24_destroyed", "reply to request 4: nothing was left to cancel",
                 new Message.Destroyed(4, 0x1234_5678_9abc_def0L, 0)));
         v.add(new Vector("25_attach", "request 5: re-attach to the instance after reconnecting",
-                new Message.Attach(5, 0x1234_5678_9abc_def0L)));
+                new Message.Attach(5, 0x1234_5678_9abc_def0L, "0f1e2d3c4b5a69788796a5b4c3d2e1f0")));
         v.add(new Vector("26_attached", "reply to request 5: tasks up to client id 1 were accepted; "
                 + "one unacknowledged result follows",
                 new Message.Attached(5, 0x1234_5678_9abc_def0L, 1, 1)));

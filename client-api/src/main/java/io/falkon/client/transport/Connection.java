@@ -1,5 +1,7 @@
 package io.falkon.client.transport;
 
+import io.falkon.client.ConnectionLostException;
+import io.falkon.client.FalkonException;
 import io.falkon.protocol.Message;
 
 import java.util.List;
@@ -7,15 +9,18 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 /**
- * A client's connection to a dispatcher, independent of the transport underneath (TCP frames
- * now; other transports plug in behind the same interface). Every future fails with a
- * {@link io.falkon.client.FalkonException} when the dispatcher refuses, or with a
- * {@link io.falkon.client.ConnectionLostException} when the connection breaks.
+ * A client's connection to a dispatcher, independent of the transport underneath (TCP frames, or
+ * SOAP over HTTP). Every future fails with a {@link FalkonException} when the dispatcher refuses, or
+ * with a {@link ConnectionLostException} when the connection breaks.
+ *
+ * <p><b>Threads.</b> Every future this interface returns completes on {@link #executor()}, the
+ * connection's serial I/O thread, and every {@link ResultSink} call is made there too: what an
+ * {@code Instance} keeps "on the I/O thread only" is touched by one thread whatever the transport.
  */
 public interface Connection extends AutoCloseable {
 
     /** Creates an instance that outlives this connection by {@code leaseSeconds} (0: not at all). */
-    CompletableFuture<Long> createInstance(String clientName, long leaseSeconds);
+    CompletableFuture<Message.InstanceCreated> createInstance(String clientName, long leaseSeconds);
 
     /** Submits one bundle; completes with how many tasks the dispatcher accepted. */
     CompletableFuture<Integer> submit(long instanceId, List<Message.SubmittedTask> bundle);
@@ -26,16 +31,17 @@ public interface Connection extends AutoCloseable {
     /** Destroys an instance; completes with the number of tasks it cancelled. */
     CompletableFuture<Integer> destroy(long instanceId);
 
-    /** Takes over an instance after a reconnect; its unacknowledged results follow the reply. */
-    CompletableFuture<Message.Attached> attach(long instanceId);
+    /** Takes over an instance (after a reconnect, or given its secret); its unacknowledged results follow. */
+    CompletableFuture<Message.Attached> attach(long instanceId, String secret);
 
     /** Tells the dispatcher the instance's results up to {@code upToSeq} have arrived (no reply). */
     void ack(long instanceId, long upToSeq);
 
     /** Routes the instance's results and connection events to {@code sink} (set before submitting). */
-    void attach(long instanceId, ResultSink sink);
+    void route(long instanceId, ResultSink sink);
 
-    void detach(long instanceId);
+    /** Stops routing the instance's results. */
+    void unroute(long instanceId);
 
     /** A serial executor for coalescing submissions (the connection's I/O thread). */
     Executor executor();

@@ -2,31 +2,20 @@ package io.falkon.client.transport;
 
 import io.falkon.client.ConnectionLostException;
 import io.falkon.client.FalkonException;
-import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.Protocol;
-import io.falkon.protocol.netty.Frames;
-import io.netty.bootstrap.Bootstrap;
+import io.falkon.protocol.session.Backoff;
+import io.falkon.protocol.session.PeerSession;
+import io.falkon.protocol.tls.Tls;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.timeout.IdleState;
-import io.netty.handler.timeout.IdleStateEvent;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -35,91 +24,63 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
 
 /**
- * The TCP transport: one Netty channel on one I/O thread. Requests carry a request id and are
- * matched to their replies; DELIVER frames are routed to the instance's {@link ResultSink}.
- * Outgoing messages from any thread are queued and written by the I/O thread with one flush per
- * drain, so many small submissions cost one system call.
+ * The TCP transport: one {@link PeerSession} (handshake, heartbeats as the dispatcher announces
+ * them, reconnection with back-off) on one I/O thread. Requests carry a request id and are matched
+ * to their replies; DELIVER frames are routed to the instance's {@link ResultSink}. Outgoing
+ * messages from any thread are queued and written by the I/O thread with one flush per drain, so
+ * many small submissions cost one system call.
  *
- * <p>If the connection breaks, requests in flight fail with {@link ConnectionLostException}; the
- * connection dials again with exponential back-off for up to {@code reconnectFor}, then tells each
- * sink {@link ResultSink#reconnected()} so that instances re-attach. Messages sent meanwhile wait
- * for the new connection. When reconnecting fails (or is disabled) every sink hears
- * {@link ResultSink#connectionLost}.
+ * <p>If the connection breaks, requests in flight fail with {@link ConnectionLostException}; once
+ * the session is back, each sink hears {@link ResultSink#reconnected()} so that instances
+ * re-attach. Messages sent meanwhile wait for the new connection. When reconnecting fails (or is
+ * off) every sink hears {@link ResultSink#connectionLost}. Replies and sink calls happen on the I/O
+ * thread, as the {@link Connection} contract says.
  */
 public final class TcpConnection implements Connection {
     private static final Logger log = LoggerFactory.getLogger(TcpConnection.class);
-    private static final long HEARTBEAT_MILLIS = 5000;
-    private static final long DEAD_AFTER_MILLIS = 3 * HEARTBEAT_MILLIS;
-    private static final long BACKOFF_FIRST_MILLIS = 100;
-    private static final long BACKOFF_MAX_MILLIS = 2000;
 
     private final EventLoopGroup group;
     private final EventLoop loop;
-    private final Bootstrap bootstrap;
-    private final InetSocketAddress remote;
+    private final PeerSession session;
     private final String address;
-    private final String token;
-    private final Duration reconnectFor;
     private final AtomicLong requestIds = new AtomicLong();
     private final Map<Long, CompletableFuture<Message>> requests = new ConcurrentHashMap<>();
     private final Map<Long, ResultSink> sinks = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Message> outgoing = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
-    /** The connection ready for requests (handshake done), or null while (re)connecting. */
-    private volatile Channel ready;
     private volatile Throwable failure;
     private volatile boolean closed;
-    private long disconnectedAtNanos;
-    private int attempt;
 
-    private TcpConnection(String host, int port, String token, Duration connectTimeout, Duration reconnectFor) {
+    private TcpConnection(String host, int port, String token, Tls tls, Duration connectTimeout,
+                          Duration reconnectFor) {
         this.group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-client", true),
                 NioIoHandler.newFactory());
         this.loop = group.next();
-        this.remote = new InetSocketAddress(host, port);
         this.address = host + ":" + port;
-        this.token = token;
-        this.reconnectFor = reconnectFor;
-        this.bootstrap = new Bootstrap().group(loop).channel(NioSocketChannel.class)
-                .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()))
-                .handler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        ch.pipeline().addLast(new IdleStateHandler(DEAD_AFTER_MILLIS, HEARTBEAT_MILLIS, 0,
-                                TimeUnit.MILLISECONDS));
-                        Frames.install(ch.pipeline(), Protocol.DEFAULT_MAX_FRAME_LENGTH);
-                        ch.pipeline().addLast(new Handler());
-                    }
-                });
+        this.session = new PeerSession(new PeerSession.Config(host, port, Protocol.ROLE_CLIENT, token,
+                "falkon-java-client/" + Protocol.VERSION, tls, connectTimeout, reconnectFor, Backoff.DEFAULT), loop,
+                new Events());
     }
 
     /**
      * Connects and completes the handshake.
      *
+     * @param tls          TLS to the dispatcher, or null
      * @param reconnectFor how long to keep dialling after the connection breaks (zero: give up at once)
      * @throws FalkonException if the dispatcher cannot be reached or refuses the handshake
      */
-    public static TcpConnection connect(String host, int port, String token, Duration timeout, Duration reconnectFor) {
-        TcpConnection conn = new TcpConnection(host, port, token, timeout, reconnectFor);
-        ChannelFuture cf = conn.bootstrap.connect(conn.remote).awaitUninterruptibly();
-        if (!cf.isSuccess()) {
-            conn.group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
-            Throwable c = cf.cause();
-            throw new FalkonException("cannot connect to dispatcher at " + conn.address + ": "
-                    + (c == null ? "timed out" : c.getMessage()), c);
-        }
-        Handler h = cf.channel().pipeline().get(Handler.class);
-        cf.channel().writeAndFlush(hello(token));
+    public static TcpConnection connect(String host, int port, String token, Tls tls, Duration timeout,
+                                        Duration reconnectFor) {
+        TcpConnection conn = new TcpConnection(host, port, token, tls, timeout, reconnectFor);
         try {
-            h.welcome.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            conn.session.start().get(timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             conn.close();
@@ -127,16 +88,14 @@ public final class TcpConnection implements Connection {
         } catch (ExecutionException | TimeoutException e) {
             conn.close();
             Throwable c = e instanceof ExecutionException ? e.getCause() : e;
-            if (c instanceof FalkonException fe) {
-                throw fe;
+            if (c instanceof PeerSession.RefusedException r) {
+                throw new FalkonException(r.error().errorCode(), "dispatcher at " + conn.address
+                        + " refused the connection: " + r.error().message());
             }
-            throw new FalkonException("no handshake from dispatcher at " + conn.address + ": " + c, c);
+            throw new FalkonException(c instanceof TimeoutException ? "no handshake from dispatcher at "
+                    + conn.address + " within " + timeout.toMillis() + " ms" : c.getMessage(), c);
         }
         return conn;
-    }
-
-    private static Message hello(String token) {
-        return Message.Hello.of(Protocol.ROLE_CLIENT, token, "falkon-java-client/" + Protocol.VERSION);
     }
 
     /** Queues a message for the I/O thread, which writes everything queued with one flush. */
@@ -149,7 +108,7 @@ public final class TcpConnection implements Connection {
 
     private void drain() {
         drainScheduled.set(false);
-        Channel ch = ready;
+        Channel ch = session.channel();
         if (ch == null) {
             return; // reconnecting: the queue waits for the next connection
         }
@@ -164,7 +123,7 @@ public final class TcpConnection implements Connection {
         }
     }
 
-    private CompletableFuture<Message> request(java.util.function.LongFunction<Message> build) {
+    private CompletableFuture<Message> request(LongFunction<Message> build) {
         CompletableFuture<Message> f = new CompletableFuture<>();
         Throwable failed = failure;
         if (failed != null) {
@@ -189,9 +148,9 @@ public final class TcpConnection implements Connection {
     }
 
     @Override
-    public CompletableFuture<Long> createInstance(String clientName, long leaseSeconds) {
+    public CompletableFuture<Message.InstanceCreated> createInstance(String clientName, long leaseSeconds) {
         return request(id -> new Message.CreateInstance(id, clientName, leaseSeconds))
-                .thenApply(m -> ((Message.InstanceCreated) m).instanceId());
+                .thenApply(m -> (Message.InstanceCreated) m);
     }
 
     @Override
@@ -211,8 +170,8 @@ public final class TcpConnection implements Connection {
     }
 
     @Override
-    public CompletableFuture<Message.Attached> attach(long instanceId) {
-        return request(id -> new Message.Attach(id, instanceId)).thenApply(m -> (Message.Attached) m);
+    public CompletableFuture<Message.Attached> attach(long instanceId, String secret) {
+        return request(id -> new Message.Attach(id, instanceId, secret)).thenApply(m -> (Message.Attached) m);
     }
 
     @Override
@@ -221,12 +180,12 @@ public final class TcpConnection implements Connection {
     }
 
     @Override
-    public void attach(long instanceId, ResultSink sink) {
+    public void route(long instanceId, ResultSink sink) {
         sinks.put(instanceId, sink);
     }
 
     @Override
-    public void detach(long instanceId) {
+    public void unroute(long instanceId) {
         sinks.remove(instanceId);
     }
 
@@ -237,7 +196,7 @@ public final class TcpConnection implements Connection {
 
     @Override
     public boolean connected() {
-        return ready != null && failure == null && !closed;
+        return session.channel() != null && failure == null && !closed;
     }
 
     @Override
@@ -245,13 +204,15 @@ public final class TcpConnection implements Connection {
         return address;
     }
 
+    /** The heartbeat interval the dispatcher announced (0: off). */
+    public long heartbeatMillis() {
+        return session.heartbeatMillis();
+    }
+
     @Override
     public void close() {
         closed = true;
-        Channel ch = ready;
-        if (ch != null) {
-            ch.close().awaitUninterruptibly();
-        }
+        session.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         if (failure == null) {
             failAll(new FalkonException(null, "connection closed"));
@@ -294,74 +255,20 @@ public final class TcpConnection implements Connection {
         outgoing.clear();
     }
 
-    /** On the I/O thread: the ready connection broke. */
-    private void broke(String why) {
-        ready = null;
-        if (closed || failure != null) {
-            return;
-        }
-        if (reconnectFor.isZero()) {
-            failAll(new ConnectionLostException("connection to dispatcher at " + address + " " + why, null));
-            return;
-        }
-        failRequests(new ConnectionLostException("connection to dispatcher at " + address + " " + why
-                + "; reconnecting", null));
-        if (disconnectedAtNanos == 0) {
-            disconnectedAtNanos = System.nanoTime();
-            attempt = 0;
-            log.warn("connection to dispatcher at {} {}; reconnecting for up to {} s", address, why,
-                    reconnectFor.toSeconds());
-        }
-        scheduleReconnect();
-    }
-
-    private void scheduleReconnect() {
-        if (closed) {
-            return;
-        }
-        if (System.nanoTime() - disconnectedAtNanos > reconnectFor.toNanos()) {
-            log.error("no dispatcher at {} for {} s; giving up", address, reconnectFor.toSeconds());
-            failAll(new ConnectionLostException("connection to dispatcher at " + address + " lost; no dispatcher "
-                    + "there for " + reconnectFor.toSeconds() + " s", null));
-            return;
-        }
-        long base = Math.min(BACKOFF_MAX_MILLIS, BACKOFF_FIRST_MILLIS << Math.min(attempt++, 10));
-        long delay = base / 2 + ThreadLocalRandom.current().nextLong(base / 2 + 1);
-        loop.schedule(() -> {
-            if (closed) {
-                return;
-            }
-            bootstrap.connect(remote).addListener((ChannelFuture f) -> {
-                if (f.isSuccess()) {
-                    f.channel().writeAndFlush(hello(token));
-                } else {
-                    scheduleReconnect();
+    /** The session's events, on the I/O thread. */
+    private final class Events implements PeerSession.Listener {
+        @Override
+        public void welcomed(Channel channel, Message.Welcome welcome, boolean again) {
+            if (again) {
+                for (ResultSink sink : sinks.values()) {
+                    sink.reconnected();
                 }
-            });
-        }, delay, TimeUnit.MILLISECONDS);
-    }
-
-    /** On the I/O thread: a (re)connection completed its handshake. */
-    private void welcomed(Channel ch) {
-        boolean again = disconnectedAtNanos != 0;
-        ready = ch;
-        if (again) {
-            log.info("reconnected to dispatcher at {} after {} ms", address,
-                    (System.nanoTime() - disconnectedAtNanos) / 1_000_000);
-            disconnectedAtNanos = 0;
-            for (ResultSink sink : sinks.values()) {
-                sink.reconnected();
             }
+            drain();
         }
-        drain();
-    }
-
-    private final class Handler extends SimpleChannelInboundHandler<Message> {
-        final CompletableFuture<Message.Welcome> welcome = new CompletableFuture<>();
-        private boolean welcomed;
 
         @Override
-        protected void channelRead0(ChannelHandlerContext ctx, Message m) {
+        public void received(Message m) {
             switch (m.type()) {
                 case DELIVER -> {
                     Message.Deliver d = (Message.Deliver) m;
@@ -375,64 +282,29 @@ public final class TcpConnection implements Connection {
                 case STATUS -> replied(((Message.Status) m).requestId(), m);
                 case DESTROYED -> replied(((Message.Destroyed) m).requestId(), m);
                 case ATTACHED -> replied(((Message.Attached) m).requestId(), m);
-                case WELCOME -> {
-                    welcomed = true;
-                    welcome.complete((Message.Welcome) m);
-                    welcomed(ctx.channel());
-                }
-                case HEARTBEAT -> {
-                }
-                case ERROR -> {
-                    Message.ErrorMessage e = (Message.ErrorMessage) m;
-                    if (e.requestId() != 0) {
-                        replied(e.requestId(), m);
-                    } else {
-                        log.error("dispatcher at {} closed the connection: {} {}", address, e.errorCode(), e.message());
-                        FalkonException refused = new FalkonException(e.errorCode(), "dispatcher at " + address
-                                + " refused the connection: " + e.message());
-                        welcome.completeExceptionally(refused);
-                        if (e.errorCode() == ErrorCode.UNAUTHORIZED || e.errorCode() == ErrorCode.UNSUPPORTED_VERSION) {
-                            failAll(refused); // trying again cannot help
-                        }
-                    }
-                }
-                default -> {
-                    log.error("unexpected {} from dispatcher at {}; closing", m.type(), address);
-                    ctx.close();
-                }
+                case ERROR -> replied(((Message.ErrorMessage) m).requestId(), m);
+                default -> log.error("unexpected {} from dispatcher at {}", m.type(), address);
             }
         }
 
         @Override
-        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
-            if (evt instanceof IdleStateEvent idle) {
-                if (idle.state() == IdleState.READER_IDLE) {
-                    log.warn("nothing from dispatcher at {} for {} ms", address, DEAD_AFTER_MILLIS);
-                    ctx.close();
-                } else {
-                    ctx.writeAndFlush(new Message.Heartbeat(System.currentTimeMillis() * 1000), ctx.voidPromise());
-                }
-                return;
-            }
-            super.userEventTriggered(ctx, evt);
+        public void lost(String why) {
+            failRequests(new ConnectionLostException("connection to dispatcher at " + address + " " + why
+                    + "; reconnecting", null));
         }
 
         @Override
-        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-            welcome.completeExceptionally(new ConnectionLostException("connection to dispatcher at " + address
-                    + " closed during the handshake", null));
-            if (welcomed) {
-                broke("closed");
-            } else if (disconnectedAtNanos != 0) {
-                scheduleReconnect(); // a reconnection attempt that did not make it through the handshake
-            }
-            super.channelInactive(ctx);
+        public void refused(Message.ErrorMessage error) {
+            failAll(new FalkonException(error.errorCode(), "dispatcher at " + address + " refused the connection: "
+                    + error.message()));
         }
 
         @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            log.warn("connection to dispatcher at {} failed: {}", address, cause.toString());
-            ctx.close();
+        public void gaveUp(String why) {
+            if (!closed) {
+                log.error("{}; giving up", why);
+                failAll(new ConnectionLostException("connection to dispatcher at " + address + " lost: " + why, null));
+            }
         }
     }
 }

@@ -2,6 +2,11 @@ package io.falkon.client.transport;
 
 import io.falkon.client.ConnectionLostException;
 import io.falkon.client.FalkonException;
+import io.falkon.client.InstanceKey;
+import io.falkon.protocol.auth.HttpAuth;
+import io.falkon.protocol.tls.Tls;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskSpecCodec;
@@ -42,12 +47,14 @@ import static io.falkon.protocol.soap.SoapXml.PREFIX;
  * long-polls {@code GetResults} and hands the results to its sink on the connection's serial
  * executor, as the TCP transport does on its I/O thread.
  *
- * <p>What the WS interface does not have: re-attaching an instance by id (an instance lives while it
- * is called within its lease), acknowledgements (GetResults hands each result out once), and
- * reconnection (a broken HTTP exchange fails the calls it carried).
+ * <p>Every call presents the token in an {@code Authorization: Bearer} header. Results are
+ * acknowledged with the next {@code GetResults} ({@code <ack>}), so a lost reply loses nothing; an
+ * instance is taken over with its key ({@code ID-SECRET}). What it does not have: reconnection (a
+ * broken HTTP exchange fails the calls it carried; the instance lives on for its lease).
  */
 public final class WsConnection implements Connection {
     private static final XMLOutputFactory OUT = XMLOutputFactory.newFactory();
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final XMLInputFactory IN = XMLInputFactory.newFactory();
     private static final String SOAP11 = "http://schemas.xmlsoap.org/soap/envelope/";
     /** How long one GetResults waits on the dispatcher before it is sent again. */
@@ -65,20 +72,28 @@ public final class WsConnection implements Connection {
     }
 
     private final URI uri;
+    private final String token;
     private final HttpClient http;
     private final Duration timeout;
     private final ExecutorService serial;
     private final Map<Long, Poller> pollers = new ConcurrentHashMap<>();
+    /** The key each instance was created with, which every call about it presents. */
+    private final Map<Long, String> keys = new ConcurrentHashMap<>();
     private final java.util.Queue<Runnable> waitingSubmits = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final AtomicInteger activeSubmits = new AtomicInteger();
     private volatile boolean closed;
 
-    private WsConnection(URI uri, Duration connectTimeout) {
+    private WsConnection(URI uri, String token, Tls tls, Duration connectTimeout) {
         this.uri = uri;
+        this.token = token;
         this.timeout = connectTimeout;
         this.serial = Executors.newSingleThreadExecutor(daemon("falkon-ws-client"));
-        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(connectTimeout)
-                .executor(Executors.newCachedThreadPool(daemon("falkon-ws-http"))).build();
+        HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(connectTimeout).executor(Executors.newCachedThreadPool(daemon("falkon-ws-http")));
+        if (tls != null) {
+            b.sslContext(tls.jdkContext());
+        }
+        this.http = b.build();
     }
 
     private static ThreadFactory daemon(String name) {
@@ -96,7 +111,7 @@ public final class WsConnection implements Connection {
      *
      * @throws FalkonException if it cannot be reached or is not a Falkon WS interface
      */
-    public static WsConnection connect(String url, Duration connectTimeout) {
+    public static WsConnection connect(String url, String token, Tls tls, Duration connectTimeout) {
         URI uri;
         try {
             uri = URI.create(url);
@@ -106,7 +121,7 @@ public final class WsConnection implements Connection {
         if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme())) {
             throw new IllegalArgumentException("a WS address starts with http:// or https://, got " + url);
         }
-        WsConnection c = new WsConnection(uri, connectTimeout);
+        WsConnection c = new WsConnection(uri, token, tls, connectTimeout);
         try {
             c.status(0).join();
         } catch (CompletionException e) {
@@ -120,7 +135,7 @@ public final class WsConnection implements Connection {
     // ---- the operations --------------------------------------------------------------------
 
     @Override
-    public CompletableFuture<Long> createInstance(String clientName, long leaseSeconds) {
+    public CompletableFuture<Message.InstanceCreated> createInstance(String clientName, long leaseSeconds) {
         return call("CreateInstance", w -> {
             SoapXml.text(w, "clientName", clientName);
             SoapXml.text(w, "leaseSeconds", Long.toString(leaseSeconds));
@@ -142,7 +157,9 @@ public final class WsConnection implements Connection {
             if (key == null) {
                 throw new XMLStreamException("CreateInstanceResponse has no key");
             }
-            return Long.parseUnsignedLong(key.trim(), 16);
+            InstanceKey.Parts parts = InstanceKey.parse(key);
+            keys.put(parts.id(), key.trim());
+            return new Message.InstanceCreated(0, parts.id(), parts.secret());
         });
     }
 
@@ -184,7 +201,7 @@ public final class WsConnection implements Connection {
 
     private CompletableFuture<Integer> sendSubmit(long instanceId, List<Message.SubmittedTask> bundle) {
         return call("Submit", w -> {
-            SoapXml.text(w, "key", Long.toUnsignedString(instanceId, 16));
+            SoapXml.text(w, "key", keyOf(instanceId));
             for (int i = 0, n = bundle.size(); i < n; i++) {
                 Message.SubmittedTask t = bundle.get(i);
                 SoapXml.writeTask(w, t.clientTaskId(), TaskSpecCodec.decode(t.spec()));
@@ -206,7 +223,7 @@ public final class WsConnection implements Connection {
     public CompletableFuture<String> status(long instanceId) {
         return call("GetStatus", w -> {
             if (instanceId != 0) {
-                SoapXml.text(w, "key", Long.toUnsignedString(instanceId, 16));
+                SoapXml.text(w, "key", keyOf(instanceId));
             }
         }, r -> {
             String doc = null;
@@ -226,7 +243,7 @@ public final class WsConnection implements Connection {
 
     @Override
     public CompletableFuture<Integer> destroy(long instanceId) {
-        return call("Destroy", w -> SoapXml.text(w, "key", Long.toUnsignedString(instanceId, 16)), r -> {
+        return call("Destroy", w -> SoapXml.text(w, "key", keyOf(instanceId)), r -> {
             int cancelled = 0;
             while (next(r)) {
                 if (r.getLocalName().equals("cancelled")) {
@@ -243,10 +260,11 @@ public final class WsConnection implements Connection {
     private record Batch(List<Message.DeliveredResult> results, long outstanding) {
     }
 
-    private CompletableFuture<Batch> results(long instanceId, int waitSeconds) {
+    private CompletableFuture<Batch> results(long instanceId, int waitSeconds, long ack) {
         return call("GetResults", w -> {
-            SoapXml.text(w, "key", Long.toUnsignedString(instanceId, 16));
+            SoapXml.text(w, "key", keyOf(instanceId));
             SoapXml.text(w, "waitSeconds", Integer.toString(waitSeconds));
+            SoapXml.text(w, "ack", Long.toString(ack));
         }, r -> {
             List<Message.DeliveredResult> out = new ArrayList<>();
             long outstanding = 0;
@@ -262,19 +280,33 @@ public final class WsConnection implements Connection {
     }
 
     @Override
-    public CompletableFuture<Message.Attached> attach(long instanceId) {
-        return CompletableFuture.failedFuture(new FalkonException(ErrorCode.UNKNOWN_INSTANCE,
-                "taking over an instance by id is not available over the WS interface; an instance created over WS "
-                        + "lives as long as it is called within its lease"));
+    public CompletableFuture<Message.Attached> attach(long instanceId, String secret) {
+        keys.put(instanceId, InstanceKey.format(instanceId, secret));
+        return status(instanceId).thenApply(doc -> {
+            try {
+                JsonNode d = JSON.readTree(doc);
+                return new Message.Attached(0, instanceId, d.path("highestTaskId").asLong(-1),
+                        d.path("unfetched").asInt());
+            } catch (java.io.IOException e) {
+                throw new CompletionException(new FalkonException("unreadable GetStatus document from " + uri, e));
+            }
+        }).whenComplete((a, err) -> {
+            if (err != null) {
+                keys.remove(instanceId);
+            }
+        });
     }
 
     @Override
     public void ack(long instanceId, long upToSeq) {
-        // GetResults hands each result out once: nothing to acknowledge
+        Poller p = pollers.get(instanceId);
+        if (p != null) {
+            p.acked = Math.max(p.acked, upToSeq); // travels with the next GetResults
+        }
     }
 
     @Override
-    public void attach(long instanceId, ResultSink sink) {
+    public void route(long instanceId, ResultSink sink) {
         Poller p = new Poller(instanceId, sink);
         if (pollers.putIfAbsent(instanceId, p) == null) {
             p.thread.start();
@@ -282,7 +314,7 @@ public final class WsConnection implements Connection {
     }
 
     @Override
-    public void detach(long instanceId) {
+    public void unroute(long instanceId) {
         Poller p = pollers.remove(instanceId);
         if (p != null) {
             p.stopped = true;
@@ -312,7 +344,7 @@ public final class WsConnection implements Connection {
         }
         closed = true;
         for (Long id : new ArrayList<>(pollers.keySet())) {
-            detach(id);
+            unroute(id);
         }
         serial.shutdown();
     }
@@ -323,6 +355,8 @@ public final class WsConnection implements Connection {
         final ResultSink sink;
         final Thread thread;
         volatile boolean stopped;
+        /** The highest result seq the instance has: acknowledged with the next GetResults. */
+        volatile long acked;
 
         Poller(long id, ResultSink sink) {
             this.id = id;
@@ -336,7 +370,7 @@ public final class WsConnection implements Connection {
             while (!stopped && !closed) {
                 Batch b;
                 try {
-                    b = results(id, POLL_WAIT_SECONDS).join();
+                    b = results(id, POLL_WAIT_SECONDS, acked).join();
                 } catch (CompletionException e) {
                     if (!stopped && !closed) {
                         Throwable cause = e.getCause();
@@ -372,10 +406,14 @@ public final class WsConnection implements Connection {
         } catch (XMLStreamException | RuntimeException e) {
             return CompletableFuture.failedFuture(new FalkonException("cannot write the " + op + " request", e));
         }
-        HttpRequest req = HttpRequest.newBuilder(uri).timeout(timeout.plusSeconds(POLL_WAIT_SECONDS + 60))
+        HttpRequest.Builder req = HttpRequest.newBuilder(uri).timeout(timeout.plusSeconds(POLL_WAIT_SECONDS + 60))
                 .header("Content-Type", "text/xml; charset=UTF-8").header("SOAPAction", "\"" + NS + ":" + op + "\"")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
-        return http.sendAsync(req, HttpResponse.BodyHandlers.ofByteArray()).handle((resp, err) -> {
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body));
+        if (!token.isEmpty()) {
+            req.header(HttpAuth.AUTHORIZATION, "Bearer " + token);
+        }
+        // completed on the serial executor: the Connection contract (the caller's I/O-thread-only state)
+        return http.sendAsync(req.build(), HttpResponse.BodyHandlers.ofByteArray()).handleAsync((resp, err) -> {
             if (err != null) {
                 Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
                 throw new CompletionException(new ConnectionLostException(op + " to " + uri + " failed: " + cause,
@@ -390,7 +428,11 @@ public final class WsConnection implements Connection {
                 throw new CompletionException(new FalkonException("unreadable " + op + " response from " + uri
                         + " (HTTP " + resp.statusCode() + "): " + e.getMessage(), e));
             }
-        });
+        }, serial);
+    }
+
+    private String keyOf(long instanceId) {
+        return keys.getOrDefault(instanceId, Long.toUnsignedString(instanceId, 16));
     }
 
     private static byte[] envelope(String op, Content content) throws XMLStreamException {

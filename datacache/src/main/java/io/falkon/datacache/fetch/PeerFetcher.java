@@ -2,6 +2,9 @@ package io.falkon.datacache.fetch;
 
 import io.falkon.datacache.ObjectRef;
 
+import io.falkon.protocol.auth.HttpAuth;
+import io.falkon.protocol.auth.Token;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -13,11 +16,16 @@ import java.nio.charset.StandardCharsets;
 public final class PeerFetcher implements Fetcher {
     private final HttpClient http;
     private final String peer;
+    private final Token token;
 
-    /** @param peer the peer's cache server, {@code host:port} */
-    public PeerFetcher(HttpClient http, String peer) {
+    /**
+     * @param peer  the peer's cache server, {@code host:port}
+     * @param token what the peer requires (the deployment's token)
+     */
+    public PeerFetcher(HttpClient http, String peer, Token token) {
         this.http = http;
         this.peer = peer;
+        this.token = token;
     }
 
     public static URI uri(String peer, String id) {
@@ -26,7 +34,8 @@ public final class PeerFetcher implements Fetcher {
 
     @Override
     public InputStream open(ObjectRef ref) throws IOException {
-        return StoreFetcher.HttpFetch.get(http, uri(peer, ref.id()), ref.id());
+        return StoreFetcher.HttpFetch.get(http, uri(peer, ref.id()), ref.id(),
+                token.required() ? HttpAuth.bearer(token) : null);
     }
 
     @Override

@@ -39,7 +39,7 @@ public final class StoreFetcher implements Fetcher {
         String src = ref.source();
         InputStream in;
         if (src.startsWith("http://") || src.startsWith("https://")) {
-            in = HttpFetch.get(http, URI.create(src), ref.id());
+            in = HttpFetch.get(http, URI.create(src), ref.id(), null);
         } else {
             Path p = path(src);
             if (!Files.isRegularFile(p)) {
@@ -79,8 +79,13 @@ public final class StoreFetcher implements Fetcher {
         private HttpFetch() {
         }
 
-        static InputStream get(HttpClient http, URI uri, String what) throws IOException {
-            HttpRequest req = HttpRequest.newBuilder(uri).timeout(Duration.ofMinutes(10)).GET().build();
+        /** @param authorization an {@code Authorization} header value, or null */
+        static InputStream get(HttpClient http, URI uri, String what, String authorization) throws IOException {
+            HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(Duration.ofMinutes(10)).GET();
+            if (authorization != null) {
+                b.header("Authorization", authorization);
+            }
+            HttpRequest req = b.build();
             HttpResponse<InputStream> resp;
             try {
                 resp = http.send(req, HttpResponse.BodyHandlers.ofInputStream());

@@ -27,7 +27,11 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.falkon.protocol.auth.HttpAuth;
+import io.falkon.protocol.auth.Token;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -35,14 +39,23 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Serves this executor's cached objects to its peers over HTTP: {@code GET /objects?id=ID} answers
  * 200 with the object's bytes (sent from the file with zero copy, the object pinned meanwhile) or
  * 404 when it is not (or no longer) cached. Objects unpacked for a task are not served; peers
  * fetch the stored form and unpack it themselves.
+ *
+ * <p>Like every Falkon listener it requires the deployment's token ({@code Authorization: Bearer}
+ * or {@code X-Falkon-Token}; 401 otherwise), limits its connections ({@value #MAX_CONNECTIONS}) and
+ * closes a connection idle for {@value #IDLE_SECONDS} s. The data is not encrypted: integrity is
+ * checked by the fetching peer (size, and the checksum the object's holder recorded).
  */
 public final class PeerServer implements AutoCloseable {
+    static final int MAX_CONNECTIONS = 256;
+    static final int IDLE_SECONDS = 30;
+
     private final EventLoopGroup group;
     private final Channel server;
 
@@ -51,17 +64,24 @@ public final class PeerServer implements AutoCloseable {
         this.server = server;
     }
 
-    /** Listens on {@code host:port} (port 0: any free one). */
-    public static PeerServer start(CacheStore cache, String host, int port) throws InterruptedException {
+    /** Listens on {@code host:port} (port 0: any free one), requiring {@code token}. */
+    public static PeerServer start(CacheStore cache, String host, int port, Token token) throws InterruptedException {
         EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-peer", true),
                 NioIoHandler.newFactory());
+        AtomicInteger open = new AtomicInteger();
         try {
             Channel ch = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel c) {
-                            c.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(8192),
-                                    new Handler(cache));
+                            if (open.incrementAndGet() > MAX_CONNECTIONS) {
+                                open.decrementAndGet();
+                                c.close();
+                                return;
+                            }
+                            c.closeFuture().addListener(f -> open.decrementAndGet());
+                            c.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192), new HttpObjectAggregator(8192),
+                                    new IdleStateHandler(IDLE_SECONDS, 0, 0), new Handler(cache, token));
                         }
                     }).bind(new InetSocketAddress(host, port)).sync().channel();
             return new PeerServer(group, ch);
@@ -87,13 +107,25 @@ public final class PeerServer implements AutoCloseable {
 
     private static final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
         private final CacheStore cache;
+        private final Token token;
 
-        Handler(CacheStore cache) {
+        Handler(CacheStore cache, Token token) {
             this.cache = cache;
+            this.token = token;
         }
 
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) throws IOException {
+            if (!req.decoderResult().isSuccess()) {
+                reply(ctx, req, HttpResponseStatus.BAD_REQUEST, "malformed request\n");
+                return;
+            }
+            if (!token.admits(HttpAuth.presented(req.headers().get(HttpAuth.AUTHORIZATION),
+                    req.headers().get(HttpAuth.TOKEN_HEADER)))) {
+                reply(ctx, req, HttpResponseStatus.UNAUTHORIZED, "present the deployment's token "
+                        + "(Authorization: Bearer TOKEN)\n");
+                return;
+            }
             QueryStringDecoder q = new QueryStringDecoder(req.uri());
             List<String> ids = q.parameters().get("id");
             if (req.method() != HttpMethod.GET || !q.path().equals("/objects") || ids == null || ids.size() != 1) {
@@ -131,6 +163,9 @@ public final class PeerServer implements AutoCloseable {
             DefaultFullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
                     Unpooled.copiedBuffer(text, StandardCharsets.UTF_8));
             resp.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
+            if (status == HttpResponseStatus.UNAUTHORIZED) {
+                resp.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, HttpAuth.CHALLENGE);
+            }
             HttpUtil.setContentLength(resp, resp.content().readableBytes());
             boolean keepAlive = HttpUtil.isKeepAlive(req);
             HttpUtil.setKeepAlive(resp, keepAlive);
@@ -138,6 +173,15 @@ public final class PeerServer implements AutoCloseable {
             if (!keepAlive) {
                 f.addListener(ChannelFutureListener.CLOSE);
             }
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+            if (evt instanceof IdleStateEvent) {
+                ctx.close();
+                return;
+            }
+            super.userEventTriggered(ctx, evt);
         }
 
         @Override

@@ -2,6 +2,8 @@ package io.falkon.dispatcher.core;
 
 import io.falkon.protocol.Message;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,6 +14,8 @@ import java.util.List;
  */
 final class Instance {
     final long id;
+    /** What a client must present, besides the id, to take the instance over (ATTACH). */
+    final String secret;
     final String name;
     final long leaseMicros;
     /** Wall-clock time of its creation (journaled). */
@@ -21,13 +25,16 @@ final class Instance {
     /** Whether its lease is running: detached since {@link #detachedMicros} (monotonic tick). */
     boolean detached;
     long detachedMicros;
+    /** Monotonic tick of the owner's last request (for owners whose lease runs while attached). */
+    long lastRequestMicros;
     int queued;
     int running;
     long completed;
     long succeeded;
     long cancelled;
     long nextSeq = 1;
-    long highestClientTaskId = -1;
+    /** Client task ids accepted so far: a re-sent bundle is recognised, a reused id refused. */
+    final IdSet accepted = new IdSet();
     /** Results gathered during the current batch, sent as one DELIVER at its end. */
     List<Message.DeliveredResult> outbox;
     boolean inOutboxList;
@@ -36,12 +43,38 @@ final class Instance {
     long unackedBytes;
     boolean gone;
 
-    Instance(long id, String name, Link owner, long leaseSeconds, long createdMicros) {
+    Instance(long id, String secret, String name, Link owner, long leaseSeconds, long createdMicros) {
         this.id = id;
+        this.secret = secret;
         this.name = name;
         this.owner = owner;
         this.leaseMicros = leaseSeconds * 1_000_000L;
         this.createdMicros = createdMicros;
+    }
+
+    /** The highest client task id accepted, -1 for none. */
+    long highestClientTaskId() {
+        return accepted.highest();
+    }
+
+    /** Whether {@code presented} is this instance's secret (compared in constant time). */
+    boolean secretMatches(String presented) {
+        return presented != null && MessageDigest.isEqual(secret.getBytes(StandardCharsets.UTF_8),
+                presented.getBytes(StandardCharsets.UTF_8));
+    }
+
+    InstanceRecord record() {
+        return new InstanceRecord(id, name, secret, leaseMicros / 1_000_000, createdMicros, accepted.highest(),
+                accepted.toArray());
+    }
+
+    /** Whether the lease has run out at {@code tickMicros}: detached that long, or (WS) not called that long. */
+    boolean leaseExpired(long tickMicros) {
+        if (detached) {
+            return detachedMicros + leaseMicros <= tickMicros;
+        }
+        return owner != null && owner.leaseRunsWhileAttached() && leaseMicros > 0
+                && lastRequestMicros + leaseMicros <= tickMicros;
     }
 
     boolean retainsResults() {

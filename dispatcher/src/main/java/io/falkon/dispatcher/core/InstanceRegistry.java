@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -38,7 +39,9 @@ final class InstanceRegistry {
         do {
             id = ids.nextLong();
         } while (id == 0 || instances.containsKey(id));
-        Instance in = new Instance(id, name, owner, leaseSeconds, createdMicros);
+        byte[] secret = new byte[16];
+        ids.nextBytes(secret);
+        Instance in = new Instance(id, HexFormat.of().formatHex(secret), name, owner, leaseSeconds, createdMicros);
         instances.put(id, in);
         own(owner, in);
         return in;
@@ -48,10 +51,14 @@ final class InstanceRegistry {
         return instances.get(id);
     }
 
-    /** The instance if {@code link} owns it, else null. */
-    Instance owned(Link link, long id) {
+    /** The instance if {@code link} owns it, else null; a request from its owner renews an idle lease. */
+    Instance owned(Link link, long id, long tickMicros) {
         Instance in = instances.get(id);
-        return in == null || in.owner != link ? null : in;
+        if (in == null || in.owner != link) {
+            return null;
+        }
+        in.lastRequestMicros = tickMicros;
+        return in;
     }
 
     /** Makes {@code link} the instance's owner, taking it from the previous one. */
@@ -62,6 +69,11 @@ final class InstanceRegistry {
         in.owner = link;
         in.detached = false;
         own(link, in);
+    }
+
+    /** Renews an idle lease (a request from the owner). */
+    void touched(Instance in, long tickMicros) {
+        in.lastRequestMicros = tickMicros;
     }
 
     private void own(Link link, Instance in) {
@@ -131,11 +143,11 @@ final class InstanceRegistry {
         return dropped;
     }
 
-    /** Detached instances whose lease has run out at {@code tickMicros}. */
+    /** Instances whose lease has run out at {@code tickMicros}. */
     List<Instance> expired(long tickMicros) {
         List<Instance> out = null;
         for (Instance in : instances.values()) {
-            if (in.detached && in.detachedMicros + in.leaseMicros <= tickMicros) {
+            if (in.leaseExpired(tickMicros)) {
                 (out == null ? out = new ArrayList<>() : out).add(in);
             }
         }
@@ -143,10 +155,11 @@ final class InstanceRegistry {
     }
 
     /** Re-creates an instance from the journal, detached, its lease starting at {@code tickMicros}. */
-    Instance restore(long id, String name, long leaseSeconds, long createdMicros, long tickMicros) {
-        Instance in = new Instance(id, name, null, leaseSeconds, createdMicros);
+    Instance restore(InstanceRecord r, long tickMicros) {
+        Instance in = new Instance(r.id(), r.secret(), r.name(), null, r.leaseSeconds(), r.createdMicros());
+        in.accepted.addAll(r.acceptedRanges());
         detach(in, tickMicros);
-        instances.put(id, in);
+        instances.put(r.id(), in);
         return in;
     }
 

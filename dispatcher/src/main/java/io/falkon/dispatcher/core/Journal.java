@@ -2,6 +2,8 @@ package io.falkon.dispatcher.core;
 
 import io.falkon.protocol.Message;
 
+import java.util.function.Consumer;
+
 /**
  * Where the scheduler records what must survive a restart: instances, accepted tasks, final
  * results, acknowledgements. The scheduler calls the record methods during a batch and
@@ -11,8 +13,8 @@ import io.falkon.protocol.Message;
  */
 public interface Journal {
 
-    /** An instance with a lease; {@code highestClientTaskId} is -1 for a new one (snapshots carry it). */
-    void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros, long highestClientTaskId);
+    /** An instance with a lease (a new one has no accepted ids yet; snapshots carry them). */
+    void instanceCreated(InstanceRecord instance);
 
     void accepted(long instanceId, long clientTaskId, long submittedMicros, byte[] spec);
 
@@ -35,13 +37,12 @@ public interface Journal {
      * Replaces the journal's contents with the live state the scheduler hands over, as records
      * written through the given snapshot (called on the scheduler thread between batches).
      */
-    default void compact(java.util.function.Consumer<Journal> snapshot) {
+    default void compact(Consumer<Journal> snapshot) {
     }
 
     Journal NONE = new Journal() {
         @Override
-        public void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros,
-                                    long highestClientTaskId) {
+        public void instanceCreated(InstanceRecord instance) {
         }
 
         @Override

@@ -30,4 +30,13 @@ public interface Link {
 
     /** The peer's IP address (how other peers may reach it), e.g. {@code 10.0.0.7}. */
     String remoteHost();
+
+    /**
+     * Whether the lease of an instance this link owns runs from the owner's last request rather than
+     * from the end of the connection: true for request/response transports (the WS interface), whose
+     * "connection" lasts as long as the client keeps calling.
+     */
+    default boolean leaseRunsWhileAttached() {
+        return false;
+    }
 }

@@ -16,9 +16,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -116,6 +118,44 @@ public final class Scheduler {
     public void rejectRequest(Link link, long requestId, ErrorCode code, String message) {
         instances.client(link);
         replyError(link, requestId, code, message);
+    }
+
+    /** Carries out an event from a transport (see {@link Event}). */
+    public void handle(Event e) {
+        switch (e.kind()) {
+            case CLIENT -> clientRequest(e);
+            case EXECUTOR -> executorMessage(e.link(), e.message());
+            case CLIENT_GONE -> clientDisconnected(e.link());
+            case EXECUTOR_GONE -> executorDisconnected(e.link());
+        }
+    }
+
+    private void clientRequest(Event e) {
+        Link link = e.link();
+        Message m = e.message();
+        switch (m.type()) {
+            case CREATE_INSTANCE -> createInstance(link, (Message.CreateInstance) m);
+            case SUBMIT -> submit(link, (Message.Submit) m, e.scans());
+            case STATUS_REQUEST -> status(link, (Message.StatusRequest) m);
+            case DESTROY -> destroy(link, (Message.Destroy) m);
+            case ATTACH -> attach(link, (Message.Attach) m);
+            case ACK -> ack(link, (Message.Ack) m);
+            case ERROR -> {
+                Message.ErrorMessage err = (Message.ErrorMessage) m; // the admission stage refused the request
+                rejectRequest(link, err.requestId(), err.errorCode(), err.message());
+            }
+            default -> throw new IllegalArgumentException(m.type() + " is not a client request");
+        }
+    }
+
+    private void executorMessage(Link link, Message m) {
+        switch (m.type()) {
+            case REGISTER -> registerExecutor(link, (Message.Register) m);
+            case CREDIT -> credit(link, ((Message.Credit) m).credits());
+            case RESULT -> results(link, (Message.Result) m);
+            case CACHE_UPDATE -> cacheUpdate(link, (Message.CacheUpdate) m);
+            default -> throw new IllegalArgumentException(m.type() + " is not an executor message");
+        }
     }
 
     // ---- executors -------------------------------------------------------------------------
@@ -267,17 +307,19 @@ public final class Scheduler {
             return;
         }
         Instance in = instances.create(link, req.clientName(), req.leaseSeconds(), nowMicros);
+        instances.touched(in, tickMicros);
         if (in.retainsResults()) {
-            journal.instanceCreated(in.id, in.name, req.leaseSeconds(), nowMicros, -1);
+            journal.instanceCreated(in.record());
         }
         log.debug("instance {} created for '{}' at {}", LogSafe.instance(in.id), LogSafe.text(req.clientName()),
                 link.remote());
-        outbox.send(link, new Message.InstanceCreated(req.requestId(), in.id));
+        outbox.send(link, new Message.InstanceCreated(req.requestId(), in.id, in.secret));
     }
 
     private Instance ownedInstance(Link link, long requestId, long instanceId) {
         instances.client(link);
-        Instance in = instances.owned(link, instanceId);
+        refreshClock();
+        Instance in = instances.owned(link, instanceId, tickMicros);
         if (in == null) {
             replyError(link, requestId, ErrorCode.UNKNOWN_INSTANCE,
                     "no instance " + LogSafe.instance(instanceId) + " on this connection");
@@ -285,7 +327,13 @@ public final class Scheduler {
         return in;
     }
 
-    /** SUBMIT whose task specs the transport has already validated; {@code scans} has one per task. */
+    /**
+     * SUBMIT whose task specs the transport has already validated; {@code scans} has one per task.
+     * Client task ids are unique within an instance: a bundle whose every id was accepted before is a
+     * re-sent bundle (after a reconnection, or a retried WS call whose reply was lost) and is answered
+     * as accepted again without queueing anything; a bundle that reuses some ids, or repeats one, is
+     * refused as a whole.
+     */
     public void submit(Link link, Message.Submit req, TaskSpecCodec.Scan[] scans) {
         Instance in = ownedInstance(link, req.requestId(), req.instanceId());
         if (in == null) {
@@ -297,15 +345,62 @@ public final class Scheduler {
         }
         refreshClock();
         List<Message.SubmittedTask> tasks = req.tasks();
+        String refused = duplicates(in, tasks);
+        if (refused != null) {
+            if (refused.isEmpty()) { // every id accepted before: the same bundle again
+                outbox.send(link, new Message.Submitted(req.requestId(), in.id, tasks.size()));
+            } else {
+                replyError(link, req.requestId(), ErrorCode.INVALID_TASK, refused + "; nothing of this bundle was queued");
+            }
+            return;
+        }
         for (int i = 0, n = tasks.size(); i < n; i++) {
             Message.SubmittedTask s = tasks.get(i);
+            in.accepted.add(s.clientTaskId());
             ledger.accept(in, s.clientTaskId(), s.spec(), nowMicros, scans[i]);
-            in.highestClientTaskId = Math.max(in.highestClientTaskId, s.clientTaskId());
             if (in.retainsResults()) {
                 journal.accepted(in.id, s.clientTaskId(), nowMicros, s.spec());
             }
         }
         outbox.send(link, new Message.Submitted(req.requestId(), in.id, tasks.size()));
+    }
+
+    /**
+     * Null when every id of the bundle is new and distinct; empty when every id was accepted before
+     * (a re-sent bundle); otherwise why the bundle is refused, naming the first offending task.
+     */
+    private static String duplicates(Instance in, List<Message.SubmittedTask> tasks) {
+        int seen = 0;
+        for (int i = 0, n = tasks.size(); i < n; i++) {
+            if (in.accepted.contains(tasks.get(i).clientTaskId())) {
+                seen++;
+            }
+        }
+        if (seen == tasks.size() && seen > 0) {
+            return "";
+        }
+        Set<Long> inBundle = null;
+        long previous = Long.MIN_VALUE;
+        for (int i = 0, n = tasks.size(); i < n; i++) {
+            long id = tasks.get(i).clientTaskId();
+            if (in.accepted.contains(id)) {
+                return "task " + i + " of the bundle (clientTaskId " + Long.toUnsignedString(id)
+                        + "): the id is already used in this instance";
+            }
+            // clients number tasks in increasing order: only a bundle that is not needs a set
+            if (inBundle == null && id <= previous && i > 0) {
+                inBundle = new HashSet<>();
+                for (int k = 0; k < i; k++) {
+                    inBundle.add(tasks.get(k).clientTaskId());
+                }
+            }
+            if (inBundle != null && !inBundle.add(id)) {
+                return "task " + i + " of the bundle (clientTaskId " + Long.toUnsignedString(id)
+                        + "): the id appears twice in the bundle";
+            }
+            previous = id;
+        }
+        return null;
     }
 
     public void destroy(Link link, Message.Destroy req) {
@@ -321,17 +416,21 @@ public final class Scheduler {
     }
 
     /**
-     * ATTACH: the connection takes over an instance (typically its own, after reconnecting), and the
-     * results delivered but not acknowledged are delivered again, after the ATTACHED reply.
+     * ATTACH: the connection takes over an instance (its own after reconnecting, or one whose id and
+     * secret it was given), and the results delivered but not acknowledged are delivered again, after
+     * the ATTACHED reply. A wrong secret is answered exactly like an unknown id.
      */
     public void attach(Link link, Message.Attach req) {
         instances.client(link);
         refreshClock();
         Instance in = instances.get(req.instanceId());
-        if (in == null) {
+        if (in == null || !in.secretMatches(req.secret())) {
+            if (in != null) {
+                log.warn("refused ATTACH to instance {} from {}: wrong secret", LogSafe.instance(in.id), link.remote());
+            }
             replyError(link, req.requestId(), ErrorCode.UNKNOWN_INSTANCE, "no instance "
-                    + LogSafe.instance(req.instanceId())
-                    + " (destroyed, its lease ran out, or it was created without a lease)");
+                    + LogSafe.instance(req.instanceId()) + " with that secret (destroyed, its lease ran out, it was "
+                    + "created without a lease, or the secret is wrong)");
             return;
         }
         if (in.owner != null && in.owner != link) {
@@ -339,7 +438,8 @@ public final class Scheduler {
                     in.owner.remote());
         }
         instances.attach(in, link);
-        outbox.send(link, new Message.Attached(req.requestId(), in.id, in.highestClientTaskId, in.unacked.size()));
+        instances.touched(in, tickMicros);
+        outbox.send(link, new Message.Attached(req.requestId(), in.id, in.highestClientTaskId(), in.unacked.size()));
         if (!in.unacked.isEmpty()) {
             outbox.send(link, new Message.Deliver(in.id, new ArrayList<>(in.unacked)));
         }
@@ -350,7 +450,8 @@ public final class Scheduler {
 
     /** ACK: the client has all results up to {@code upToSeq}; they need not be kept any longer. */
     public void ack(Link link, Message.Ack ack) {
-        Instance in = instances.owned(link, ack.instanceId());
+        refreshClock();
+        Instance in = instances.owned(link, ack.instanceId(), tickMicros);
         if (in == null) {
             return; // acknowledging what is gone changes nothing
         }
@@ -468,7 +569,7 @@ public final class Scheduler {
 
     private static StatusSnapshot.InstanceRow instanceRow(Instance in) {
         return new StatusSnapshot.InstanceRow(in.id, in.name, in.queued, in.running, in.completed, in.succeeded,
-                in.cancelled, in.unacked.size(), in.leaseMicros / 1_000_000);
+                in.cancelled, in.unacked.size(), in.leaseMicros / 1_000_000, in.highestClientTaskId(), in.nextSeq - 1);
     }
 
     /** The dispatcher-wide status document (docs/protocol.md section 7). */
@@ -515,9 +616,9 @@ public final class Scheduler {
     // ---- restoring from the journal (before the loop starts) -------------------------------
 
     /** Re-creates an instance from the journal; it starts detached, with a fresh lease. */
-    public void restoreInstance(long id, String name, long leaseSeconds, long createdMicros) {
+    public void restoreInstance(InstanceRecord record) {
         refreshClock();
-        instances.restore(id, name, leaseSeconds, createdMicros, tickMicros);
+        instances.restore(record, tickMicros);
     }
 
     /** Re-queues an accepted task that had no final result (at-least-once: it may have run before). */
@@ -526,8 +627,8 @@ public final class Scheduler {
         if (in == null) {
             return;
         }
+        in.accepted.add(clientTaskId);
         ledger.accept(in, clientTaskId, spec, submittedMicros, TaskSpecCodec.scan(spec));
-        in.highestClientTaskId = Math.max(in.highestClientTaskId, clientTaskId);
     }
 
     /** Keeps a final result the client had not acknowledged, for redelivery when it re-attaches. */
@@ -537,16 +638,9 @@ public final class Scheduler {
             return;
         }
         instances.retain(in, r);
+        in.accepted.add(r.clientTaskId());
         in.nextSeq = Math.max(in.nextSeq, r.seq() + 1);
         ledger.finished(in, r.execution().succeeded());
-    }
-
-    /** Remembers the highest client task id an instance accepted, finished or not (for ATTACHED). */
-    public void restoreHighestClientTaskId(long instanceId, long highestClientTaskId) {
-        Instance in = instances.get(instanceId);
-        if (in != null) {
-            in.highestClientTaskId = Math.max(in.highestClientTaskId, highestClientTaskId);
-        }
     }
 
     /** Restores the result sequence counter of an instance whose results were all acknowledged. */
@@ -563,7 +657,7 @@ public final class Scheduler {
             if (!in.retainsResults()) {
                 continue;
             }
-            out.instanceCreated(in.id, in.name, in.leaseMicros / 1_000_000, in.createdMicros, in.highestClientTaskId);
+            out.instanceCreated(in.record());
             if (in.nextSeq > 1 && in.unacked.isEmpty()) {
                 out.acked(in.id, in.nextSeq - 1); // keeps the sequence counter
             }
@@ -605,7 +699,12 @@ public final class Scheduler {
         pool.resumeDue(tickMicros);
         for (Instance in : instances.expired(tickMicros)) {
             int n = cancel(in, "lease expired");
+            Link owner = in.owner;
+            in.outbox = null;
             forget(in);
+            if (owner != null) { // an idle owner (WS): told, with request id 0, that the instance is gone
+                outbox.send(owner, new Message.Destroyed(0, in.id, n));
+            }
             log.info("instance {} destroyed: its lease of {} s ran out with no client attached ({} tasks "
                     + "cancelled)", LogSafe.instance(in.id), in.leaseMicros / 1_000_000, n);
         }

@@ -29,7 +29,8 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
     private static final boolean CHECK_INVARIANTS = SchedulerLoop.class.desiredAssertionStatus();
 
     private final Scheduler scheduler;
-    private final Queue<Runnable> inbox = new ConcurrentLinkedQueue<>();
+    /** {@link Event}s from the transports, and {@link Runnable}s (queries from the dispatcher's owner). */
+    private final Queue<Object> inbox = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean sleeping = new AtomicBoolean();
     private final Thread thread;
     private final CompletableFuture<Throwable> failed = new CompletableFuture<>();
@@ -59,12 +60,22 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
         return failed;
     }
 
+    /** Runs {@code task} on the scheduler thread (queries and control; transports submit {@link Event}s). */
     @Override
-    public void execute(Runnable event) {
+    public void execute(Runnable task) {
+        enqueue(task);
+    }
+
+    /** Hands the scheduler an event from a transport. */
+    public void submit(Event event) {
+        enqueue(event);
+    }
+
+    private void enqueue(Object item) {
         if (failed.isDone()) {
             return; // the scheduler's state is not trusted any more: nothing runs on it
         }
-        inbox.add(event);
+        inbox.add(item);
         if (sleeping.get()) {
             LockSupport.unpark(thread);
         }
@@ -87,9 +98,13 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
                 lastTimer = now;
                 scheduler.onTimer();
             }
-            Runnable event = inbox.poll();
-            if (event != null) {
-                event.run();
+            Object item = inbox.poll();
+            if (item != null) {
+                if (item instanceof Event event) {
+                    scheduler.handle(event);
+                } else {
+                    ((Runnable) item).run();
+                }
                 if (++batch < MAX_BATCH) {
                     continue;
                 }

@@ -144,6 +144,8 @@ public final class StatusReporter {
         o.put("cancelled", in.cancelled());
         o.put("unacknowledged", in.unacknowledged());
         o.put("leaseSeconds", in.leaseSeconds());
+        o.put("highestTaskId", in.highestTaskId());
+        o.put("lastSeq", in.lastSeq());
         return o.toString();
     }
 }

@@ -22,6 +22,7 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
 
     /** The instance document ({@code STATUS} for one instance). */
     public record InstanceRow(long id, String name, int queued, int running, long completed, long succeeded,
-                       long cancelled, int unacknowledged, long leaseSeconds) {
+                              long cancelled, int unacknowledged, long leaseSeconds, long highestTaskId,
+                              long lastSeq) {
     }
 }

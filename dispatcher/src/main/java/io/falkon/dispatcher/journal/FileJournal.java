@@ -1,5 +1,6 @@
 package io.falkon.dispatcher.journal;
 
+import io.falkon.dispatcher.core.InstanceRecord;
 import io.falkon.dispatcher.core.Journal;
 import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.protocol.Message;
@@ -33,7 +34,7 @@ import java.util.zip.CRC32C;
 /**
  * The dispatcher's append-only journal in one directory ({@code falkon dispatcher --journal DIR}).
  *
- * <p>File {@value #FILE}: an 8-byte header ({@code "FKJ1"}, version 1), then records framed as
+ * <p>File {@value #FILE}: an 8-byte header ({@code "FKJ1"}, version 2), then records framed as
  * {@code length:u32 crc32c:u32 body} (bodies in {@link Records}). The scheduler thread encodes a
  * batch's records into memory; at the end of the batch a writer thread appends them, forces them
  * to disk per the {@link FsyncPolicy}, and only then sends the batch's replies. Batches that queue
@@ -49,7 +50,7 @@ public final class FileJournal implements Journal, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(FileJournal.class);
     public static final String FILE = "falkon.journal";
     static final int MAGIC = 0x464B4A31; // "FKJ1"
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int HEADER = 8;
     static final int MAX_RECORD = 64 << 20;
     static final long MIN_COMPACT_BYTES = 64L << 20;
@@ -265,9 +266,8 @@ public final class FileJournal implements Journal, AutoCloseable {
     // ---- the Journal interface: on the scheduler thread ------------------------------------
 
     @Override
-    public void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros,
-                                long highestClientTaskId) {
-        batch.instanceCreated(instanceId, name, leaseSeconds, createdMicros, highestClientTaskId);
+    public void instanceCreated(InstanceRecord instance) {
+        batch.instanceCreated(instance);
     }
 
     @Override
@@ -482,9 +482,8 @@ public final class FileJournal implements Journal, AutoCloseable {
         }
 
         @Override
-        public void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros,
-                                    long highestClientTaskId) {
-            Records.instance(buf, instanceId, name, leaseSeconds, createdMicros, highestClientTaskId);
+        public void instanceCreated(InstanceRecord instance) {
+            Records.instance(buf, instance);
         }
 
         @Override

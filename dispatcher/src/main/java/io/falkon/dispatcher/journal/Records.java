@@ -1,7 +1,10 @@
 package io.falkon.dispatcher.journal;
 
+import io.falkon.dispatcher.core.InstanceRecord;
+import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.MessageCodec;
+import io.falkon.protocol.ProtocolException;
 import io.falkon.protocol.WireReader;
 import io.falkon.protocol.WireWriter;
 import io.netty.buffer.ByteBuf;
@@ -10,7 +13,8 @@ import io.netty.buffer.ByteBuf;
  * The journal's record bodies (each framed on disk as {@code length:u32 crc32c:u32 body}):
  *
  * <pre>
- * INSTANCE  = 1 instanceId:u64 leaseSeconds:u32 createdMicros:i64 highestClientTaskId:i64 name:str
+ * INSTANCE  = 1 instanceId:u64 leaseSeconds:u32 createdMicros:i64 name:str secret:str
+ *               accepted:list&lt;(from:u64 to:u64)&gt;   (client task id ranges; empty for a new instance)
  * ACCEPTED  = 2 instanceId:u64 clientTaskId:u64 submittedMicros:i64 spec:blob
  * COMPLETED = 3 instanceId:u64 clientTaskId:u64 seq:u64 attempt:u32 executorId:str
  *               submittedMicros:i64 dispatchedMicros:i64 completedMicros:i64 execution:Execution
@@ -43,15 +47,19 @@ final class Records {
         out.setInt(at + 4, (int) crc.getValue());
     }
 
-    static void instance(ByteBuf out, long instanceId, String name, long leaseSeconds, long createdMicros,
-                         long highestClientTaskId) {
+    static void instance(ByteBuf out, InstanceRecord r) {
         frame(out, b -> {
             b.writeByte(INSTANCE);
-            b.writeLong(instanceId);
-            WireWriter.u32(b, leaseSeconds, "leaseSeconds");
-            b.writeLong(createdMicros);
-            b.writeLong(highestClientTaskId);
-            WireWriter.str(b, name);
+            b.writeLong(r.id());
+            WireWriter.u32(b, r.leaseSeconds(), "leaseSeconds");
+            b.writeLong(r.createdMicros());
+            WireWriter.str(b, r.name());
+            WireWriter.str(b, r.secret());
+            long[] ranges = r.acceptedRanges();
+            WireWriter.u32(b, ranges.length / 2, "accepted");
+            for (long v : ranges) {
+                b.writeLong(v);
+            }
         });
     }
 
@@ -100,8 +108,19 @@ final class Records {
         WireReader in = new WireReader(body);
         int type = in.u8("type");
         switch (type) {
-            case INSTANCE -> to.instance(in.u64("instanceId"), in.u32("leaseSeconds"), in.i64("createdMicros"),
-                    in.i64("highestClientTaskId"), in.str("name"));
+            case INSTANCE -> {
+                long id = in.u64("instanceId");
+                long lease = in.u32("leaseSeconds");
+                long created = in.i64("createdMicros");
+                String name = in.str("name");
+                String secret = in.str("secret");
+                int n = in.count("accepted", 16);
+                long[] ranges = new long[2 * n];
+                for (int i = 0; i < ranges.length; i++) {
+                    ranges[i] = in.u64("accepted range");
+                }
+                to.instance(new InstanceRecord(id, name, secret, lease, created, -1, ranges));
+            }
             case ACCEPTED -> to.accepted(in.u64("instanceId"), in.u64("clientTaskId"), in.i64("submittedMicros"),
                     in.blob("spec"));
             case COMPLETED -> {
@@ -112,8 +131,7 @@ final class Records {
             }
             case ACKED -> to.acked(in.u64("instanceId"), in.u64("upToSeq"));
             case DESTROYED -> to.destroyed(in.u64("instanceId"));
-            default -> throw new io.falkon.protocol.ProtocolException(io.falkon.protocol.ErrorCode.MALFORMED,
-                    "unknown journal record type " + type);
+            default -> throw new ProtocolException(ErrorCode.MALFORMED, "unknown journal record type " + type);
         }
         in.end("journal record");
     }

@@ -1,5 +1,6 @@
 package io.falkon.dispatcher.journal;
 
+import io.falkon.dispatcher.core.InstanceRecord;
 import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.protocol.Message;
 
@@ -16,11 +17,10 @@ import java.util.TreeMap;
 final class Replay {
     static final class InstanceState {
         final long id;
-        String name;
-        long leaseSeconds;
-        long createdMicros;
+        InstanceRecord record;
         long ackedUpTo;
-        long highestClientTaskId = -1;
+        /** Ranges of accepted ids carried by the instance record (acknowledged tasks leave no other trace). */
+        long[] acceptedRanges = new long[0];
         final Map<Long, Accepted> pending = new LinkedHashMap<>();
         final TreeMap<Long, Message.DeliveredResult> unacked = new TreeMap<>();
         final java.util.Set<Long> finished = new java.util.HashSet<>();
@@ -28,9 +28,28 @@ final class Replay {
         InstanceState(long id) {
             this.id = id;
         }
+
+        /** The instance record with every id seen since it was written. */
+        InstanceRecord current() {
+            InstanceRecord r = record;
+            return new InstanceRecord(id, r.name(), r.secret(), r.leaseSeconds(), r.createdMicros(), -1, ranges(this));
+        }
     }
 
     record Accepted(long submittedMicros, byte[] spec) {
+    }
+
+    /** Folds the ids of every task seen so far into the instance record's ranges. */
+    private static long[] ranges(InstanceState s) {
+        java.util.TreeSet<Long> ids = new java.util.TreeSet<>(s.finished);
+        ids.addAll(s.pending.keySet());
+        long[] out = java.util.Arrays.copyOf(s.acceptedRanges, s.acceptedRanges.length + 2 * ids.size());
+        int i = s.acceptedRanges.length;
+        for (long id : ids) {
+            out[i++] = id;
+            out[i++] = id;
+        }
+        return out;
     }
 
     final Map<Long, InstanceState> instances = new LinkedHashMap<>();
@@ -40,12 +59,10 @@ final class Replay {
         return instances.get(id);
     }
 
-    void instance(long id, long leaseSeconds, long createdMicros, long highestClientTaskId, String name) {
-        InstanceState s = instances.computeIfAbsent(id, InstanceState::new);
-        s.name = name;
-        s.leaseSeconds = leaseSeconds;
-        s.createdMicros = createdMicros;
-        s.highestClientTaskId = Math.max(s.highestClientTaskId, highestClientTaskId);
+    void instance(InstanceRecord r) {
+        InstanceState s = instances.computeIfAbsent(r.id(), InstanceState::new);
+        s.record = r;
+        s.acceptedRanges = r.acceptedRanges();
     }
 
     void accepted(long instanceId, long clientTaskId, long submittedMicros, byte[] spec) {
@@ -53,7 +70,6 @@ final class Replay {
         if (s == null) {
             return;
         }
-        s.highestClientTaskId = Math.max(s.highestClientTaskId, clientTaskId);
         if (!s.finished.contains(clientTaskId)) {
             s.pending.putIfAbsent(clientTaskId, new Accepted(submittedMicros, spec));
         }
@@ -66,7 +82,6 @@ final class Replay {
         }
         s.pending.remove(r.clientTaskId());
         s.finished.add(r.clientTaskId());
-        s.highestClientTaskId = Math.max(s.highestClientTaskId, r.clientTaskId());
         if (r.seq() > s.ackedUpTo) {
             s.unacked.put(r.seq(), r);
         }
@@ -96,21 +111,19 @@ final class Replay {
     /** Hands the state to a scheduler that has not started yet. */
     void restoreInto(Scheduler scheduler) {
         for (InstanceState s : instances.values()) {
-            scheduler.restoreInstance(s.id, s.name == null ? "" : s.name, s.leaseSeconds, s.createdMicros);
+            scheduler.restoreInstance(s.current());
             scheduler.restoreNextSeq(s.id, s.ackedUpTo + 1);
             for (Message.DeliveredResult r : s.unacked.values()) {
                 scheduler.restoreResult(s.id, r);
             }
             s.pending.forEach((clientTaskId, a) -> scheduler.restoreTask(s.id, clientTaskId, a.submittedMicros, a.spec));
-            scheduler.restoreHighestClientTaskId(s.id, s.highestClientTaskId);
         }
     }
 
     /** Writes this state as records: the contents of a compacted journal. */
     void writeTo(io.netty.buffer.ByteBuf out) {
         for (InstanceState s : instances.values()) {
-            Records.instance(out, s.id, s.name == null ? "" : s.name, s.leaseSeconds, s.createdMicros,
-                    s.highestClientTaskId);
+            Records.instance(out, s.current());
             if (s.ackedUpTo > 0) {
                 Records.acked(out, s.id, s.ackedUpTo);
             }

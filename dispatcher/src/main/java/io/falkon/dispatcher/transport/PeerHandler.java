@@ -1,30 +1,32 @@
 package io.falkon.dispatcher.transport;
 
-import io.falkon.dispatcher.core.Scheduler;
-import io.falkon.dispatcher.core.SchedulerLoop;
+import io.falkon.dispatcher.admission.Admission;
+import io.falkon.dispatcher.admission.Caller;
 import io.falkon.protocol.ErrorCode;
+import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.Protocol;
 import io.falkon.protocol.ProtocolException;
-import io.falkon.protocol.TaskSpecCodec;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.TooLongFrameException;
+import io.netty.handler.ssl.NotSslRecordException;
 import io.netty.handler.timeout.IdleStateEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.net.ssl.SSLException;
 import java.io.IOException;
-import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One connection's protocol state on the dispatcher: the handshake, the role, and the
- * translation of decoded messages into {@link Scheduler} events (run on the {@link SchedulerLoop}).
- * Anything that breaks the protocol closes this connection only, with an ERROR naming the reason.
+ * One connection's protocol state on the dispatcher: the handshake, the role, and the translation
+ * of decoded messages into calls on the {@link Admission} stage, which authenticates and validates
+ * them on their way to the scheduler. Anything that breaks the protocol closes this connection
+ * only, with an ERROR naming the reason (logged once, rate-limited).
  */
 final class PeerHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(PeerHandler.class);
@@ -32,18 +34,17 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
     private enum State { AWAIT_HELLO, AWAIT_REGISTER, EXECUTOR, CLIENT, CLOSED }
 
     private final TcpTransport.Settings settings;
-    private final SchedulerLoop loop;
-    private final Scheduler scheduler;
+    private final Admission admission;
     private NettyLink link;
+    private Caller caller;
     private State state = State.AWAIT_HELLO;
     private boolean registered;
     private boolean client;
     private ScheduledFuture<?> handshakeTimer;
 
-    PeerHandler(TcpTransport.Settings settings, SchedulerLoop loop) {
+    PeerHandler(TcpTransport.Settings settings, Admission admission) {
         this.settings = settings;
-        this.loop = loop;
-        this.scheduler = loop.scheduler();
+        this.admission = admission;
     }
 
     @Override
@@ -61,10 +62,10 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
         switch (state) {
             case AWAIT_HELLO -> hello(ctx, m);
             case AWAIT_REGISTER -> {
-                if (m instanceof Message.Register reg) {
+                if (m instanceof Message.Register) {
                     state = State.EXECUTOR;
                     registered = true;
-                    loop.execute(() -> scheduler.registerExecutor(link, reg));
+                    admission.executor(caller, m);
                 } else if (!(m instanceof Message.Heartbeat)) {
                     unexpected(ctx, m, "REGISTER");
                 }
@@ -89,8 +90,11 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
                             + Protocol.VERSION + ")");
             return;
         }
-        if (!settings.token().equals(h.token())) {
-            protocolError(ctx, ErrorCode.UNAUTHORIZED, h.token().isEmpty() ? "a token is required" : "wrong token");
+        caller = admission.authenticate(link, "tcp", h.token());
+        if (caller == null) {
+            protocolError(ctx, ErrorCode.UNAUTHORIZED, h.token().isEmpty()
+                    ? "a token is required (--token-file, $FALKON_TOKEN, or ~/.falkon/token of the dispatcher's user)"
+                    : "wrong token");
             return;
         }
         if (h.role() == Protocol.ROLE_EXECUTOR) {
@@ -103,106 +107,37 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         ctx.writeAndFlush(new Message.Welcome(Protocol.VERSION, settings.heartbeatMillis(),
-                settings.maxFrameLength(), scheduler.dispatcherId()), ctx.voidPromise());
+                settings.maxFrameLength(), settings.dispatcherId()), ctx.voidPromise());
     }
 
     private void executorMessage(ChannelHandlerContext ctx, Message m) {
         switch (m.type()) {
-            case RESULT -> {
-                Message.Result r = (Message.Result) m;
-                loop.execute(() -> scheduler.results(link, r));
-            }
-            case CREDIT -> {
-                int credits = ((Message.Credit) m).credits();
-                loop.execute(() -> scheduler.credit(link, credits));
-            }
-            case CACHE_UPDATE -> {
-                Message.CacheUpdate u = (Message.CacheUpdate) m;
-                loop.execute(() -> scheduler.cacheUpdate(link, u));
-            }
+            case RESULT, CREDIT, CACHE_UPDATE -> admission.executor(caller, m);
             case HEARTBEAT -> {
                 // the read itself keeps the connection alive
             }
-            case ERROR -> {
-                Message.ErrorMessage e = (Message.ErrorMessage) m;
-                log.warn("executor at {} reported error {}: {}", link.remote(), e.errorCode(), printable(e.message()));
-                if (e.errorCode().closesConnection()) {
-                    close(ctx);
-                }
-            }
+            case ERROR -> peerError(ctx, (Message.ErrorMessage) m, "executor");
             default -> unexpected(ctx, m, "RESULT, CREDIT or HEARTBEAT");
         }
     }
 
     private void clientMessage(ChannelHandlerContext ctx, Message m) {
         switch (m.type()) {
-            case SUBMIT -> submit((Message.Submit) m);
-            case CREATE_INSTANCE -> {
-                Message.CreateInstance c = (Message.CreateInstance) m;
-                loop.execute(() -> scheduler.createInstance(link, c));
-            }
-            case STATUS_REQUEST -> {
-                Message.StatusRequest s = (Message.StatusRequest) m;
-                loop.execute(() -> scheduler.status(link, s));
-            }
-            case DESTROY -> {
-                Message.Destroy d = (Message.Destroy) m;
-                loop.execute(() -> scheduler.destroy(link, d));
-            }
-            case ATTACH -> {
-                Message.Attach a = (Message.Attach) m;
-                loop.execute(() -> scheduler.attach(link, a));
-            }
-            case ACK -> {
-                Message.Ack a = (Message.Ack) m;
-                loop.execute(() -> scheduler.ack(link, a));
-            }
+            case SUBMIT, CREATE_INSTANCE, STATUS_REQUEST, DESTROY, ATTACH, ACK -> admission.client(caller, m);
             case HEARTBEAT -> {
                 // keeps the connection alive
             }
-            case ERROR -> {
-                Message.ErrorMessage e = (Message.ErrorMessage) m;
-                log.warn("client at {} reported error {}: {}", link.remote(), e.errorCode(), printable(e.message()));
-                if (e.errorCode().closesConnection()) {
-                    close(ctx);
-                }
-            }
+            case ERROR -> peerError(ctx, (Message.ErrorMessage) m, "client");
             default -> unexpected(ctx, m, "a client request");
         }
     }
 
-    /** Validates every spec here, on the I/O thread, so the scheduler thread never has to. */
-    private void submit(Message.Submit s) {
-        List<Message.SubmittedTask> tasks = s.tasks();
-        TaskSpecCodec.Scan[] scans = new TaskSpecCodec.Scan[tasks.size()];
-        for (int i = 0, n = tasks.size(); i < n; i++) {
-            scans[i] = TaskSpecCodec.scan(tasks.get(i).spec());
-            if (!scans[i].valid()) {
-                String reason = "task " + i + " of the bundle (clientTaskId "
-                        + Long.toUnsignedString(tasks.get(i).clientTaskId()) + "): " + scans[i].problem()
-                        + "; nothing of this bundle was queued";
-                loop.execute(() -> scheduler.rejectRequest(link, s.requestId(), ErrorCode.INVALID_TASK, reason));
-                return;
-            }
+    private void peerError(ChannelHandlerContext ctx, Message.ErrorMessage e, String role) {
+        admission.badRequests().refused(role + " at " + link.remote(), "reported error " + e.errorCode() + ": "
+                + LogSafe.text(e.message()));
+        if (e.errorCode().closesConnection()) {
+            close(ctx);
         }
-        loop.execute(() -> scheduler.submit(link, s, scans));
-    }
-
-    /** A peer's text, safe to log: control characters escaped, at most 200 characters. */
-    static String printable(String s) {
-        StringBuilder b = new StringBuilder(Math.min(s.length(), 200) + 8);
-        for (int i = 0; i < s.length() && b.length() < 200; i++) {
-            char c = s.charAt(i);
-            if (c < 0x20 || c == 0x7f || c == '\ufffd') {
-                b.append(String.format("\\x%02x", (int) c & 0xff));
-            } else {
-                b.append(c);
-            }
-        }
-        if (s.length() > 200) {
-            b.append("...");
-        }
-        return b.toString();
     }
 
     private void unexpected(ChannelHandlerContext ctx, Message m, String expected) {
@@ -214,7 +149,7 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
         if (state == State.CLOSED) {
             return;
         }
-        log.warn("closing connection from {}: {} {}", ctx.channel().remoteAddress(), code, reason);
+        admission.badRequests().refused("closing connection from " + ctx.channel().remoteAddress(), code + " " + reason);
         state = State.CLOSED;
         if (ctx.channel().isActive()) {
             ctx.writeAndFlush(Message.ErrorMessage.of(0, code, reason)).addListener(ChannelFutureListener.CLOSE);
@@ -256,12 +191,20 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
                     "frame longer than the maximum of " + settings.maxFrameLength() + " bytes");
         } else if (c instanceof ProtocolException p) {
             protocolError(ctx, p.code(), p.getMessage());
+        } else if (c instanceof NotSslRecordException || c instanceof SSLException) {
+            // a plain-text peer on a TLS port, or a failed handshake: nothing can be said to it in clear
+            admission.badRequests().refused("closing connection from " + ctx.channel().remoteAddress(),
+                    "TLS: " + c.getMessage());
+            close(ctx);
         } else if (c instanceof IOException) {
             log.debug("connection from {} failed: {}", ctx.channel().remoteAddress(), c.toString());
             close(ctx);
+        } else if (c instanceof VirtualMachineError) {
+            // out of memory: the JVM exits (-XX:+ExitOnOutOfMemoryError); nothing useful can go to the peer
+            close(ctx);
         } else {
-            log.warn("closing connection from {} after an internal error", ctx.channel().remoteAddress(), c);
-            protocolError(ctx, ErrorCode.MALFORMED, "internal error: " + c);
+            log.error("closing connection from {} after an internal error", ctx.channel().remoteAddress(), c);
+            protocolError(ctx, ErrorCode.MALFORMED, "internal error in the dispatcher (see its log)");
         }
     }
 
@@ -271,10 +214,8 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
             handshakeTimer.cancel(false);
         }
         state = State.CLOSED;
-        if (registered) {
-            loop.execute(() -> scheduler.executorDisconnected(link));
-        } else if (client) {
-            loop.execute(() -> scheduler.clientDisconnected(link));
+        if (registered || client) {
+            admission.gone(caller, registered);
         }
         super.channelInactive(ctx);
     }

@@ -1,7 +1,8 @@
 package io.falkon.dispatcher.transport;
 
-import io.falkon.dispatcher.core.SchedulerLoop;
+import io.falkon.dispatcher.admission.Admission;
 import io.falkon.protocol.netty.Frames;
+import io.falkon.protocol.tls.Tls;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -17,15 +18,19 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 
-/** The dispatcher's TCP endpoint: Netty decodes frames and hands events to the scheduler loop. */
+/**
+ * The dispatcher's TCP endpoint: Netty decodes frames (over TLS when configured) and hands each
+ * peer's messages to the {@link Admission} stage.
+ */
 public final class TcpTransport implements AutoCloseable {
 
     /**
-     * @param heartbeatMillis send a heartbeat after this long without writing (0: off)
+     * @param heartbeatMillis send a heartbeat after this long without writing (0: off); told to peers in WELCOME
      * @param deadAfterMillis close a connection after this long without reading anything (0: never)
+     * @param tls             TLS for every connection, or null for plain text
      */
-    public record Settings(String token, int maxFrameLength, long heartbeatMillis, long deadAfterMillis,
-                           long handshakeTimeoutMillis) {
+    public record Settings(String dispatcherId, int maxFrameLength, long heartbeatMillis, long deadAfterMillis,
+                           long handshakeTimeoutMillis, Tls tls) {
     }
 
     private final EventLoopGroup boss;
@@ -38,7 +43,7 @@ public final class TcpTransport implements AutoCloseable {
         this.server = server;
     }
 
-    public static TcpTransport bind(InetSocketAddress address, int ioThreads, Settings settings, SchedulerLoop loop)
+    public static TcpTransport bind(InetSocketAddress address, int ioThreads, Settings settings, Admission admission)
             throws InterruptedException {
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-accept", true),
                 NioIoHandler.newFactory());
@@ -55,12 +60,15 @@ public final class TcpTransport implements AutoCloseable {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
+                            if (settings.tls() != null) {
+                                ch.pipeline().addLast("tls", settings.tls().serverHandler(ch.alloc()));
+                            }
                             if (settings.heartbeatMillis() > 0 || settings.deadAfterMillis() > 0) {
                                 ch.pipeline().addLast(new IdleStateHandler(settings.deadAfterMillis(),
                                         settings.heartbeatMillis(), 0, TimeUnit.MILLISECONDS));
                             }
                             Frames.install(ch.pipeline(), settings.maxFrameLength());
-                            ch.pipeline().addLast(new PeerHandler(settings, loop));
+                            ch.pipeline().addLast(new PeerHandler(settings, admission));
                         }
                     });
             Channel server = b.bind(address).sync().channel();

@@ -1,370 +1,494 @@
 package io.falkon.dispatcher.ws;
 
-import io.falkon.dispatcher.core.Link;
-import io.falkon.dispatcher.core.Scheduler;
-import io.falkon.dispatcher.core.SchedulerLoop;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.falkon.dispatcher.admission.Admission;
+import io.falkon.dispatcher.admission.Caller;
 import io.falkon.protocol.ErrorCode;
+import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.soap.SoapXml;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The bridge between the SOAP operations and the scheduler. To the scheduler, the whole Web
- * Services interface is one client connection ({@link #link}) that owns every instance created over
- * WS; the instance key (the random 64-bit id, in hex) is what a WS caller must present, so an
- * instance is as private as its key, and TCP clients and WS callers cannot touch each other's
- * instances. Results the scheduler delivers wait here, per instance, until {@code GetResults}
- * takes them (long-poll). Leases are enforced here: an instance not called for its lease is
- * destroyed and its unfinished tasks cancelled.
+ * The bridge between the SOAP operations and the scheduler. Every WS instance is a scheduler client
+ * of its own ({@link WsLink}), owned through the admission stage like a TCP client's: the scheduler
+ * keeps its results until they are acknowledged (counted in its memory budget), journals it, expires
+ * its lease (idle time), and recognises a Submit sent again. Here, per instance, the results the
+ * scheduler delivered wait for {@code GetResults}, and long-polls wait for them without holding a
+ * thread. Every operation is asynchronous; its future completes on the WS worker pool.
  *
- * <p>Called from the HTTP worker threads; the scheduler is only ever reached through its loop.
+ * <p>An instance key is {@code ID-SECRET} (hex): the id alone takes nobody anywhere.
  */
 final class WsGateway implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WsGateway.class);
-    private static final long REPLY_TIMEOUT_SECONDS = 60;
+    private static final ObjectMapper JSON = new ObjectMapper();
 
-    /** An instance created over WS, with the results that wait to be fetched. */
-    private static final class Session {
-        final long id;
-        final long leaseNanos;
-        final ArrayDeque<Message.DeliveredResult> results = new ArrayDeque<>();
-        long nextAutoId;
-        long outstanding;
-        long lastUseNanos;
-        int activeCalls;
-        String goneReason;
-
-        Session(long id, long leaseSeconds, long now) {
-            this.id = id;
-            this.leaseNanos = TimeUnit.SECONDS.toNanos(leaseSeconds);
-            this.lastUseNanos = now;
+    /** An instance key a caller presented. */
+    record Key(long id, String secret) {
+        @Override
+        public String toString() {
+            return LogSafe.instance(id); // never the secret
         }
     }
 
-    private final SchedulerLoop loop;
-    private final Scheduler scheduler;
+    /** A WS instance: its link to the scheduler and the results waiting to be fetched. */
+    private static final class Session {
+        final long id;
+        final String secret;
+        final WsLink link;
+        final Caller caller;
+        /** Completes when the scheduler confirmed the instance (created, or re-attached after a restart). */
+        final CompletableFuture<Session> ready = new CompletableFuture<>();
+        final ArrayDeque<Message.DeliveredResult> results = new ArrayDeque<>();
+        final List<CompletableFuture<Void>> waiters = new ArrayList<>();
+        long highestSeq;
+        /** The highest seq handed to a caller: results up to it have been returned. */
+        long returnedSeq;
+        long nextAutoId;
+        long leaseSeconds;
+        String goneReason;
+
+        Session(long id, String secret, WsLink link, Caller caller) {
+            this.id = id;
+            this.secret = secret;
+            this.link = link;
+            this.caller = caller;
+        }
+    }
+
+    private final Admission admission;
     private final WsTransport.Settings settings;
-    private final GatewayLink link = new GatewayLink();
+    private final Executor completions;
+    private final ScheduledExecutorService timer;
     private final Map<Long, CompletableFuture<Message>> pending = new ConcurrentHashMap<>();
     private final Map<Long, Session> sessions = new ConcurrentHashMap<>();
     private final AtomicLong requests = new AtomicLong();
-    private final ScheduledExecutorService sweeper;
-    private final Object pauseLock = new Object();
-    private volatile boolean paused;
     private volatile boolean closed;
 
-    WsGateway(SchedulerLoop loop, WsTransport.Settings settings) {
-        this.loop = loop;
-        this.scheduler = loop.scheduler();
+    /**
+     * @param completions where the operations' futures complete (the WS worker pool: never the
+     *                    thread that sends the scheduler's batches)
+     * @param timer       long-poll and reply timeouts
+     */
+    WsGateway(Admission admission, WsTransport.Settings settings, Executor completions,
+              ScheduledExecutorService timer) {
+        this.admission = admission;
         this.settings = settings;
-        this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "falkon-ws-leases");
-            t.setDaemon(true);
-            return t;
-        });
-        sweeper.scheduleWithFixedDelay(this::expireLeases, 250, 250, TimeUnit.MILLISECONDS);
+        this.completions = completions;
+        this.timer = timer;
     }
 
     WsTransport.Settings settings() {
         return settings;
     }
 
+    Admission admission() {
+        return admission;
+    }
+
     // ---- operations ------------------------------------------------------------------------
 
-    /** CreateInstance; returns the new instance's id and its lease. */
-    long[] createInstance(String clientName, long leaseSeconds) {
+    /** What CreateInstance returns. */
+    record Created(long id, String secret, long leaseSeconds) {
+        String key() {
+            return format(id, secret);
+        }
+    }
+
+    CompletableFuture<Created> createInstance(Admission.Credential who, String from, String clientName,
+                                              long leaseSeconds) {
         if (leaseSeconds < 0) {
-            throw WsFault.client("leaseSeconds must not be negative, got " + leaseSeconds);
+            throw WsFault.client("CreateInstance: <leaseSeconds> must not be negative, got " + leaseSeconds);
         }
         long lease = leaseSeconds == 0 ? settings.defaultLeaseSeconds() : leaseSeconds;
         if (lease > settings.maxLeaseSeconds()) {
-            throw WsFault.client("leaseSeconds " + lease + " is over this service's maximum of "
+            throw WsFault.client("CreateInstance: <leaseSeconds> " + lease + " is over this service's maximum of "
                     + settings.maxLeaseSeconds());
         }
-        long requestId = requests.incrementAndGet();
-        // lease 0 to the scheduler: it neither journals nor retains results; the lease is kept here
-        Message.CreateInstance req = new Message.CreateInstance(requestId, clientName, 0);
-        Message reply = call(requestId, () -> scheduler.createInstance(link, req));
-        long id = ((Message.InstanceCreated) reply).instanceId();
-        sessions.put(id, new Session(id, lease, System.nanoTime()));
-        log.debug("instance {} created over WS for '{}', lease {} s", key(id), clientName, lease);
-        return new long[]{id, lease};
+        WsLink link = new WsLink("ws " + from, this::receive, () -> { });
+        Caller caller = admission.caller(who, link, "ws");
+        long requestId = nextRequestId();
+        return call(caller, requestId, new Message.CreateInstance(requestId, clientName, lease)).thenApply(m -> {
+            Message.InstanceCreated c = (Message.InstanceCreated) m;
+            Session s = new Session(c.instanceId(), c.secret(), link, caller);
+            s.leaseSeconds = lease;
+            s.ready.complete(s);
+            sessions.put(s.id, s);
+            log.debug("WS instance {} created for '{}', lease {} s", LogSafe.instance(s.id), LogSafe.text(clientName),
+                    lease);
+            return new Created(s.id, s.secret, lease);
+        });
     }
 
-    /** Submit; returns the ids of the accepted tasks, in order. */
-    long[] submit(long instanceId, List<SoapXml.ParsedTask> tasks) {
+    /**
+     * Submit; returns the ids of the accepted tasks, in order ({@code ids} entries below 0 are given
+     * the next free ids). A bundle sent again with the same ids is accepted again and queued once.
+     */
+    CompletableFuture<long[]> submit(Admission.Credential who, String from, Key key, List<SoapXml.ParsedTask> tasks) {
         if (tasks.isEmpty()) {
             throw WsFault.client("Submit has no <task>");
         }
-        Session s = use(instanceId);
-        try {
-            awaitResumed();
+        return session(who, from, key).thenCompose(s -> whenReading(s, System.nanoTime()).thenCompose(v -> {
             long[] ids = new long[tasks.size()];
             List<Message.SubmittedTask> bundle = new ArrayList<>(tasks.size());
-            TaskSpecCodec.Scan[] scans = new TaskSpecCodec.Scan[tasks.size()];
             synchronized (s) {
                 for (int i = 0; i < ids.length; i++) {
                     Long given = tasks.get(i).id();
                     ids[i] = given != null ? given : s.nextAutoId;
                     s.nextAutoId = Math.max(s.nextAutoId, ids[i] + 1);
                 }
-                s.outstanding += ids.length; // before the results can arrive
             }
             for (int i = 0; i < ids.length; i++) {
-                byte[] spec = TaskSpecCodec.encode(tasks.get(i).spec());
-                scans[i] = TaskSpecCodec.scan(spec);
-                if (!scans[i].valid()) {
-                    unaccept(s, ids.length);
-                    throw WsFault.client("task " + i + " of the bundle (id " + ids[i] + "): " + scans[i].problem()
-                            + "; nothing of this bundle was queued");
-                }
-                bundle.add(new Message.SubmittedTask(ids[i], spec));
+                bundle.add(new Message.SubmittedTask(ids[i], TaskSpecCodec.encode(tasks.get(i).spec())));
             }
-            long requestId = requests.incrementAndGet();
-            Message.Submit req = new Message.Submit(requestId, instanceId, bundle);
-            try {
-                call(requestId, () -> scheduler.submit(link, req, scans));
-            } catch (WsFault e) {
-                unaccept(s, ids.length);
-                throw e;
-            }
-            return ids;
-        } finally {
-            release(s);
-        }
+            long requestId = nextRequestId();
+            return call(s.caller, requestId, new Message.Submit(requestId, s.id, bundle)).thenApply(m -> ids);
+        }));
     }
 
-    private static void unaccept(Session s, int n) {
-        synchronized (s) {
-            s.outstanding -= n;
+    /** Over the memory budget the scheduler pauses this link: a Submit waits (up to a limit) for it to resume. */
+    private CompletableFuture<Void> whenReading(Session s, long sinceNanos) {
+        if (s.link.reading() || closed) {
+            return CompletableFuture.completedFuture(null);
         }
+        if (System.nanoTime() - sinceNanos > TimeUnit.SECONDS.toNanos(settings.replyTimeoutSeconds())) {
+            return CompletableFuture.failedFuture(WsFault.server("the dispatcher is over its memory budget and "
+                    + "accepts no tasks now; retry later"));
+        }
+        CompletableFuture<Void> later = new CompletableFuture<>();
+        timer.schedule(() -> whenReading(s, sinceNanos).whenComplete((v, e) -> {
+            if (e != null) {
+                later.completeExceptionally(e);
+            } else {
+                later.complete(null);
+            }
+        }), 50, TimeUnit.MILLISECONDS);
+        return later;
     }
 
-    /** What GetResults returns: the results taken and how many tasks have no result yet. */
+    /** What GetResults returns: the results and how many tasks have no result returned yet. */
     record Fetched(List<Message.DeliveredResult> results, long outstanding) {
     }
 
-    /** GetResults: up to {@code max} results, waiting up to {@code waitSeconds} for the first one. */
-    Fetched results(long instanceId, int max, int waitSeconds) {
+    /**
+     * GetResults: up to {@code max} results, waiting up to {@code waitSeconds} (at most half the
+     * lease) for the first one. With {@code ack} (the highest {@code seq} the caller has), results up
+     * to it are dropped and those returned stay until a later ack (at-least-once); without, the
+     * results returned are dropped at once (a lost reply loses them).
+     */
+    CompletableFuture<Fetched> results(Admission.Credential who, String from, Key key, int max, int waitSeconds,
+                                       Long ack) {
         if (max < 1) {
-            throw WsFault.client("max must be at least 1, got " + max);
+            throw WsFault.client("GetResults: <max> must be at least 1, got " + max);
         }
         if (waitSeconds < 0) {
-            throw WsFault.client("waitSeconds must not be negative, got " + waitSeconds);
+            throw WsFault.client("GetResults: <waitSeconds> must not be negative, got " + waitSeconds);
         }
         int take = Math.min(max, settings.maxResults());
-        long waitNanos = TimeUnit.SECONDS.toNanos(Math.min(waitSeconds, settings.maxWaitSeconds()));
-        Session s = use(instanceId);
-        try {
-            synchronized (s) {
-                long deadline = System.nanoTime() + waitNanos;
-                while (s.results.isEmpty() && s.goneReason == null && s.outstanding > 0 && !closed) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
+        boolean drop = ack == null;
+        return session(who, from, key).thenCompose(s -> {
+            if (ack != null) {
+                acknowledge(s, ack, false);
+            }
+            return unfinished(s).thenCompose(left -> {
+                Fetched now = take(s, take, drop, left);
+                if (!now.results().isEmpty() || waitSeconds == 0 || now.outstanding() == 0) {
+                    return CompletableFuture.completedFuture(now);
+                }
+                long waitMillis = Math.min(TimeUnit.SECONDS.toMillis(Math.min(waitSeconds, settings.maxWaitSeconds())),
+                        TimeUnit.SECONDS.toMillis(s.leaseSeconds) / 2);
+                CompletableFuture<Void> arrived = new CompletableFuture<>();
+                synchronized (s) {
+                    if (s.results.isEmpty() && s.goneReason == null && !closed) {
+                        s.waiters.add(arrived);
+                    } else {
+                        arrived.complete(null);
+                    }
+                }
+                return arrived.completeOnTimeout(null, waitMillis, TimeUnit.MILLISECONDS).thenCompose(v -> {
+                    synchronized (s) {
+                        s.waiters.remove(arrived);
+                        if (s.results.isEmpty() && s.goneReason != null) {
+                            throw WsFault.client("instance " + LogSafe.instance(s.id) + " is gone: " + s.goneReason);
+                        }
+                    }
+                    return unfinished(s).thenApply(after -> take(s, take, drop, after));
+                });
+            });
+        });
+    }
+
+    /**
+     * Takes up to {@code n} results; {@code drop}: they are acknowledged and forgotten now. The
+     * outstanding count is what the scheduler knew of at {@code known} (tasks queued and running, and
+     * results so far) less what has been returned: exact whatever arrives meanwhile.
+     */
+    private Fetched take(Session s, int n, boolean drop, Known known) {
+        List<Message.DeliveredResult> out = new ArrayList<>(Math.min(n, 64));
+        long last = 0;
+        long remaining;
+        synchronized (s) {
+            if (drop) {
+                while (out.size() < n && !s.results.isEmpty()) {
+                    Message.DeliveredResult r = s.results.pollFirst();
+                    out.add(r);
+                    last = r.seq();
+                }
+            } else {
+                for (Message.DeliveredResult r : s.results) {
+                    if (out.size() == n) {
                         break;
                     }
-                    try {
-                        TimeUnit.NANOSECONDS.timedWait(s, left);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        throw WsFault.server("interrupted while waiting for results");
-                    }
+                    out.add(r);
                 }
-                if (s.results.isEmpty() && s.goneReason != null) {
-                    throw WsFault.client("instance " + key(instanceId) + " is gone: " + s.goneReason);
-                }
-                int n = Math.min(take, s.results.size());
-                List<Message.DeliveredResult> out = new ArrayList<>(n);
-                for (int i = 0; i < n; i++) {
-                    out.add(s.results.pollFirst());
-                }
-                return new Fetched(out, s.outstanding + s.results.size());
             }
-        } finally {
-            release(s);
+            if (!out.isEmpty()) {
+                s.returnedSeq = Math.max(s.returnedSeq, out.get(out.size() - 1).seq());
+            }
+            remaining = known.unfinished() + known.lastSeq() - s.returnedSeq;
         }
+        if (drop && last > 0) {
+            acknowledge(s, last, true);
+        }
+        return new Fetched(out, Math.max(0, remaining));
+    }
+
+    /** What the scheduler reported of an instance at one moment. */
+    private record Known(long unfinished, long lastSeq) {
+    }
+
+    /** The scheduler may forget results up to {@code upToSeq}; so may this session. */
+    private void acknowledge(Session s, long upToSeq, boolean taken) {
+        if (!taken) {
+            synchronized (s) {
+                while (!s.results.isEmpty() && s.results.peekFirst().seq() <= upToSeq) {
+                    s.results.pollFirst();
+                }
+            }
+        }
+        admission.client(s.caller, new Message.Ack(s.id, upToSeq));
+    }
+
+    /** The instance's unfinished tasks (queued or running) and results so far, from the scheduler; also its lease. */
+    private CompletableFuture<Known> unfinished(Session s) {
+        long requestId = nextRequestId();
+        return call(s.caller, requestId, new Message.StatusRequest(requestId, s.id)).thenApply(m -> {
+            JsonNode doc = parse(((Message.Status) m).json());
+            s.leaseSeconds = doc.path("leaseSeconds").asLong(s.leaseSeconds);
+            return new Known(doc.path("queued").asLong() + doc.path("running").asLong(), doc.path("lastSeq").asLong());
+        });
     }
 
     /** GetStatus: the scheduler's status document; for an instance also its unfetched results and lease. */
-    record Status(String json, long unfetched, long leaseSeconds) {
+    record Status(JsonNode document, long unfetched, long leaseSeconds) {
     }
 
-    /** Status of one instance (id != 0) or of the dispatcher (0); unfetched is -1 for the dispatcher. */
-    Status status(long instanceId) {
-        Session s = instanceId == 0 ? null : use(instanceId);
-        try {
-            long requestId = requests.incrementAndGet();
-            Message.StatusRequest req = new Message.StatusRequest(requestId, instanceId);
-            String json = ((Message.Status) call(requestId, () -> scheduler.status(link, req))).json();
-            long unfetched = -1;
-            if (s != null) {
-                synchronized (s) {
-                    unfetched = s.results.size();
-                }
-            }
-            return new Status(json, unfetched, s == null ? 0 : TimeUnit.NANOSECONDS.toSeconds(s.leaseNanos));
-        } finally {
-            if (s != null) {
-                release(s);
-            }
+    CompletableFuture<Status> status(Admission.Credential who, String from, Key key) {
+        long requestId = nextRequestId();
+        if (key == null) {
+            // the dispatcher-wide document: any authenticated caller, on a link owning nothing
+            Caller caller = admission.caller(who, new WsLink("ws " + from, this::receive, () -> { }), "ws");
+            return call(caller, requestId, new Message.StatusRequest(requestId, 0))
+                    .thenApply(m -> new Status(parse(((Message.Status) m).json()), -1, 0));
         }
+        return session(who, from, key).thenCompose(s -> call(s.caller, requestId,
+                new Message.StatusRequest(requestId, s.id)).thenApply(m -> {
+                    long unfetched;
+                    synchronized (s) {
+                        unfetched = s.results.size();
+                    }
+                    return new Status(parse(((Message.Status) m).json()), unfetched, s.leaseSeconds);
+                }));
     }
 
     /** Destroy; returns the number of unfinished tasks cancelled. */
-    int destroy(long instanceId) {
-        Session s = use(instanceId);
-        release(s);
-        int cancelled = destroyOnScheduler(s, "destroyed by a Destroy call");
-        return cancelled;
+    CompletableFuture<Integer> destroy(Admission.Credential who, String from, Key key) {
+        return session(who, from, key).thenCompose(s -> {
+            long requestId = nextRequestId();
+            return call(s.caller, requestId, new Message.Destroy(requestId, s.id)).thenApply(m -> {
+                gone(s, "destroyed by a Destroy call");
+                return ((Message.Destroyed) m).cancelled();
+            });
+        });
     }
 
-    private int destroyOnScheduler(Session s, String reason) {
-        if (sessions.remove(s.id, s)) {
-            synchronized (s) {
-                s.goneReason = reason;
-                s.results.clear();
-                s.notifyAll();
-            }
-        }
-        long requestId = requests.incrementAndGet();
-        Message.Destroy req = new Message.Destroy(requestId, s.id);
-        return ((Message.Destroyed) call(requestId, () -> scheduler.destroy(link, req))).cancelled();
-    }
+    // ---- sessions --------------------------------------------------------------------------
 
-    private void expireLeases() {
-        long now = System.nanoTime();
-        for (Session s : sessions.values()) {
-            boolean expired;
-            synchronized (s) {
-                expired = s.activeCalls == 0 && now - s.lastUseNanos >= s.leaseNanos;
-            }
-            if (expired) {
-                try {
-                    int n = destroyOnScheduler(s, "its lease of " + TimeUnit.NANOSECONDS.toSeconds(s.leaseNanos)
-                            + " s ran out");
-                    log.info("WS instance {} destroyed: no call for its lease of {} s ({} tasks cancelled)", key(s.id),
-                            TimeUnit.NANOSECONDS.toSeconds(s.leaseNanos), n);
-                } catch (WsFault e) {
-                    log.debug("expiring WS instance {}: {}", key(s.id), e.getMessage());
-                }
-            }
-        }
-    }
-
-    /** The session of a key a caller presented; renews its lease and marks a call in progress. */
-    private Session use(long instanceId) {
-        Session s = sessions.get(instanceId);
-        if (s == null) {
-            throw WsFault.client("unknown instance " + key(instanceId)
-                    + " (never created over WS, destroyed, or its lease ran out)");
-        }
-        synchronized (s) {
-            if (s.goneReason != null) {
-                throw WsFault.client("instance " + key(instanceId) + " is gone: " + s.goneReason);
-            }
-            s.activeCalls++;
-            s.lastUseNanos = System.nanoTime();
-        }
-        return s;
-    }
-
-    private static void release(Session s) {
-        synchronized (s) {
-            s.activeCalls--;
-            s.lastUseNanos = System.nanoTime();
-        }
-    }
-
-    /** Backpressure: while the scheduler is over its memory budget, submissions wait (up to a limit). */
-    private void awaitResumed() {
-        if (!paused) {
-            return;
-        }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(REPLY_TIMEOUT_SECONDS);
-        synchronized (pauseLock) {
-            while (paused && !closed) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw WsFault.server("the dispatcher is over its memory budget and accepts no tasks now; "
-                            + "retry later");
-                }
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(pauseLock, left);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw WsFault.server("interrupted");
-                }
-            }
-        }
-    }
-
-    /** Runs {@code event} on the scheduler loop and waits for the reply to {@code requestId}. */
-    private Message call(long requestId, Runnable event) {
+    /**
+     * The session of {@code key}: the one this gateway holds (its secret checked in constant time),
+     * or, for an instance the gateway does not hold (the dispatcher restarted from its journal), a
+     * new link that takes the instance over with the key's secret.
+     */
+    private CompletableFuture<Session> session(Admission.Credential who, String from, Key key) {
         if (closed) {
-            throw WsFault.server("the dispatcher is shutting down");
+            return CompletableFuture.failedFuture(WsFault.server("the dispatcher is shutting down"));
+        }
+        Session s = sessions.get(key.id());
+        if (s == null) {
+            Session fresh = newSession(who, from, key);
+            s = sessions.putIfAbsent(key.id(), fresh);
+            if (s == null) {
+                // sent outside any map operation: its reply may complete on another thread at once
+                s = fresh;
+                attach(s, key, from);
+            }
+        }
+        if (!MessageDigest.isEqual(s.secret.getBytes(StandardCharsets.US_ASCII),
+                key.secret().getBytes(StandardCharsets.US_ASCII))) {
+            return CompletableFuture.failedFuture(unknown(key));
+        }
+        return s.ready;
+    }
+
+    private Session newSession(Admission.Credential who, String from, Key key) {
+        WsLink link = new WsLink("ws " + from, this::receive, () -> { });
+        return new Session(key.id(), key.secret(), link, admission.caller(who, link, "ws"));
+    }
+
+    private void attach(Session s, Key key, String from) {
+        long requestId = nextRequestId();
+        call(s.caller, requestId, new Message.Attach(requestId, key.id(), key.secret())).whenComplete((m, err) -> {
+            if (err != null) {
+                sessions.remove(key.id(), s);
+                s.ready.completeExceptionally(err instanceof CompletionException && err.getCause() != null
+                        ? err.getCause() : err);
+                return;
+            }
+            Message.Attached a = (Message.Attached) m;
+            synchronized (s) {
+                s.nextAutoId = Math.max(s.nextAutoId, a.highestClientTaskId() + 1);
+            }
+            s.leaseSeconds = settings.defaultLeaseSeconds(); // the scheduler keeps the real one
+            log.info("WS instance {} taken over by a caller from {} ({} results waiting)", LogSafe.instance(key.id()),
+                    LogSafe.text(from), a.redelivered());
+            s.ready.complete(s);
+        });
+    }
+
+    private static WsFault unknown(Key key) {
+        return WsFault.client("unknown instance " + key + " (never created, destroyed, its lease ran out, or the key's "
+                + "secret is wrong)");
+    }
+
+    private void gone(Session s, String reason) {
+        sessions.remove(s.id, s);
+        List<CompletableFuture<Void>> wake;
+        synchronized (s) {
+            s.goneReason = reason;
+            wake = new ArrayList<>(s.waiters);
+            s.waiters.clear();
+        }
+        wake.forEach(w -> w.complete(null));
+    }
+
+    // ---- the scheduler's side --------------------------------------------------------------
+
+    private long nextRequestId() {
+        long id;
+        do {
+            id = requests.incrementAndGet() & 0xFFFF_FFFFL;
+        } while (id == 0);
+        return id;
+    }
+
+    /** Sends a request through the admission stage and waits (without a thread) for its reply. */
+    private CompletableFuture<Message> call(Caller caller, long requestId, Message request) {
+        if (closed) {
+            return CompletableFuture.failedFuture(WsFault.server("the dispatcher is shutting down"));
         }
         CompletableFuture<Message> reply = new CompletableFuture<>();
         pending.put(requestId, reply);
-        loop.execute(event);
-        Message m;
-        try {
-            m = reply.get(REPLY_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw WsFault.server("interrupted while waiting for the scheduler");
-        } catch (ExecutionException e) {
-            throw WsFault.server(e.getCause().getMessage());
-        } catch (TimeoutException e) {
-            throw WsFault.server("the scheduler did not answer within " + REPLY_TIMEOUT_SECONDS + " s");
-        } finally {
+        admission.client(caller, request);
+        return reply.orTimeout(settings.replyTimeoutSeconds(), TimeUnit.SECONDS).handle((m, err) -> {
             pending.remove(requestId);
-        }
-        if (m instanceof Message.ErrorMessage err) {
-            ErrorCode code = ErrorCode.of(err.code());
-            throw code == ErrorCode.SHUTTING_DOWN ? WsFault.server(err.message()) : WsFault.client(err.message());
-        }
-        return m;
+            if (err != null) {
+                Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+                if (cause instanceof TimeoutException) {
+                    throw WsFault.server("the scheduler did not answer " + request.type() + " within "
+                            + settings.replyTimeoutSeconds() + " s; it may have been carried out (a Submit can be "
+                            + "sent again with the same task ids: it is not queued twice)");
+                }
+                throw cause instanceof WsFault f ? f : WsFault.server(String.valueOf(cause.getMessage()));
+            }
+            if (m instanceof Message.ErrorMessage e) {
+                if (e.errorCode() == ErrorCode.UNKNOWN_INSTANCE) {
+                    throw WsFault.client("unknown instance: " + e.message());
+                }
+                throw e.errorCode() == ErrorCode.SHUTTING_DOWN ? WsFault.server(e.message())
+                        : WsFault.client(e.message());
+            }
+            return m;
+        });
     }
 
-    /** What the scheduler sent this link during one batch. */
+    /**
+     * A batch the scheduler sent one of our links (on the thread that sends batches): results go to
+     * their session at once; replies complete on the worker pool, after the batch's results are in.
+     */
     private void receive(List<Message> messages) {
+        List<Runnable> replies = null;
         for (int i = 0, n = messages.size(); i < n; i++) {
             Message m = messages.get(i);
             if (m instanceof Message.Deliver d) {
+                delivered(d);
+            } else if (m instanceof Message.Destroyed d && d.requestId() == 0) {
                 Session s = sessions.get(d.instanceId());
-                if (s == null) {
-                    continue; // destroyed meanwhile: nobody can fetch these any more
-                }
-                synchronized (s) {
-                    if (s.goneReason == null) {
-                        s.results.addAll(d.results());
-                        s.outstanding -= d.results().size();
-                        s.notifyAll();
-                    }
+                if (s != null) {
+                    gone(s, "its lease ran out with no call");
                 }
             } else {
                 CompletableFuture<Message> f = pending.get(requestIdOf(m));
                 if (f != null) {
-                    f.complete(m);
+                    (replies == null ? replies = new ArrayList<>() : replies).add(() -> f.complete(m));
                 } else {
                     log.debug("WS gateway: no caller waits for {}", m.type());
                 }
             }
+        }
+        if (replies != null) {
+            for (Runnable r : replies) {
+                completions.execute(r);
+            }
+        }
+    }
+
+    private void delivered(Message.Deliver d) {
+        Session s = sessions.get(d.instanceId());
+        if (s == null) {
+            return; // destroyed meanwhile: nobody can fetch these any more
+        }
+        List<CompletableFuture<Void>> wake;
+        synchronized (s) {
+            for (Message.DeliveredResult r : d.results()) {
+                if (r.seq() > s.highestSeq) { // results redelivered on a re-attach are here already
+                    s.results.addLast(r);
+                    s.highestSeq = r.seq();
+                }
+            }
+            wake = new ArrayList<>(s.waiters);
+            s.waiters.clear();
+        }
+        for (CompletableFuture<Void> w : wake) {
+            completions.execute(() -> w.complete(null));
         }
     }
 
@@ -377,107 +501,62 @@ final class WsGateway implements AutoCloseable {
             return d.requestId();
         } else if (m instanceof Message.Status s) {
             return s.requestId();
+        } else if (m instanceof Message.Attached a) {
+            return a.requestId();
         } else if (m instanceof Message.ErrorMessage e) {
             return e.requestId();
         }
         return -1;
     }
 
-    static String key(long id) {
-        return Long.toUnsignedString(id, 16);
+    private static JsonNode parse(String json) {
+        try {
+            return JSON.readTree(json);
+        } catch (IOException e) {
+            throw new IllegalStateException("the scheduler's status is not JSON", e);
+        }
     }
 
-    /** Parses an instance key as CreateInstance returned it. */
-    static long parseKey(String key) {
+    // ---- keys ------------------------------------------------------------------------------
+
+    static String format(long id, String secret) {
+        return Long.toUnsignedString(id, 16) + "-" + secret;
+    }
+
+    /** Parses an instance key as CreateInstance returned it ({@code ID-SECRET}). */
+    static Key parseKey(String key, String op) {
         String k = key == null ? "" : key.trim();
-        if (k.isEmpty() || k.length() > 16) {
-            throw WsFault.client("'" + k + "' is not an instance key (up to 16 hex digits, as CreateInstance returned)");
+        int dash = k.indexOf('-');
+        if (dash < 1 || dash > 16 || k.length() - dash - 1 != 32
+                || !k.substring(dash + 1).chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
+            throw WsFault.client(op + ": <key> is not an instance key (ID-SECRET in hex, as CreateInstance "
+                    + "returned it)");
         }
         try {
-            return Long.parseUnsignedLong(k, 16);
+            return new Key(Long.parseUnsignedLong(k.substring(0, dash), 16), k.substring(dash + 1).toLowerCase());
         } catch (NumberFormatException e) {
-            throw WsFault.client("'" + k + "' is not an instance key (up to 16 hex digits, as CreateInstance returned)");
+            throw WsFault.client(op + ": <key> is not an instance key (ID-SECRET in hex)");
         }
     }
 
-    /** Destroys every WS instance (as a disconnecting client) and fails the calls in progress. */
+    // ---- shutdown --------------------------------------------------------------------------
+
+    /**
+     * Fails the calls in progress. The WS instances are not destroyed: like a TCP client that went
+     * away, each is detached and its lease runs (journaled, it survives a restart).
+     */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
-        sweeper.shutdownNow();
-        loop.execute(() -> scheduler.clientDisconnected(link));
-        failAll("the dispatcher is shutting down");
-    }
-
-    private void failAll(String reason) {
         for (CompletableFuture<Message> f : pending.values()) {
-            f.completeExceptionally(new IllegalStateException(reason));
+            f.completeExceptionally(WsFault.server("the dispatcher is shutting down"));
         }
         for (Session s : sessions.values()) {
-            synchronized (s) {
-                s.goneReason = reason;
-                s.notifyAll();
-            }
-        }
-        synchronized (pauseLock) {
-            pauseLock.notifyAll();
-        }
-    }
-
-    /** The gateway as the scheduler sees it: one client connection. */
-    private final class GatewayLink implements Link {
-        private List<Message> buffered = new ArrayList<>();
-
-        @Override
-        public boolean enqueue(Message message) {
-            buffered.add(message);
-            return buffered.size() == 1;
-        }
-
-        @Override
-        public Runnable takeFlush() {
-            if (buffered.isEmpty()) {
-                return null;
-            }
-            List<Message> out = buffered;
-            buffered = new ArrayList<>();
-            return () -> receive(out);
-        }
-
-        @Override
-        public void close(Message.ErrorMessage error) {
-            List<Message> out = buffered;
-            buffered = new ArrayList<>();
-            receive(out);
-            failAll(error == null ? "the dispatcher closed the WS interface" : error.message());
-        }
-
-        @Override
-        public void setReading(boolean reading) {
-            paused = !reading;
-            if (reading) {
-                synchronized (pauseLock) {
-                    pauseLock.notifyAll();
-                }
-            }
-        }
-
-        @Override
-        public String remote() {
-            return "ws";
-        }
-
-        @Override
-        public String remoteHost() {
-            return "127.0.0.1";
-        }
-
-        @Override
-        public String toString() {
-            return "WS interface";
+            admission.gone(s.caller, false);
+            gone(s, "the dispatcher is shutting down");
         }
     }
 }

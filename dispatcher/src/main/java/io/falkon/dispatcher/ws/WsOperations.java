@@ -1,168 +1,83 @@
 package io.falkon.dispatcher.ws;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.falkon.dispatcher.admission.Admission;
 import io.falkon.protocol.Message;
-import io.falkon.protocol.soap.SoapInputException;
 import io.falkon.protocol.soap.SoapXml;
-import org.apache.axiom.om.OMElement;
-import org.apache.axiom.om.OMException;
-import org.apache.axiom.om.ds.AbstractPushOMDataSource;
-import org.apache.axiom.soap.SOAPEnvelope;
-import org.apache.axiom.soap.SOAPFactory;
-import org.apache.axis2.AxisFault;
-import org.apache.axis2.context.MessageContext;
-import org.apache.axis2.receivers.AbstractInOutMessageReceiver;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
-import javax.xml.namespace.QName;
 import javax.xml.stream.XMLStreamConstants;
 import javax.xml.stream.XMLStreamException;
 import javax.xml.stream.XMLStreamReader;
 import javax.xml.stream.XMLStreamWriter;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 import static io.falkon.protocol.soap.SoapXml.NS;
-import static io.falkon.protocol.soap.SoapXml.PREFIX;
 
 /**
- * The five operations of the service, as one Axis2 message receiver. Requests are read by
- * streaming the body element with StAX (a bundle is never built as a tree); responses are written
- * straight to the output by a push data source. Anything wrong in a request becomes a SOAP fault
- * that names it; the service carries on.
+ * The five operations of the service. Each reads its request element by streaming it with StAX (a
+ * bundle is never built as a tree), asks the {@link WsGateway}, and returns the response element's
+ * content as a {@link Body} written later, straight to the output. Anything wrong in a request is a
+ * {@link WsFault} that names it.
  */
-final class WsOperations extends AbstractInOutMessageReceiver {
-    private static final Logger log = LoggerFactory.getLogger(WsOperations.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
+final class WsOperations {
     static final List<String> NAMES = List.of("CreateInstance", "Submit", "GetStatus", "GetResults", "Destroy");
 
-    private static final QName SOAP11_CLIENT = new QName("http://schemas.xmlsoap.org/soap/envelope/", "Client");
-    private static final QName SOAP11_SERVER = new QName("http://schemas.xmlsoap.org/soap/envelope/", "Server");
-    private static final QName SOAP12_SENDER = new QName("http://www.w3.org/2003/05/soap-envelope", "Sender");
-    private static final QName SOAP12_RECEIVER = new QName("http://www.w3.org/2003/05/soap-envelope", "Receiver");
-
     private final WsGateway gateway;
-    private final String servicePath;
 
-    /** @param servicePath the service's path on the server, e.g. {@code /axis2/services/Falkon} */
-    WsOperations(WsGateway gateway, String servicePath) {
+    WsOperations(WsGateway gateway) {
         this.gateway = gateway;
-        this.servicePath = servicePath;
     }
 
     /** Writes the content of a response element (between its start and end tags). */
-    private interface Body {
+    interface Body {
         void write(XMLStreamWriter w) throws XMLStreamException;
     }
 
-    @Override
-    public void invokeBusinessLogic(MessageContext in, MessageContext out) throws AxisFault {
-        String op = in.getAxisOperation().getName().getLocalPart();
-        Body body;
-        try {
-            OMElement request = in.getEnvelope().getBody().getFirstElement();
-            if (request == null) {
-                throw WsFault.client("the SOAP body is empty (expected <" + op + "> in namespace " + NS + ")");
-            }
-            if (!NS.equals(request.getNamespaceURI())) {
-                throw WsFault.client("<" + request.getLocalName() + "> is in namespace '" + request.getNamespaceURI()
-                        + "', expected " + NS);
-            }
-            XMLStreamReader r = request.getXMLStreamReaderWithoutCaching();
-            while (r.getEventType() != XMLStreamConstants.START_ELEMENT) {
-                r.next();
-            }
-            body = switch (op) {
-                case "CreateInstance" -> createInstance(r, in);
-                case "Submit" -> submit(r);
-                case "GetStatus" -> status(r);
-                case "GetResults" -> results(r);
-                case "Destroy" -> destroy(r);
-                default -> throw WsFault.client("no operation " + op);
-            };
-        } catch (WsFault e) {
-            throw fault(in, e.getMessage(), e.callersFault());
-        } catch (SoapInputException e) {
-            throw fault(in, e.getMessage(), true); // names the operation and the element already
-        } catch (XMLStreamException | OMException e) {
-            throw fault(in, op + ": malformed XML in the request: " + rootMessage(e), true);
-        } catch (RuntimeException e) {
-            log.warn("WS {} failed", op, e);
-            throw fault(in, op + ": internal error: " + e, false);
-        }
-        SOAPFactory f = getSOAPFactory(in);
-        SOAPEnvelope env = f.getDefaultEnvelope();
-        QName name = new QName(NS, op + "Response", PREFIX);
-        env.getBody().addChild(f.createOMElement(new Response(name, body), name));
-        out.setEnvelope(env);
+    /** Who is calling: an authenticated request, and where from (for logs). */
+    record Call(Admission.Credential who, String from, String endpoint) {
     }
 
-    private static String rootMessage(Throwable e) {
-        Throwable t = e;
-        while (t.getCause() != null && t.getCause() != t) {
-            t = t.getCause();
-        }
-        return t.getMessage() == null ? t.toString() : t.getMessage();
+    /** Runs operation {@code op} on the request element the reader is on. */
+    CompletableFuture<Body> invoke(String op, XMLStreamReader r, Call call) throws XMLStreamException {
+        return switch (op) {
+            case "CreateInstance" -> createInstance(r, call);
+            case "Submit" -> submit(r, call);
+            case "GetStatus" -> status(r, call);
+            case "GetResults" -> results(r, call);
+            case "Destroy" -> destroy(r, call);
+            default -> throw WsFault.client("no operation " + op);
+        };
     }
 
-    private static AxisFault fault(MessageContext in, String reason, boolean callersFault) {
-        QName code = in.isSOAP11() ? (callersFault ? SOAP11_CLIENT : SOAP11_SERVER)
-                : (callersFault ? SOAP12_SENDER : SOAP12_RECEIVER);
-        if (callersFault) {
-            log.debug("WS fault: {}", reason);
-        } else {
-            log.warn("WS fault: {}", reason);
-        }
-        return new AxisFault(reason, code);
-    }
-
-    // ---- the operations --------------------------------------------------------------------
-
-    private Body createInstance(XMLStreamReader r, MessageContext in) throws XMLStreamException {
+    private CompletableFuture<Body> createInstance(XMLStreamReader r, Call call) throws XMLStreamException {
         String clientName = "ws";
         long lease = 0;
         while (next(r, "CreateInstance")) {
             switch (r.getLocalName()) {
                 case "clientName" -> clientName = r.getElementText();
-                case "leaseSeconds" -> lease = SoapXml.parseLong(r.getElementText(), "CreateInstance: <leaseSeconds>");
+                case "leaseSeconds" -> lease = SoapXml.parseBounded(r.getElementText(), "CreateInstance: <leaseSeconds>",
+                        0, 0xFFFF_FFFFL);
                 default -> throw unexpected("CreateInstance", r, "clientName, leaseSeconds");
             }
         }
-        long[] made = gateway.createInstance(clientName, lease);
-        String endpoint = endpoint(in);
-        return w -> {
-            w.writeStartElement(PREFIX, "instance", NS);
-            SoapXml.text(w, "endpoint", endpoint);
-            SoapXml.text(w, "key", WsGateway.key(made[0]));
+        return gateway.createInstance(call.who(), call.from(), clientName, lease).thenApply(made -> w -> {
+            w.writeStartElement(SoapXml.PREFIX, "instance", NS);
+            SoapXml.text(w, "endpoint", call.endpoint());
+            SoapXml.text(w, "key", made.key());
             w.writeEndElement();
-            SoapXml.text(w, "leaseSeconds", Long.toString(made[1]));
-        };
+            SoapXml.text(w, "leaseSeconds", Long.toString(made.leaseSeconds()));
+        });
     }
 
-    /** The service's address as the caller reached it (its Host header), for the instance reference. */
-    private String endpoint(MessageContext in) {
-        Object headers = in.getProperty(MessageContext.TRANSPORT_HEADERS);
-        String host = null;
-        if (headers instanceof Map<?, ?> m) {
-            for (Map.Entry<?, ?> e : m.entrySet()) {
-                if ("host".equalsIgnoreCase(String.valueOf(e.getKey()))) {
-                    host = String.valueOf(e.getValue());
-                }
-            }
-        }
-        return "http://" + (host == null ? "127.0.0.1" : host) + servicePath;
-    }
-
-    private Body submit(XMLStreamReader r) throws XMLStreamException {
-        Long key = null;
+    private CompletableFuture<Body> submit(XMLStreamReader r, Call call) throws XMLStreamException {
+        WsGateway.Key key = null;
         int max = gateway.settings().maxBundle();
         List<SoapXml.ParsedTask> tasks = new ArrayList<>();
         while (next(r, "Submit")) {
             switch (r.getLocalName()) {
-                case "key" -> key = WsGateway.parseKey(r.getElementText());
+                case "key" -> key = WsGateway.parseKey(r.getElementText(), "Submit");
                 case "task" -> {
                     if (tasks.size() == max) {
                         throw WsFault.client("Submit: the bundle has more than " + max
@@ -173,84 +88,80 @@ final class WsOperations extends AbstractInOutMessageReceiver {
                 default -> throw unexpected("Submit", r, "key, task");
             }
         }
-        long[] ids = gateway.submit(require(key, "Submit"), tasks);
-        return w -> {
+        return gateway.submit(call.who(), call.from(), require(key, "Submit"), tasks).thenApply(ids -> w -> {
             SoapXml.text(w, "accepted", Integer.toString(ids.length));
             for (long id : ids) {
                 SoapXml.text(w, "id", Long.toString(id));
             }
-        };
+        });
     }
 
-    private Body status(XMLStreamReader r) throws XMLStreamException {
-        long key = 0;
+    private CompletableFuture<Body> status(XMLStreamReader r, Call call) throws XMLStreamException {
+        WsGateway.Key key = null;
         while (next(r, "GetStatus")) {
             if (r.getLocalName().equals("key")) {
-                key = WsGateway.parseKey(r.getElementText());
+                key = WsGateway.parseKey(r.getElementText(), "GetStatus");
             } else {
                 throw unexpected("GetStatus", r, "key");
             }
         }
-        WsGateway.Status st = gateway.status(key);
-        ObjectNode doc;
-        try {
-            doc = (ObjectNode) JSON.readTree(st.json());
-        } catch (java.io.IOException | ClassCastException e) {
-            throw new IllegalStateException("the scheduler's status is not a JSON object", e);
-        }
-        if (st.unfetched() >= 0) {
-            // what a WS caller sees of its instance: its lease here, and results waiting to be fetched
-            doc.remove("unacknowledged");
-            doc.put("unfetched", st.unfetched());
-            doc.put("leaseSeconds", st.leaseSeconds());
-        }
-        String document = doc.toString();
-        return w -> {
-            for (String field : List.of("queued", "running", "completed", "failed")) {
-                SoapXml.text(w, field, Long.toString(doc.path(field).asLong()));
-            }
+        return gateway.status(call.who(), call.from(), key).thenApply(st -> {
+            ObjectNode doc = (ObjectNode) st.document();
             if (st.unfetched() >= 0) {
-                SoapXml.text(w, "unfetched", Long.toString(st.unfetched()));
+                // what a WS caller sees of its instance: results waiting to be fetched
+                doc.remove("unacknowledged");
+                doc.put("unfetched", st.unfetched());
             }
-            SoapXml.text(w, "document", document);
-        };
+            String document = doc.toString();
+            return w -> {
+                for (String field : List.of("queued", "running", "completed", "failed")) {
+                    SoapXml.text(w, field, Long.toString(doc.path(field).asLong()));
+                }
+                if (st.unfetched() >= 0) {
+                    SoapXml.text(w, "unfetched", Long.toString(st.unfetched()));
+                }
+                SoapXml.text(w, "document", document);
+            };
+        });
     }
 
-    private Body results(XMLStreamReader r) throws XMLStreamException {
-        Long key = null;
+    private CompletableFuture<Body> results(XMLStreamReader r, Call call) throws XMLStreamException {
+        WsGateway.Key key = null;
         int max = gateway.settings().maxResults();
         int wait = 0;
+        Long ack = null;
         while (next(r, "GetResults")) {
             switch (r.getLocalName()) {
-                case "key" -> key = WsGateway.parseKey(r.getElementText());
-                case "max" -> max = (int) Math.min(Integer.MAX_VALUE, SoapXml.parseLong(r.getElementText(),
-                        "GetResults: <max>"));
-                case "waitSeconds" -> wait = (int) Math.min(Integer.MAX_VALUE, SoapXml.parseLong(r.getElementText(),
-                        "GetResults: <waitSeconds>"));
-                default -> throw unexpected("GetResults", r, "key, max, waitSeconds");
+                case "key" -> key = WsGateway.parseKey(r.getElementText(), "GetResults");
+                case "max" -> max = (int) SoapXml.parseBounded(r.getElementText(), "GetResults: <max>", 1,
+                        Integer.MAX_VALUE);
+                case "waitSeconds" -> wait = (int) SoapXml.parseBounded(r.getElementText(), "GetResults: <waitSeconds>",
+                        0, Integer.MAX_VALUE);
+                case "ack" -> ack = SoapXml.parseBounded(r.getElementText(), "GetResults: <ack>", 0, Long.MAX_VALUE);
+                default -> throw unexpected("GetResults", r, "key, max, waitSeconds, ack");
             }
         }
-        WsGateway.Fetched fetched = gateway.results(require(key, "GetResults"), max, wait);
-        return w -> {
-            List<Message.DeliveredResult> results = fetched.results();
-            for (int i = 0, n = results.size(); i < n; i++) {
-                SoapXml.writeResult(w, results.get(i));
-            }
-            SoapXml.text(w, "outstanding", Long.toString(fetched.outstanding()));
-        };
+        return gateway.results(call.who(), call.from(), require(key, "GetResults"), max, wait, ack)
+                .thenApply(fetched -> w -> {
+                    List<Message.DeliveredResult> results = fetched.results();
+                    for (int i = 0, n = results.size(); i < n; i++) {
+                        SoapXml.writeResult(w, results.get(i));
+                    }
+                    SoapXml.text(w, "outstanding", Long.toString(fetched.outstanding()));
+                });
     }
 
-    private Body destroy(XMLStreamReader r) throws XMLStreamException {
-        Long key = null;
+    private CompletableFuture<Body> destroy(XMLStreamReader r, Call call) throws XMLStreamException {
+        WsGateway.Key key = null;
         while (next(r, "Destroy")) {
             if (r.getLocalName().equals("key")) {
-                key = WsGateway.parseKey(r.getElementText());
+                key = WsGateway.parseKey(r.getElementText(), "Destroy");
             } else {
                 throw unexpected("Destroy", r, "key");
             }
         }
-        int cancelled = gateway.destroy(require(key, "Destroy"));
-        return w -> SoapXml.text(w, "cancelled", Integer.toString(cancelled));
+        return gateway.destroy(call.who(), call.from(), require(key, "Destroy"))
+                .thenApply(cancelled -> w -> SoapXml.text(w, "cancelled", Integer.toString(cancelled)));
     }
 
     // ---- reading helpers -------------------------------------------------------------------
@@ -269,34 +180,10 @@ final class WsOperations extends AbstractInOutMessageReceiver {
         return WsFault.client(op + ": unexpected element <" + r.getLocalName() + "> (expected " + expected + ")");
     }
 
-    private static long require(Long key, String op) {
+    private static WsGateway.Key require(WsGateway.Key key, String op) {
         if (key == null) {
             throw WsFault.client(op + ": no <key> (the instance key CreateInstance returned)");
         }
         return key;
-    }
-
-    /** A response element whose content is written when Axis2 serializes the envelope. */
-    private static final class Response extends AbstractPushOMDataSource {
-        private final QName name;
-        private final Body body;
-
-        Response(QName name, Body body) {
-            this.name = name;
-            this.body = body;
-        }
-
-        @Override
-        public boolean isDestructiveWrite() {
-            return false;
-        }
-
-        @Override
-        public void serialize(XMLStreamWriter w) throws XMLStreamException {
-            w.writeStartElement(PREFIX, name.getLocalPart(), NS);
-            w.writeNamespace(PREFIX, NS);
-            body.write(w);
-            w.writeEndElement();
-        }
     }
 }

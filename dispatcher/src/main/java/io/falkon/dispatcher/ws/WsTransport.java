@@ -1,270 +1,283 @@
 package io.falkon.dispatcher.ws;
 
-import io.falkon.dispatcher.core.SchedulerLoop;
-import org.apache.axiom.om.OMElement;
-import org.apache.axiom.om.OMXMLBuilderFactory;
-import org.apache.axis2.Constants;
-import org.apache.axis2.context.ConfigurationContext;
-import org.apache.axis2.context.ConfigurationContextFactory;
-import org.apache.axis2.dataretrieval.WSDLSupplier;
-import org.apache.axis2.description.AxisOperation;
-import org.apache.axis2.description.AxisService;
-import org.apache.axis2.description.InOutAxisOperation;
-import org.apache.axis2.description.TransportOutDescription;
-import org.apache.axis2.transport.http.server.AxisHttpConnectionImpl;
-import org.apache.axis2.transport.http.server.HttpConnectionManager;
-import org.apache.axis2.transport.http.server.HttpFactory;
-import org.apache.hc.core5.http.config.Http1Config;
-import org.apache.hc.core5.http.io.SocketConfig;
-import org.apache.hc.core5.util.Timeout;
+import io.falkon.dispatcher.admission.Admission;
+import io.falkon.protocol.tls.Tls;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import javax.xml.namespace.QName;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
+import java.net.NetworkInterface;
 import java.nio.charset.StandardCharsets;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
+import java.util.Collections;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-
-import static io.falkon.protocol.soap.SoapXml.NS;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The dispatcher's Web Services interface: an embedded Apache Axis2 engine serving the
- * {@code Falkon} SOAP service (SOAP 1.1 and 1.2, document/literal, WSDL at {@code …?wsdl}) on its
- * own HTTP port. Axis2's HTTP worker pool and connection handling are used as they are; only the
- * listening socket is ours, because Axis2's own listener binds every interface and cannot be told
- * otherwise.
+ * The dispatcher's Web Services interface: the {@code Falkon} SOAP service (SOAP 1.1 and 1.2,
+ * document/literal, WSDL at {@code …?wsdl}) over HTTP, or HTTPS with TLS, on its own port. The HTTP
+ * server is Netty's: a connection costs a socket, not a thread, so idle, slow and long-polling
+ * clients cannot lock anyone out (Axis2's own server gave each connection a thread from a pool of
+ * 64). SOAP requests are parsed with Axiom on a small worker pool and answered asynchronously.
  */
 public final class WsTransport implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WsTransport.class);
-    static final String SERVICE = "Falkon";
+    static final String SERVICE_PATH = "/axis2/services/Falkon";
 
     /**
      * Limits of the service.
      *
-     * @param maxBundle           most tasks one Submit may carry
-     * @param defaultLeaseSeconds lease of an instance created with leaseSeconds 0
-     * @param maxLeaseSeconds     longest lease a caller may ask for
-     * @param maxWaitSeconds      longest a GetResults call waits
-     * @param maxResults          most results one GetResults returns
+     * @param maxBundle             most tasks one Submit may carry
+     * @param defaultLeaseSeconds   lease of an instance created with leaseSeconds 0
+     * @param maxLeaseSeconds       longest lease a caller may ask for
+     * @param maxWaitSeconds        longest a GetResults call waits
+     * @param maxResults            most results one GetResults returns
+     * @param maxRequestBytes       largest request body; a longer one is refused before it is read
+     * @param maxConnections        connections open at once; more are refused at once
+     * @param idleTimeoutSeconds    a connection idle between requests this long is closed
+     * @param requestTimeoutSeconds a request must arrive whole within this long
+     * @param replyTimeoutSeconds   longest wait for the scheduler's answer
      */
     public record Settings(int maxBundle, long defaultLeaseSeconds, long maxLeaseSeconds, int maxWaitSeconds,
-                           int maxResults) {
+                           int maxResults, int maxRequestBytes, int maxConnections, int idleTimeoutSeconds,
+                           int requestTimeoutSeconds, int replyTimeoutSeconds) {
+        public Settings {
+            if (maxBundle < 1 || maxResults < 1 || maxWaitSeconds < 0 || maxRequestBytes < 1024 || maxConnections < 1
+                    || idleTimeoutSeconds < 1 || requestTimeoutSeconds < 1 || replyTimeoutSeconds < 1
+                    || defaultLeaseSeconds < 1 || maxLeaseSeconds < defaultLeaseSeconds) {
+                throw new IllegalArgumentException("WS settings out of range");
+            }
+        }
+
+        /**
+         * Bundles up to 10,000 tasks, leases of 600 s (at most a week), long-polls up to 60 s, requests up
+         * to 32 MiB, 1,024 connections, idle connections closed after 30 s, requests whole within 30 s.
+         */
         public static Settings defaults() {
-            return new Settings(10_000, 600, 7 * 24 * 3600, 60, 10_000);
+            return new Settings(10_000, 600, 7 * 24 * 3600, 60, 10_000, 32 << 20, 1024, 30, 30, 60);
         }
 
         public Settings withMaxBundle(int n) {
             if (n < 1) {
                 throw new IllegalArgumentException("the maximum bundle must be at least 1, got " + n);
             }
-            return new Settings(n, defaultLeaseSeconds, maxLeaseSeconds, maxWaitSeconds, maxResults);
+            return new Settings(n, defaultLeaseSeconds, maxLeaseSeconds, maxWaitSeconds, maxResults, maxRequestBytes,
+                    maxConnections, idleTimeoutSeconds, requestTimeoutSeconds, replyTimeoutSeconds);
+        }
+
+        public Settings withMaxRequestBytes(int n) {
+            return new Settings(maxBundle, defaultLeaseSeconds, maxLeaseSeconds, maxWaitSeconds, maxResults, n,
+                    maxConnections, idleTimeoutSeconds, requestTimeoutSeconds, replyTimeoutSeconds);
+        }
+
+        public Settings withMaxConnections(int n) {
+            return new Settings(maxBundle, defaultLeaseSeconds, maxLeaseSeconds, maxWaitSeconds, maxResults,
+                    maxRequestBytes, n, idleTimeoutSeconds, requestTimeoutSeconds, replyTimeoutSeconds);
+        }
+
+        public Settings withTimeouts(int idleSeconds, int requestSeconds, int replySeconds) {
+            return new Settings(maxBundle, defaultLeaseSeconds, maxLeaseSeconds, maxWaitSeconds, maxResults,
+                    maxRequestBytes, maxConnections, idleSeconds, requestSeconds, replySeconds);
         }
     }
 
+    private final EventLoopGroup boss;
+    private final EventLoopGroup io;
+    private final ThreadPoolExecutor workers;
+    private final ScheduledExecutorService timer;
     private final WsGateway gateway;
-    private final ServerSocket socket;
-    private final ExecutorService workers;
-    private final HttpConnectionManager connections;
-    private final Set<Socket> open = ConcurrentHashMap.newKeySet();
-    private final Thread acceptor;
+    private final Channel server;
     private final String url;
     private volatile boolean closed;
 
-    private WsTransport(WsGateway gateway, ServerSocket socket, ExecutorService workers,
-                        HttpConnectionManager connections, Http1Config h1, SocketConfig sc, String url) {
-        this.gateway = gateway;
-        this.socket = socket;
+    private WsTransport(EventLoopGroup boss, EventLoopGroup io, ThreadPoolExecutor workers,
+                        ScheduledExecutorService timer, WsGateway gateway, Channel server, String url) {
+        this.boss = boss;
+        this.io = io;
         this.workers = workers;
-        this.connections = connections;
+        this.timer = timer;
+        this.gateway = gateway;
+        this.server = server;
         this.url = url;
-        this.acceptor = new Thread(() -> accept(h1, sc), "falkon-ws-accept");
-        acceptor.setDaemon(true);
-        acceptor.start();
     }
 
     /**
      * Starts the service on {@code address} (port 0 picks a free one).
      *
-     * @throws IllegalStateException if Axis2 cannot be configured or the port cannot be bound
+     * @param tls           HTTPS when not null
+     * @param advertiseHost the host name in the addresses handed out (WSDL, instance references); null:
+     *                      the bind address, or this host's name when bound to every interface
+     * @throws IllegalStateException if the port cannot be bound
      */
-    public static WsTransport bind(InetSocketAddress address, SchedulerLoop loop, Settings settings) {
-        ConfigurationContext ctx;
+    public static WsTransport bind(InetSocketAddress address, Admission admission, Settings settings, Tls tls,
+                                   String advertiseHost) {
+        int cores = Runtime.getRuntime().availableProcessors();
+        ThreadPoolExecutor workers = new ThreadPoolExecutor(Math.max(2, cores), Math.max(2, cores), 60,
+                TimeUnit.SECONDS, new ArrayBlockingQueue<>(4096), new DefaultThreadFactory("falkon-ws-worker", true));
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
+                new DefaultThreadFactory("falkon-ws-timer", true));
+        WsGateway gateway = new WsGateway(admission, settings, workers, timer);
+        EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-ws-accept", true),
+                NioIoHandler.newFactory());
+        EventLoopGroup io = new MultiThreadIoEventLoopGroup(Math.max(1, cores / 2),
+                new DefaultThreadFactory("falkon-ws-io", true), NioIoHandler.newFactory());
+        AtomicInteger open = new AtomicInteger();
+        AtomicLong buffered = new AtomicLong();
+        long maxBuffered = Math.max(64L << 20, 4L * settings.maxRequestBytes());
+        String[] serviceUrl = new String[1];
+        WsService[] service = new WsService[1];
         try {
-            ctx = ConfigurationContextFactory.createBasicConfigurationContext("io/falkon/dispatcher/ws/axis2.xml");
-            // the basic factory leaves the senders uninitialised; faults are sent through the http one
-            for (TransportOutDescription out : ctx.getAxisConfiguration().getTransportsOut().values()) {
-                out.getSender().init(ctx, out);
+            Channel ch = new ServerBootstrap().group(boss, io).channel(NioServerSocketChannel.class)
+                    .option(ChannelOption.SO_BACKLOG, 1024)
+                    .option(ChannelOption.SO_REUSEADDR, true)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel c) {
+                            c.pipeline().addLast(new ConnectionLimit(open, settings.maxConnections(), admission));
+                            if (tls != null) {
+                                c.pipeline().addLast("tls", tls.serverHandler(c.alloc()));
+                            }
+                            c.pipeline().addLast(new HttpServerCodec(4096, 16 * 1024, 64 * 1024));
+                            c.pipeline().addLast(new IdleStateHandler(settings.idleTimeoutSeconds(), 0, 0));
+                            c.pipeline().addLast(new WsHttpHandler(service[0], settings, workers, buffered, maxBuffered,
+                                    admission.badRequests()));
+                        }
+                    }).bind(address).sync().channel();
+            int port = ((InetSocketAddress) ch.localAddress()).getPort();
+            serviceUrl[0] = (tls == null ? "http://" : "https://") + advertised(address, advertiseHost) + ":" + port
+                    + SERVICE_PATH;
+            service[0] = new WsService(gateway, SERVICE_PATH, serviceUrl[0], wsdl(serviceUrl[0]));
+            log.info("WS interface at {} (WSDL: {}?wsdl)", serviceUrl[0], serviceUrl[0]);
+            return new WsTransport(boss, io, workers, timer, gateway, ch, serviceUrl[0]);
+        } catch (InterruptedException | RuntimeException | IOException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
             }
-        } catch (Exception e) {
-            throw new IllegalStateException("cannot configure Axis2: " + e.getMessage(), e);
-        }
-        String servicePath = "/" + ctx.getServiceContextPath().replaceAll("^/+|/+$", "") + "/" + SERVICE;
-        ServerSocket ss = null;
-        WsGateway gateway = new WsGateway(loop, settings);
-        try {
-            ss = new ServerSocket();
-            ss.setReuseAddress(true);
-            ss.bind(address, 256);
-            String url = "http://" + advertisedHost(address) + ":" + ss.getLocalPort() + servicePath;
-            AxisService service = service(gateway, servicePath, url);
-            ctx.getAxisConfiguration().addService(service);
-            HttpFactory factory = new HttpFactory(ctx, ss.getLocalPort()) {
-                @Override
-                public SocketConfig newSocketConfig() {
-                    // Axis2's default of 8 KiB socket buffers throttles bundles of thousands of tasks
-                    return SocketConfig.custom().setSoTimeout(Timeout.ofSeconds(settings.maxWaitSeconds() + 60))
-                            .setTcpNoDelay(true).setSndBufSize(256 * 1024).setRcvBufSize(256 * 1024).build();
-                }
-            };
-            ExecutorService workers = factory.newRequestExecutor(ss.getLocalPort());
-            Http1Config h1 = factory.newRequestConnectionHttp1Config();
-            HttpConnectionManager connections = factory.newRequestConnectionManager(workers,
-                    factory.newRequestWorkerFactory(), h1);
-            WsTransport t = new WsTransport(gateway, ss, workers, connections, h1, factory.newSocketConfig(), url);
-            log.info("WS interface at {} (WSDL: {}?wsdl)", url, url);
-            return t;
-        } catch (IOException | RuntimeException e) {
-            gateway.close();
-            if (ss != null) {
-                try {
-                    ss.close();
-                } catch (IOException ignored) {
-                    // failing anyway
-                }
-            }
+            boss.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            io.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            workers.shutdownNow();
+            timer.shutdownNow();
             throw new IllegalStateException("cannot start the WS interface on " + address + ": " + e.getMessage(), e);
         }
     }
 
-    private static String advertisedHost(InetSocketAddress address) {
-        InetAddress a = address.getAddress();
-        if (a == null || !a.isAnyLocalAddress()) {
-            return address.getHostString();
+    /**
+     * The host in handed-out addresses: as configured; else the bind address; else (every interface)
+     * this host's name, or its first non-loopback address when the name only resolves to loopback.
+     */
+    static String advertised(InetSocketAddress bound, String configured) {
+        if (configured != null && !configured.isEmpty()) {
+            return configured;
+        }
+        InetAddress a = bound.getAddress();
+        if (a != null && !a.isAnyLocalAddress()) {
+            return bound.getHostString();
         }
         try {
-            return InetAddress.getLocalHost().getCanonicalHostName();
+            InetAddress local = InetAddress.getLocalHost();
+            if (!local.isLoopbackAddress()) {
+                return local.getHostName();
+            }
+            for (NetworkInterface ni : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+                if (ni.isUp() && !ni.isLoopback()) {
+                    for (InetAddress addr : Collections.list(ni.getInetAddresses())) {
+                        if (addr instanceof Inet4Address) {
+                            return addr.getHostAddress();
+                        }
+                    }
+                }
+            }
         } catch (IOException e) {
-            return "127.0.0.1";
+            log.debug("cannot tell this host's address: {}", e.toString());
         }
-    }
-
-    private static AxisService service(WsGateway gateway, String servicePath, String url) throws IOException {
-        AxisService service = new AxisService(SERVICE);
-        service.setTargetNamespace(NS);
-        WsOperations receiver = new WsOperations(gateway, servicePath);
-        for (String name : WsOperations.NAMES) {
-            AxisOperation op = new InOutAxisOperation(new QName(NS, name));
-            op.setMessageReceiver(receiver);
-            op.setSoapAction(NS + ":" + name);
-            service.addOperation(op);
-            service.mapActionToOperation(NS + ":" + name, op);
-            service.addMessageElementQNameToOperationMapping(new QName(NS, name), op);
-        }
-        OMElement wsdl = wsdl(url);
-        service.addParameter(Constants.WSDL_SUPPLIER_PARAM, (WSDLSupplier) s -> wsdl.cloneOMElement());
-        return service;
+        return "127.0.0.1";
     }
 
     /** The hand-written WSDL with this service's address in it. */
-    static OMElement wsdl(String url) throws IOException {
-        String text;
+    static byte[] wsdl(String url) throws IOException {
         try (InputStream in = WsTransport.class.getResourceAsStream("falkon.wsdl")) {
             if (in == null) {
                 throw new IOException("falkon.wsdl is missing from the dispatcher jar");
             }
-            text = new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("@ADDRESS@", url);
-        }
-        OMElement root = OMXMLBuilderFactory.createOMBuilder(
-                new ByteArrayInputStream(text.getBytes(StandardCharsets.UTF_8))).getDocumentElement();
-        root.build();
-        return root;
-    }
-
-    private void accept(Http1Config h1, SocketConfig sc) {
-        while (!closed) {
-            Socket s;
-            try {
-                s = socket.accept();
-            } catch (IOException e) {
-                if (!closed) {
-                    log.warn("WS interface: accept failed: {}", e.toString());
-                }
-                continue;
-            }
-            open.removeIf(Socket::isClosed);
-            open.add(s);
-            try {
-                connections.process(new Connection(s, h1, sc));
-            } catch (IOException | RuntimeException e) {
-                log.debug("WS interface: connection from {} refused: {}", s.getRemoteSocketAddress(), e.toString());
-                closeQuietly(s);
-            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("@ADDRESS@", url)
+                    .getBytes(StandardCharsets.UTF_8);
         }
     }
 
-    /**
-     * Axis2's server connection, made safe to close twice: Axis2 closes a connection the client
-     * asked to close, then closes it again when its worker ends, and the second close throws (and
-     * kills the worker thread).
-     */
-    private static final class Connection extends AxisHttpConnectionImpl {
-        Connection(Socket socket, Http1Config h1, SocketConfig sc) throws IOException {
-            super("http", socket, h1, sc);
+    /** Refuses connections over the limit at once: a flood costs sockets, never threads or memory. */
+    private static final class ConnectionLimit extends ChannelInboundHandlerAdapter {
+        private final AtomicInteger open;
+        private final int max;
+        private final Admission admission;
+
+        ConnectionLimit(AtomicInteger open, int max, Admission admission) {
+            this.open = open;
+            this.max = max;
+            this.admission = admission;
         }
 
         @Override
-        public void close() throws IOException {
-            if (isOpen()) {
-                super.close();
+        public void channelActive(ChannelHandlerContext ctx) throws Exception {
+            if (open.incrementAndGet() > max) {
+                admission.badRequests().refused("ws " + ctx.channel().remoteAddress(), "over " + max
+                        + " connections: refused");
+                ctx.close();
+                return;
             }
+            super.channelActive(ctx);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+            open.decrementAndGet();
+            super.channelInactive(ctx);
         }
     }
 
-    /** The service's address, e.g. {@code http://127.0.0.1:50600/axis2/services/Falkon}. */
+    /** The service's address, e.g. {@code http://head:50600/axis2/services/Falkon}. */
     public String url() {
         return url;
     }
 
     public int port() {
-        return socket.getLocalPort();
+        return ((InetSocketAddress) server.localAddress()).getPort();
     }
 
-    /** Stops listening, destroys the WS instances, and closes every connection at once. */
+    /** Stops listening, fails the calls in progress (the WS instances stay, detached), closes every connection. */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         closed = true;
-        closeQuietly(socket);
+        server.close().awaitUninterruptibly();
         gateway.close();
-        for (Socket s : open) {
-            closeQuietly(s); // workers blocked reading a kept-alive connection wake up now
-        }
+        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+        io.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         workers.shutdownNow();
-        try {
-            workers.awaitTermination(5, TimeUnit.SECONDS);
-            acceptor.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        connections.shutdown();
-    }
-
-    private static void closeQuietly(java.io.Closeable c) {
-        try {
-            c.close();
-        } catch (IOException ignored) {
-            // closing anyway
-        }
+        timer.shutdownNow();
     }
 }

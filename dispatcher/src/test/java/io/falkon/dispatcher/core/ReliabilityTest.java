@@ -148,6 +148,7 @@ class ReliabilityTest {
         FakeLink e = h.executor("e", 4, 4);
         FakeLink client = h.client("c", 60);
         long id = h.instanceOf(client);
+        String secret = h.secretOf(client);
         h.submit(client, 4);
         List<Message.DispatchedTask> t = dispatched(e);
         h.complete(e, t.subList(0, 2));
@@ -160,7 +161,7 @@ class ReliabilityTest {
         h.complete(e, t.subList(2, 4)); // finishes while nobody is attached
 
         FakeLink again = new FakeLink("again");
-        h.scheduler.attach(again, new Message.Attach(9, id));
+        h.scheduler.attach(again, new Message.Attach(9, id, secret));
         h.scheduler.endBatch();
         Message.Attached attached = again.sent(Message.Attached.class).get(0);
         assertThat(attached.highestClientTaskId()).isEqualTo(3);
@@ -178,6 +179,7 @@ class ReliabilityTest {
         FakeLink e = h.executor("e", 1, 1);
         FakeLink client = h.client("c", 30);
         long id = h.instanceOf(client);
+        String secret = h.secretOf(client);
         h.submit(client, 3);
         h.scheduler.clientDisconnected(client);
         h.clock.advanceMillis(29_999);
@@ -190,7 +192,7 @@ class ReliabilityTest {
         assertThat(h.scheduler.queuedCount()).isZero();
         assertThat(e.sent(Message.Cancel.class)).hasSize(1);
         FakeLink late = new FakeLink("late");
-        h.scheduler.attach(late, new Message.Attach(1, id));
+        h.scheduler.attach(late, new Message.Attach(1, id, secret));
         h.scheduler.endBatch();
         assertThat(late.sent(Message.ErrorMessage.class).get(0).errorCode()).isEqualTo(ErrorCode.UNKNOWN_INSTANCE);
     }
@@ -231,6 +233,7 @@ class ReliabilityTest {
         assertThat(client.sent).as("reply held until the journal commits").isEmpty();
         journal.release();
         long id = h.instanceOf(client);
+        String secret = h.secretOf(client);
         journal.holdCommits = false;
         h.submit(client, 2);
         h.complete(e, dispatched(e));
@@ -257,9 +260,8 @@ class ReliabilityTest {
         }
 
         @Override
-        public void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros,
-                                    long highestClientTaskId) {
-            records.add("instance " + instanceId);
+        public void instanceCreated(InstanceRecord instance) {
+            records.add("instance " + instance.id());
         }
 
         @Override

@@ -36,9 +36,8 @@ public final class SchedulerHarness {
     /** Checks the invariants whenever a batch commits: at the end of every batch. */
     private record CheckingJournal(Journal inner, java.util.function.Supplier<Scheduler> scheduler) implements Journal {
         @Override
-        public void instanceCreated(long instanceId, String name, long leaseSeconds, long createdMicros,
-                                    long highestClientTaskId) {
-            inner.instanceCreated(instanceId, name, leaseSeconds, createdMicros, highestClientTaskId);
+        public void instanceCreated(InstanceRecord instance) {
+            inner.instanceCreated(instance);
         }
 
         @Override
@@ -105,6 +104,11 @@ public final class SchedulerHarness {
 
     public long instanceOf(FakeLink client) {
         return client.sent(Message.InstanceCreated.class).get(0).instanceId();
+    }
+
+    /** The secret that, with the id, takes the client's instance over. */
+    public String secretOf(FakeLink client) {
+        return client.sent(Message.InstanceCreated.class).get(0).secret();
     }
 
     public List<Long> submit(FakeLink client, int n) {

@@ -49,12 +49,13 @@ class FileJournalTest {
         FakeLink client = h.client("c", 60);
         journal.close(); // drains the writer, so the client has its reply
         long id = h.instanceOf(client);
+        String secret = h.secretOf(client);
         journal = FileJournal.open(dir, FsyncPolicy.ALWAYS);
         h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
         journal.restoreInto(h.scheduler);
         e = h.executor("e", 2, 2);
         FakeLink again = new FakeLink("again");
-        h.scheduler.attach(again, new Message.Attach(1, id));
+        h.scheduler.attach(again, new Message.Attach(1, id, secret));
         h.submit(again, id, 5);
         journal.sync(); // replies go out once the batch is durable
         h.complete(e, dispatched(e));
@@ -69,7 +70,7 @@ class FileJournalTest {
         reopened.restoreInto(after.scheduler);
         assertThat(after.scheduler.queuedCount()).isEqualTo(3);
         FakeLink back = new FakeLink("back");
-        after.scheduler.attach(back, new Message.Attach(7, id));
+        after.scheduler.attach(back, new Message.Attach(7, id, secret));
         after.scheduler.endBatch();
         reopened.close(); // drains: the replies are out
         Message.Attached attached = back.sent(Message.Attached.class).get(0);
@@ -139,12 +140,13 @@ class FileJournalTest {
         FakeLink client = h.client("c", 60);
         journal.close();
         long id = h.instanceOf(client);
+        String secret = h.secretOf(client);
         journal = FileJournal.open(dir, FsyncPolicy.NEVER);
         h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
         journal.restoreInto(h.scheduler);
         e = h.executor("e", 100, 100);
         FakeLink c = new FakeLink("c2");
-        h.scheduler.attach(c, new Message.Attach(1, id));
+        h.scheduler.attach(c, new Message.Attach(1, id, secret));
         long seq = 0;
         for (int round = 0; round < 50; round++) {
             h.submit(c, id, 100);
@@ -168,7 +170,7 @@ class FileJournalTest {
         SchedulerHarness h2 = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), replayed);
         replayed.restoreInto(h2.scheduler);
         FakeLink back = new FakeLink("back");
-        h2.scheduler.attach(back, new Message.Attach(2, id));
+        h2.scheduler.attach(back, new Message.Attach(2, id, secret));
         h2.scheduler.endBatch();
         replayed.sync();
         assertThat(back.sent(Message.Attached.class).get(0).highestClientTaskId()).isEqualTo(5006);
@@ -188,11 +190,12 @@ class FileJournalTest {
         FakeLink client = h.client("c", 60);
         journal.close();
         long id = h.instanceOf(client);
+        String secret = h.secretOf(client);
         journal = FileJournal.open(dir, FsyncPolicy.ALWAYS);
         h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
         journal.restoreInto(h.scheduler);
         FakeLink c = new FakeLink("c");
-        h.scheduler.attach(c, new Message.Attach(1, id));
+        h.scheduler.attach(c, new Message.Attach(1, id, secret));
         for (int i = 0; i < n; i++) {
             h.submit(c, id, 1); // one record per batch, so that damage hits exactly the last task
         }

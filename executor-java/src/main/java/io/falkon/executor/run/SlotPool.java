@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 
 /**
@@ -43,6 +44,8 @@ public final class SlotPool implements AutoCloseable {
     });
     private final String runnerName;
     private final Staging staging;
+    /** Jobs submitted and not yet reported (waiting or running): what makes the executor busy. */
+    private final AtomicInteger held = new AtomicInteger();
     private volatile boolean closing;
 
     /**
@@ -92,7 +95,13 @@ public final class SlotPool implements AutoCloseable {
     }
 
     public void submit(Job job) {
+        held.incrementAndGet();
         queue.add(job);
+    }
+
+    /** Jobs waiting or running: zero means the executor holds no task. */
+    public int held() {
+        return held.get();
     }
 
     /** Jobs received and not yet started by a slot. */
@@ -115,7 +124,11 @@ public final class SlotPool implements AutoCloseable {
                 log.error("task {} failed inside the executor", job.taskId(), e);
                 x = Execution.of(TaskStatus.LAUNCH_FAILED, "executor error: " + e, TaskRunner.nowMicros());
             }
-            done.accept(job, new Message.TaskResult(job.taskId(), job.attempt(), x));
+            try {
+                done.accept(job, new Message.TaskResult(job.taskId(), job.attempt(), x));
+            } finally {
+                held.decrementAndGet();
+            }
         }
     }
 
@@ -123,8 +136,12 @@ public final class SlotPool implements AutoCloseable {
     public void cancel(long taskId) {
         for (Job j : queue) {
             if (j.taskId() == taskId && queue.remove(j)) {
-                done.accept(j, new Message.TaskResult(taskId, j.attempt(),
-                        Execution.of(TaskStatus.CANCELLED, "cancelled before it started", TaskRunner.nowMicros())));
+                try {
+                    done.accept(j, new Message.TaskResult(taskId, j.attempt(),
+                            Execution.of(TaskStatus.CANCELLED, "cancelled before it started", TaskRunner.nowMicros())));
+                } finally {
+                    held.decrementAndGet();
+                }
                 return;
             }
         }
@@ -137,15 +154,21 @@ public final class SlotPool implements AutoCloseable {
 
     /** Drops every waiting job and kills every running one (their results still go to the callback). */
     public void cancelAll() {
-        queue.clear();
+        dropQueued();
         runners.forEach(TaskRunner::killCurrent);
+    }
+
+    private void dropQueued() {
+        List<Job> dropped = new ArrayList<>();
+        queue.drainTo(dropped);
+        held.addAndGet(-dropped.size());
     }
 
     /** Kills every running task and stops the slot threads. */
     @Override
     public void close() {
         closing = true;
-        queue.clear();
+        dropQueued();
         runners.forEach(TaskRunner::killCurrent);
         watchdog.shutdownNow();
         threads.forEach(Thread::interrupt);

@@ -2,6 +2,7 @@ package io.falkon.protocol.soap;
 
 import io.falkon.protocol.Execution;
 import io.falkon.protocol.ExtField;
+import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskOutput;
@@ -404,8 +405,20 @@ public final class SoapXml {
         try {
             return Long.parseLong(text.trim());
         } catch (NumberFormatException e) {
-            throw new SoapInputException(where + ": '" + text + "' is not an integer");
+            throw new SoapInputException(where + ": '" + LogSafe.text(text) + "' is not an integer");
         }
+    }
+
+    /**
+     * Parses a decimal integer in {@code [min, max]}: out of range is an error naming {@code where},
+     * never a value wrapped or clamped into range.
+     */
+    public static long parseBounded(String text, String where, long min, long max) {
+        long v = parseLong(text, where);
+        if (v < min || v > max) {
+            throw new SoapInputException(where + ": " + v + " is out of range " + min + ".." + max);
+        }
+        return v;
     }
 
     private static String attr(XMLStreamReader r, String name, String where) {

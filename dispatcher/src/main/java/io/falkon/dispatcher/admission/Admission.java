@@ -1,0 +1,131 @@
+package io.falkon.dispatcher.admission;
+
+import io.falkon.dispatcher.core.Event;
+import io.falkon.dispatcher.core.Link;
+import io.falkon.dispatcher.core.SchedulerLoop;
+import io.falkon.protocol.ErrorCode;
+import io.falkon.protocol.Message;
+import io.falkon.protocol.TaskSpecCodec;
+import io.falkon.protocol.auth.Token;
+
+import java.util.List;
+
+/**
+ * The one stage every transport passes a peer's messages through on their way to the scheduler:
+ * authentication (the deployment's {@link Token}, compared in constant time: a {@link Caller}
+ * exists only for a peer that presented it), then validation (every task spec decodes, no task is
+ * larger than the per-task limit — the same limit over TCP and WS, checked at submission so that a
+ * task that could never be dispatched is never accepted). Ownership of instances is the scheduler's
+ * to check, on its own thread, where the instances are. Transports are codecs around it: they turn
+ * bytes into messages and the scheduler's answers back into bytes.
+ */
+public final class Admission {
+    private final SchedulerLoop loop;
+    private final Token token;
+    private final int maxTaskBytes;
+    private final BadRequestLog badRequests = new BadRequestLog();
+
+    public Admission(SchedulerLoop loop, Token token, int maxTaskBytes) {
+        this.loop = loop;
+        this.token = token;
+        this.maxTaskBytes = maxTaskBytes;
+    }
+
+    /** The peer on {@code link} as a caller if {@code presented} is the token; null if it is not. */
+    public Caller authenticate(Link link, String transport, String presented) {
+        Credential c = authenticate(transport + " " + link.remote(), presented);
+        return c == null ? null : caller(c, link, transport);
+    }
+
+    /**
+     * For request/response transports, where one authenticated request may speak for several links:
+     * proof that {@code presented} is the token, or null (logged, rate-limited) if it is not.
+     */
+    public Credential authenticate(String from, String presented) {
+        if (!token.admits(presented)) {
+            badRequests.refused(from, presented == null || presented.isEmpty()
+                    ? "no token presented" : "wrong token presented");
+            return null;
+        }
+        return Credential.GRANTED;
+    }
+
+    /** The caller on {@code link}, for a request that authenticated. */
+    public Caller caller(Credential proof, Link link, String transport) {
+        if (proof != Credential.GRANTED) {
+            throw new IllegalArgumentException("not an authenticated request");
+        }
+        return new Caller(link, transport);
+    }
+
+    /** Proof that a request presented the token; only {@link #authenticate} hands one out. */
+    public static final class Credential {
+        static final Credential GRANTED = new Credential();
+
+        private Credential() {
+        }
+    }
+
+    /** Whether callers must present a token at all. */
+    public boolean authenticationRequired() {
+        return token.required();
+    }
+
+    /** Where refused requests are logged (rate-limited). */
+    public BadRequestLog badRequests() {
+        return badRequests;
+    }
+
+    public int maxTaskBytes() {
+        return maxTaskBytes;
+    }
+
+    /** A client request: a SUBMIT is validated first (and refused, with a reason naming the task, if it fails). */
+    public void client(Caller caller, Message m) {
+        if (m instanceof Message.Submit s) {
+            Validated v = validate(s.tasks());
+            if (v.problem() != null) {
+                badRequests.refused(caller.toString(), "SUBMIT refused: " + v.problem());
+                loop.submit(Event.client(caller.link(), Message.ErrorMessage.of(s.requestId(), ErrorCode.INVALID_TASK,
+                        v.problem())));
+                return;
+            }
+            loop.submit(Event.submit(caller.link(), s, v.scans()));
+            return;
+        }
+        loop.submit(Event.client(caller.link(), m));
+    }
+
+    /** An executor's message. */
+    public void executor(Caller caller, Message m) {
+        loop.submit(Event.executor(caller.link(), m));
+    }
+
+    /** The caller's connection ended. */
+    public void gone(Caller caller, boolean executor) {
+        loop.submit(Event.gone(caller.link(), executor));
+    }
+
+    /** A bundle's scans, or why it is refused (naming the first bad task). */
+    public record Validated(TaskSpecCodec.Scan[] scans, String problem) {
+    }
+
+    /** Checks every spec of a bundle: size, then content. Runs on the transport's thread. */
+    public Validated validate(List<Message.SubmittedTask> tasks) {
+        TaskSpecCodec.Scan[] scans = new TaskSpecCodec.Scan[tasks.size()];
+        for (int i = 0, n = tasks.size(); i < n; i++) {
+            Message.SubmittedTask t = tasks.get(i);
+            String where = "task " + i + " of the bundle (clientTaskId " + Long.toUnsignedString(t.clientTaskId()) + ")";
+            if (t.spec().length > maxTaskBytes) {
+                return new Validated(null, where + ": its spec is " + t.spec().length + " bytes, over the limit of "
+                        + maxTaskBytes + " bytes per task (falkon dispatcher --max-task-bytes); nothing of this "
+                        + "bundle was queued");
+            }
+            scans[i] = TaskSpecCodec.scan(t.spec());
+            if (!scans[i].valid()) {
+                return new Validated(null, where + ": " + scans[i].problem() + "; nothing of this bundle was queued");
+            }
+        }
+        return new Validated(scans, null);
+    }
+}

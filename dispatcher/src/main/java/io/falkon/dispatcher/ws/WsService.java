@@ -1,0 +1,356 @@
+package io.falkon.dispatcher.ws;
+
+import io.falkon.dispatcher.admission.Admission;
+import io.falkon.protocol.auth.HttpAuth;
+import io.falkon.protocol.soap.SoapInputException;
+import io.falkon.protocol.soap.SoapXml;
+import org.apache.axiom.om.OMElement;
+import org.apache.axiom.om.OMException;
+import org.apache.axiom.om.OMXMLBuilderFactory;
+import org.apache.axiom.soap.SOAPBody;
+import org.apache.axiom.soap.SOAPEnvelope;
+import org.apache.axiom.soap.SOAPHeader;
+import org.apache.axiom.soap.SOAPHeaderBlock;
+import org.apache.axiom.soap.SOAPModelBuilder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.xml.stream.XMLOutputFactory;
+import javax.xml.stream.XMLStreamConstants;
+import javax.xml.stream.XMLStreamException;
+import javax.xml.stream.XMLStreamReader;
+import javax.xml.stream.XMLStreamWriter;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static io.falkon.protocol.soap.SoapXml.NS;
+import static io.falkon.protocol.soap.SoapXml.PREFIX;
+
+/**
+ * One HTTP request to the WS interface, start to finish, independent of the HTTP server: the SOAP
+ * envelope parsed with Axiom (Axis2's SOAP object model; DTDs refused), the caller authenticated —
+ * here and nowhere else, from the {@code Authorization}/{@code X-Falkon-Token} HTTP header or the
+ * {@code <f:token>} SOAP header the WSDL declares — the body element matched against the
+ * operation (and against the SOAPAction when one is given), the operation run, the response or the
+ * fault written. Faults name what the caller got wrong and never internal class names; internal
+ * errors are logged once, with their stack trace, and answered with a Server fault.
+ */
+final class WsService {
+    private static final Logger log = LoggerFactory.getLogger(WsService.class);
+    static final String SOAP11 = "http://schemas.xmlsoap.org/soap/envelope/";
+    static final String SOAP12 = "http://www.w3.org/2003/05/soap-envelope";
+    private static final XMLOutputFactory OUT = XMLOutputFactory.newFactory();
+
+    /** What the HTTP server hands over: the request's line, the headers that matter, its body. */
+    record Request(String method, String path, String query, String contentType, String soapAction,
+                   String authorization, String tokenHeader, byte[] body, String from) {
+    }
+
+    /** What goes back. */
+    record Response(int status, String contentType, byte[] body, Map<String, String> headers) {
+        static Response of(int status, String contentType, byte[] body) {
+            return new Response(status, contentType, body, Map.of());
+        }
+    }
+
+    private final WsOperations operations;
+    private final Admission admission;
+    private final String servicePath;
+    private final String endpoint;
+    private final byte[] wsdl;
+    private final AtomicBoolean internalErrorLogged = new AtomicBoolean();
+
+    /**
+     * @param endpoint the service's address as configured (handed out in instance references and the
+     *                 WSDL), never taken from a request's Host header
+     */
+    WsService(WsGateway gateway, String servicePath, String endpoint, byte[] wsdl) {
+        this.operations = new WsOperations(gateway);
+        this.admission = gateway.admission();
+        this.servicePath = servicePath;
+        this.endpoint = endpoint;
+        this.wsdl = wsdl;
+    }
+
+    CompletableFuture<Response> serve(Request req) {
+        if (!req.path().equals(servicePath) && !req.path().equals(servicePath + "/")) {
+            return done(Response.of(404, "text/plain; charset=utf-8", ("no service at " + req.path() + "; the Falkon "
+                    + "service is at " + servicePath + "\n").getBytes(StandardCharsets.UTF_8)));
+        }
+        if (req.method().equals("GET")) {
+            if (admission.authenticate("ws " + req.from(), presented(req.authorization(), req.tokenHeader(), null))
+                    == null) {
+                return done(unauthorized(Soap.V11));
+            }
+            if (req.query() != null && req.query().equalsIgnoreCase("wsdl")) {
+                return done(Response.of(200, "text/xml; charset=utf-8", wsdl));
+            }
+            return done(Response.of(400, "text/plain; charset=utf-8",
+                    ("POST SOAP requests here; the WSDL is at " + servicePath + "?wsdl\n").getBytes(StandardCharsets.UTF_8)));
+        }
+        if (!req.method().equals("POST")) {
+            return done(Response.of(405, "text/plain; charset=utf-8", "GET ?wsdl or POST SOAP\n"
+                    .getBytes(StandardCharsets.UTF_8)));
+        }
+        Soap soap = Soap.of(req.contentType());
+        if (soap == null) {
+            return done(fault(Soap.V11, 415, true, "Content-Type must be text/xml (SOAP 1.1) or application/soap+xml "
+                    + "(SOAP 1.2), got '" + (req.contentType() == null ? "" : req.contentType()) + "'"));
+        }
+        try {
+            return soap(req, soap).exceptionally(e -> failure(soap, e));
+        } catch (RuntimeException | XMLStreamException e) {
+            return done(failure(soap, e));
+        }
+    }
+
+    private CompletableFuture<Response> soap(Request req, Soap soap) throws XMLStreamException {
+        SOAPEnvelope env = envelope(req, soap);
+        SOAPHeader header = env.getHeader();
+        String headerToken = null;
+        if (header != null) {
+            Iterator<SOAPHeaderBlock> blocks = header.examineAllHeaderBlocks();
+            while (blocks.hasNext()) {
+                SOAPHeaderBlock b = blocks.next();
+                if (NS.equals(b.getNamespaceURI()) && b.getLocalName().equals("token")) {
+                    headerToken = b.getText().strip();
+                    b.setProcessed();
+                } else if (b.getMustUnderstand()) {
+                    return done(fault(soap, soap.clientStatus, true, "header <" + b.getLocalName() + "> in namespace '"
+                            + b.getNamespaceURI() + "' must be understood, and this service does not know it"));
+                }
+            }
+        }
+        Admission.Credential who = admission.authenticate("ws " + req.from(),
+                presented(req.authorization(), req.tokenHeader(), headerToken));
+        if (who == null) {
+            return done(unauthorized(soap));
+        }
+        SOAPBody body = env.getBody();
+        OMElement request = body == null ? null : body.getFirstElement();
+        if (request == null) {
+            throw WsFault.client("the SOAP Body is empty (expected one of " + String.join(", ", WsOperations.NAMES)
+                    + " in namespace " + NS + ")");
+        }
+        String op = request.getLocalName();
+        if (!NS.equals(request.getNamespaceURI()) || !WsOperations.NAMES.contains(op)) {
+            throw WsFault.client("<" + op + "> in namespace '" + request.getNamespaceURI() + "' is not an operation of "
+                    + "this service (" + String.join(", ", WsOperations.NAMES) + " in " + NS + ")");
+        }
+        String action = soap.action(req);
+        if (action != null && !action.isEmpty() && !action.equals(NS + ":" + op) && !action.equals(op)) {
+            throw WsFault.client("the SOAPAction '" + action + "' does not match the body's <" + op + "> (expected "
+                    + NS + ":" + op + ")");
+        }
+        XMLStreamReader r = request.getXMLStreamReaderWithoutCaching();
+        while (r.getEventType() != XMLStreamConstants.START_ELEMENT) {
+            r.next();
+        }
+        return operations.invoke(op, r, new WsOperations.Call(who, req.from(), endpoint))
+                .thenApply(b -> response(soap, op, b));
+    }
+
+    private static SOAPEnvelope envelope(Request req, Soap soap) {
+        if (req.body().length == 0) {
+            throw WsFault.client("the request has no body (expected a SOAP envelope)");
+        }
+        SOAPModelBuilder b = OMXMLBuilderFactory.createSOAPModelBuilder(new ByteArrayInputStream(req.body()),
+                charset(req.contentType()).name());
+        SOAPEnvelope env = b.getSOAPEnvelope();
+        String ns = env.getNamespaceURI();
+        if (!soap.namespace.equals(ns)) {
+            throw WsFault.client("the envelope is SOAP " + (SOAP12.equals(ns) ? "1.2" : SOAP11.equals(ns) ? "1.1"
+                    : "of unknown version '" + ns + "'") + " but the Content-Type says SOAP " + soap.version);
+        }
+        return env;
+    }
+
+    private static String presented(String authorization, String tokenHeader, String soapHeader) {
+        String fromHttp = HttpAuth.presented(authorization, tokenHeader);
+        return fromHttp != null ? fromHttp : soapHeader;
+    }
+
+    private static Charset charset(String contentType) {
+        if (contentType != null) {
+            for (String part : contentType.split(";")) {
+                String p = part.strip();
+                if (p.regionMatches(true, 0, "charset=", 0, 8)) {
+                    try {
+                        return Charset.forName(p.substring(8).replace("\"", "").strip());
+                    } catch (IllegalArgumentException e) {
+                        throw WsFault.client("unknown charset in the Content-Type: " + p.substring(8));
+                    }
+                }
+            }
+        }
+        return StandardCharsets.UTF_8;
+    }
+
+    // ---- responses -------------------------------------------------------------------------
+
+    private static Response response(Soap soap, String op, WsOperations.Body body) {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream(1024);
+        try {
+            XMLStreamWriter w = OUT.createXMLStreamWriter(buf, "UTF-8");
+            w.writeStartDocument("UTF-8", "1.0");
+            w.writeStartElement("soapenv", "Envelope", soap.namespace);
+            w.writeNamespace("soapenv", soap.namespace);
+            w.writeStartElement("soapenv", "Body", soap.namespace);
+            w.writeStartElement(PREFIX, op + "Response", NS);
+            w.writeNamespace(PREFIX, NS);
+            body.write(w);
+            w.writeEndElement();
+            w.writeEndElement();
+            w.writeEndElement();
+            w.writeEndDocument();
+            w.close();
+        } catch (XMLStreamException e) {
+            throw new IllegalStateException("cannot write the " + op + " response", e);
+        }
+        return Response.of(200, soap.contentType, buf.toByteArray());
+    }
+
+    private Response failure(Soap soap, Throwable e) {
+        Throwable c = e;
+        while (c instanceof CompletionException && c.getCause() != null) {
+            c = c.getCause();
+        }
+        if (c instanceof WsFault f) {
+            return fault(soap, f.callersFault() ? soap.clientStatus : 500, f.callersFault(), f.getMessage());
+        }
+        if (c instanceof SoapInputException) {
+            return fault(soap, soap.clientStatus, true, c.getMessage()); // names the operation and the element
+        }
+        if (c instanceof XMLStreamException || c instanceof OMException) {
+            return fault(soap, soap.clientStatus, true, "the request is not a well-formed SOAP envelope: "
+                    + rootMessage(c));
+        }
+        if (internalErrorLogged.compareAndSet(false, true)) {
+            log.error("WS request failed inside the dispatcher (logged once; later ones count as bad requests)", c);
+        } else {
+            admission.badRequests().refused("ws", "internal error: " + rootMessage(c));
+        }
+        return fault(soap, 500, false, "internal error in the dispatcher (see its log)");
+    }
+
+    /** The innermost message, without the class names some parsers prefix to it. */
+    static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        String m = t.getMessage() == null ? "malformed" : t.getMessage();
+        m = m.replaceAll("(?:[a-z][a-z0-9_]*\\.)+[A-Za-z0-9_$]+(?:Exception|Error): ?", "");
+        int nl = m.indexOf('\n');
+        String first = (nl < 0 ? m : m.substring(0, nl)).strip();
+        String where = nl < 0 ? "" : m.substring(nl).replaceAll("\\s+", " ").strip();
+        return first + (where.isEmpty() ? "" : " (" + where.replace("{unknown-source}", "").strip() + ")");
+    }
+
+    private Response unauthorized(Soap soap) {
+        Response f = fault(soap, 401, true, "authentication required: present the dispatcher's token in an "
+                + "'Authorization: Bearer TOKEN' header, an 'X-Falkon-Token' header, or a <f:token> SOAP header "
+                + "(docs/ws.md)");
+        return new Response(401, f.contentType(), f.body(), Map.of("WWW-Authenticate", HttpAuth.CHALLENGE));
+    }
+
+    /** A SOAP fault: Client/Sender when the caller is at fault, Server/Receiver when the service is. */
+    static Response fault(Soap soap, int status, boolean callers, String reason) {
+        String text = SoapXml.xmlSafe(reason);
+        ByteArrayOutputStream buf = new ByteArrayOutputStream(512);
+        try {
+            XMLStreamWriter w = OUT.createXMLStreamWriter(buf, "UTF-8");
+            w.writeStartDocument("UTF-8", "1.0");
+            w.writeStartElement("soapenv", "Envelope", soap.namespace);
+            w.writeNamespace("soapenv", soap.namespace);
+            w.writeStartElement("soapenv", "Body", soap.namespace);
+            w.writeStartElement("soapenv", "Fault", soap.namespace);
+            if (soap == Soap.V11) {
+                w.writeStartElement("faultcode");
+                w.writeCharacters("soapenv:" + (callers ? "Client" : "Server"));
+                w.writeEndElement();
+                w.writeStartElement("faultstring");
+                w.writeCharacters(text);
+                w.writeEndElement();
+            } else {
+                w.writeStartElement("soapenv", "Code", soap.namespace);
+                w.writeStartElement("soapenv", "Value", soap.namespace);
+                w.writeCharacters("soapenv:" + (callers ? "Sender" : "Receiver"));
+                w.writeEndElement();
+                w.writeEndElement();
+                w.writeStartElement("soapenv", "Reason", soap.namespace);
+                w.writeStartElement("soapenv", "Text", soap.namespace);
+                w.writeAttribute("xml", "http://www.w3.org/XML/1998/namespace", "lang", "en");
+                w.writeCharacters(text);
+                w.writeEndElement();
+                w.writeEndElement();
+            }
+            w.writeEndElement();
+            w.writeEndElement();
+            w.writeEndElement();
+            w.writeEndDocument();
+            w.close();
+        } catch (XMLStreamException e) {
+            throw new IllegalStateException("cannot write a fault", e);
+        }
+        return Response.of(status, soap.contentType, buf.toByteArray());
+    }
+
+    private static CompletableFuture<Response> done(Response r) {
+        return CompletableFuture.completedFuture(r);
+    }
+
+    /** The two SOAP versions, as the Content-Type tells them apart. */
+    enum Soap {
+        V11("1.1", SOAP11, "text/xml; charset=utf-8", 500),
+        V12("1.2", SOAP12, "application/soap+xml; charset=utf-8", 400);
+
+        final String version;
+        final String namespace;
+        final String contentType;
+        /** HTTP status of a fault that is the caller's (SOAP 1.1: 500 for every fault; 1.2: 400 for Sender). */
+        final int clientStatus;
+
+        Soap(String version, String namespace, String contentType, int clientStatus) {
+            this.version = version;
+            this.namespace = namespace;
+            this.contentType = contentType;
+            this.clientStatus = clientStatus;
+        }
+
+        static Soap of(String contentType) {
+            if (contentType == null) {
+                return null;
+            }
+            String media = contentType.split(";")[0].strip().toLowerCase();
+            return switch (media) {
+                case "text/xml" -> V11;
+                case "application/soap+xml" -> V12;
+                default -> null;
+            };
+        }
+
+        /** The requested action: the SOAPAction header (1.1), or the Content-Type's action parameter (1.2). */
+        String action(Request req) {
+            String a = null;
+            if (this == V11) {
+                a = req.soapAction();
+            } else if (req.contentType() != null) {
+                for (String part : req.contentType().split(";")) {
+                    String p = part.strip();
+                    if (p.regionMatches(true, 0, "action=", 0, 7)) {
+                        a = p.substring(7);
+                    }
+                }
+            }
+            return a == null ? null : a.strip().replace("\"", "");
+        }
+    }
+}

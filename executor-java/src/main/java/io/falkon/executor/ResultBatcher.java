@@ -1,0 +1,116 @@
+package io.falkon.executor;
+
+import io.falkon.protocol.Message;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Finished tasks on their way back: each result returns its credit in the same RESULT frame
+ * (piggy-backing), and results finishing close together share a frame. Without prefetch a result
+ * goes at once; with prefetch it lingers up to {@value #LINGER_MILLIS} ms for company while jobs
+ * wait locally. A result belongs to the connection its task came on: results of an older
+ * connection are dropped when the frame is written (the dispatcher has re-queued those tasks), so
+ * none can slip onto the next connection.
+ */
+final class ResultBatcher {
+    /** With prefetch: results wait for company this long at most, while the slots still have work. */
+    static final long LINGER_MILLIS = 10;
+
+    private record Finished(int generation, Message.TaskResult result) {
+    }
+
+    private final EventLoop loop;
+    private final Supplier<Channel> channel;
+    private final IntSupplier generation;
+    private final int prefetch;
+    private final IntSupplier waitingJobs;
+    private final ConcurrentLinkedQueue<Finished> finished = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger unsent = new AtomicInteger();
+    private final AtomicBoolean flushScheduled = new AtomicBoolean();
+    private final AtomicBoolean lingerScheduled = new AtomicBoolean();
+    private volatile long lastSentNanos = System.nanoTime();
+
+    /**
+     * @param channel     the connection now (null while reconnecting)
+     * @param generation  the connection's generation now
+     * @param waitingJobs jobs received and not started yet
+     */
+    ResultBatcher(EventLoop loop, Supplier<Channel> channel, IntSupplier generation, int prefetch,
+                  IntSupplier waitingJobs) {
+        this.loop = loop;
+        this.channel = channel;
+        this.generation = generation;
+        this.prefetch = prefetch;
+        this.waitingJobs = waitingJobs;
+    }
+
+    /** A task finished (on a slot thread), for the connection of {@code generation}. */
+    void add(int generation, Message.TaskResult r) {
+        if (generation != this.generation.getAsInt()) {
+            return; // from a connection that is gone: the dispatcher has re-queued the task already
+        }
+        finished.add(new Finished(generation, r));
+        int waiting = unsent.incrementAndGet();
+        if (prefetch == 0 || waiting >= Math.max(1, prefetch / 2) || waitingJobs.getAsInt() == 0) {
+            if (flushScheduled.compareAndSet(false, true)) {
+                loop.execute(this::flush);
+            }
+        } else if (lingerScheduled.compareAndSet(false, true)) {
+            loop.schedule(() -> {
+                lingerScheduled.set(false);
+                flush();
+            }, LINGER_MILLIS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** On the I/O thread: every result of the current connection, with as many credits, in one frame. */
+    void flush() {
+        flushScheduled.set(false);
+        int current = generation.getAsInt();
+        List<Message.TaskResult> batch = new ArrayList<>();
+        Finished f;
+        int taken = 0;
+        while ((f = finished.poll()) != null) {
+            taken++;
+            if (f.generation() == current) {
+                batch.add(f.result());
+            }
+        }
+        unsent.addAndGet(-taken);
+        if (batch.isEmpty()) {
+            return;
+        }
+        lastSentNanos = System.nanoTime();
+        Channel ch = channel.get();
+        if (ch != null && ch.isActive()) {
+            ch.writeAndFlush(new Message.Result(batch.size(), batch), ch.voidPromise());
+        }
+    }
+
+    /** The connection is gone: what waits belongs to it. */
+    void clear() {
+        int n = 0;
+        while (finished.poll() != null) {
+            n++;
+        }
+        unsent.addAndGet(-n);
+    }
+
+    /** Results finished and not yet written. */
+    int unsent() {
+        return unsent.get();
+    }
+
+    long lastSentNanos() {
+        return lastSentNanos;
+    }
+}

@@ -1,0 +1,74 @@
+package io.falkon.protocol.auth;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.Objects;
+
+/**
+ * The shared secret of a Falkon deployment: what every listener (the dispatcher's TCP and HTTP
+ * ports, the executors' peer cache servers, the metrics and dashboard endpoints) requires, and what
+ * every client and executor presents. Compared in constant time. {@link #none()} turns
+ * authentication off, explicitly: it exists for closed networks and says so wherever it is used.
+ */
+public final class Token {
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final Token NONE = new Token(null);
+
+    private final byte[] secret;
+
+    private Token(byte[] secret) {
+        this.secret = secret;
+    }
+
+    /** A token with this value (not empty). */
+    public static Token of(String value) {
+        Objects.requireNonNull(value, "value");
+        if (value.isEmpty()) {
+            throw new IllegalArgumentException("a token must not be empty (use Token.none() to turn authentication off)");
+        }
+        if (!value.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+            throw new IllegalArgumentException("a token is printable ASCII without spaces");
+        }
+        return new Token(value.getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /** A new random token: 256 bits, in hex. */
+    public static Token random() {
+        byte[] b = new byte[32];
+        RANDOM.nextBytes(b);
+        return of(HexFormat.of().formatHex(b));
+    }
+
+    /** No authentication: every caller is accepted. For closed networks only. */
+    public static Token none() {
+        return NONE;
+    }
+
+    /** Whether callers must present the token. */
+    public boolean required() {
+        return secret != null;
+    }
+
+    /** Whether {@code presented} may pass: always when none is required, else only the token, in constant time. */
+    public boolean admits(String presented) {
+        if (secret == null) {
+            return true;
+        }
+        if (presented == null) {
+            return false;
+        }
+        return MessageDigest.isEqual(secret, presented.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The value to present ("" when none is required). */
+    public String value() {
+        return secret == null ? "" : new String(secret, StandardCharsets.US_ASCII);
+    }
+
+    @Override
+    public String toString() {
+        return secret == null ? "Token[none]" : "Token[****]"; // never the value
+    }
+}
