@@ -100,6 +100,7 @@ typedef struct {
     int reconnects;
     int terminated;
     int exit_status;
+    char exit_why[700]; /* why it stopped, for the last line it prints */
     int64_t idle_since; /* --idle-exit: when the executor last held no task (main thread) */
 } ex;
 
@@ -576,6 +577,7 @@ static void terminate(ex *e, int status, const char *why) {
     if (!e->terminated) {
         e->terminated = 1;
         e->exit_status = status;
+        snprintf(e->exit_why, sizeof e->exit_why, "%s", why);
         fk_info("%s; stopping", why);
     }
 }
@@ -1015,8 +1017,7 @@ int fk_executor_run(const fk_config *cfg) {
         loop(&e);
         status = e.exit_status;
         if (status == 2 && !e.registered_once) {
-            fprintf(stderr, "falkon-executor-c: the dispatcher at %s:%d did not accept the executor\n", cfg->host,
-                    cfg->port);
+            fprintf(stderr, "falkon-executor-c: %s\n", e.exit_why);
         }
     }
 

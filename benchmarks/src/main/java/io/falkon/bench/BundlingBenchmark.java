@@ -2,14 +2,18 @@ package io.falkon.bench;
 
 import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
+import io.falkon.executor.LocalExecutors;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import java.util.concurrent.Callable;
 
 /**
@@ -47,6 +51,9 @@ final class BundlingBenchmark implements Callable<Integer> {
             + "executors attached to it (a real cluster) instead of starting 2 no-exec executors here")
     String dispatcher;
 
+    @Mixin
+    ConnectOptions connect; // with --dispatcher: its token and TLS
+
     @Option(names = "--ws", paramLabel = "URL", description = "with --dispatcher: its Web Services address, for "
             + "the ws transport")
     String wsUrl;
@@ -62,17 +69,17 @@ final class BundlingBenchmark implements Callable<Integer> {
         Machine.describe(table);
         table.meta("rounds", rounds);
         table.meta("dispatcher", dispatcher == null ? "this JVM, 2 no-exec executors x 1000 slots" : dispatcher);
-        try (Target target = Target.of(dispatcher, wsUrl, () -> new LocalCluster(DispatcherConfig.local().withWs(0,
+        try (Target target = Target.of(dispatcher, wsUrl, connect, () -> new LocalCluster(DispatcherConfig.local().withWs(0,
                 WsTransport.Settings.defaults().withMaxBundle(Math.max(10_000, maxBundle()))), 2, 1000, true,
-                (io.falkon.executor.LocalExecutors.Impl) null, 0))) {
+                (LocalExecutors.Impl) null, 0))) {
             for (String transport : transports) {
-                String address = switch (transport) {
-                    case "tcp" -> target.tcp();
-                    case "ws" -> target.ws();
+                Function<ClientOptions, FalkonClient> connect = switch (transport) {
+                    case "tcp" -> target::connect;
+                    case "ws" -> target::connectWs;
                     default -> throw new IllegalArgumentException("unknown transport '" + transport + "' (tcp or ws)");
                 };
                 // warm the JVMs' compilers on this transport first, or the first point measures the JIT
-                try (FalkonClient client = FalkonClient.connect(address, ClientOptions.defaults().withBundleSize(100))) {
+                try (FalkonClient client = connect.apply(ClientOptions.defaults().withBundleSize(100))) {
                     ThroughputBenchmark.runOnce(client, 20 * minTasks, null);
                 }
                 for (int bundle : bundles) {
@@ -80,7 +87,7 @@ final class BundlingBenchmark implements Callable<Integer> {
                             .withMaxInFlight(Math.max(4 * bundle, 20_000));
                     List<ThroughputBenchmark.Measurement> ms = new ArrayList<>();
                     int n;
-                    try (FalkonClient client = FalkonClient.connect(address, opts)) {
+                    try (FalkonClient client = connect.apply(opts)) {
                         // the warm-up also sizes the point: about --seconds at its rate
                         int warm = Math.max(bundle, minTasks);
                         long w0 = System.nanoTime();

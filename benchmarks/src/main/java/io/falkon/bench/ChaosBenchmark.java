@@ -1,5 +1,6 @@
 package io.falkon.bench;
 
+import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
@@ -59,14 +60,14 @@ final class ChaosBenchmark implements Callable<Integer> {
                 List<LocalExecutors> alive = new ArrayList<>();
                 int next = 0;
                 for (; next < executors; next++) {
-                    alive.add(start(d.port(), next));
+                    alive.add(start(d, next));
                 }
                 ConcurrentHashMap<Long, AtomicInteger> results = new ConcurrentHashMap<>();
                 long t0 = System.nanoTime();
                 int kills = 0;
                 long retried;
                 List<CompletableFuture<TaskResult>> fs;
-                try (FalkonClient client = FalkonClient.connect(d.address());
+                try (FalkonClient client = FalkonClient.connect(d.address(), ClientOptions.defaults().withToken(d.token()));
                      Instance in = client.createInstance("chaos")) {
                     in.onResult(r -> results.computeIfAbsent(r.taskId(), k -> new AtomicInteger()).incrementAndGet());
                     List<TaskSpec> specs = new ArrayList<>();
@@ -78,7 +79,7 @@ final class ChaosBenchmark implements Callable<Integer> {
                         LocalExecutors victim = alive.remove(rnd.nextInt(alive.size()));
                         victim.processes().forEach(Process::destroyForcibly); // SIGKILL
                         kills++;
-                        alive.add(start(d.port(), next++));
+                        alive.add(start(d, next++));
                     }
                     retried = new com.fasterxml.jackson.databind.ObjectMapper().readTree(client.status())
                             .get("retried").asLong();
@@ -105,7 +106,7 @@ final class ChaosBenchmark implements Callable<Integer> {
         return lost == 0 && duplicated == 0 ? 0 : 1;
     }
 
-    private static LocalExecutors start(int port, int n) throws Exception {
-        return LocalExecutors.start(1, 2, false, port, "chaos-" + n, List.of());
+    private static LocalExecutors start(DispatcherProcess d, int n) throws Exception {
+        return LocalExecutors.start(1, 2, false, d.port(), d.token(), "chaos-" + n, List.of());
     }
 }

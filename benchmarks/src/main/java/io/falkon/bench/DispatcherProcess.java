@@ -1,6 +1,8 @@
 package io.falkon.bench;
 
 import io.falkon.dispatcher.DispatcherCommand;
+import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.auth.TokenSource;
 
 import java.io.BufferedReader;
 import java.io.File;
@@ -18,6 +20,8 @@ final class DispatcherProcess implements AutoCloseable {
     private static final Pattern LISTENING = Pattern.compile("falkon dispatcher listening on [^:]+:(\\d+)");
     private final Process process;
     private final int port;
+    /** Its token, handed over in its environment (never on its command line). */
+    private final String token = Token.random().value();
 
     DispatcherProcess(List<String> jvmOptions) throws IOException {
         this(jvmOptions, List.of());
@@ -31,7 +35,9 @@ final class DispatcherProcess implements AutoCloseable {
         cmd.addAll(List.of("-Dfalkon.log.level=WARN", "-cp", System.getProperty("java.class.path"),
                 DispatcherCommand.class.getName(), "--host", "127.0.0.1", "--port", "0"));
         cmd.addAll(dispatcherArgs);
-        process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectInput(new File("/dev/null")).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectInput(new File("/dev/null"));
+        pb.environment().put(TokenSource.ENV, token);
+        process = pb.start();
         BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         String line;
         Integer p = null;
@@ -70,6 +76,11 @@ final class DispatcherProcess implements AutoCloseable {
 
     String address() {
         return "127.0.0.1:" + port;
+    }
+
+    /** What its clients and executors present. */
+    String token() {
+        return token;
     }
 
     int port() {

@@ -4,7 +4,9 @@ import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.protocol.TaskSpec;
+import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -37,6 +39,9 @@ final class EfficiencyBenchmark implements Callable<Integer> {
             + "executors here")
     String dispatcher;
 
+    @Mixin
+    ConnectOptions connect; // with --dispatcher: its token and TLS
+
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
 
@@ -53,9 +58,9 @@ final class EfficiencyBenchmark implements Callable<Integer> {
         table.meta("dispatcher", dispatcher == null ? "this JVM" : dispatcher);
         for (int executors : executorCounts) {
             // executors in this JVM, each its own connection and slot, starting real processes
-            try (Target target = Target.of(dispatcher, null, () -> new LocalCluster(DispatcherConfig.local(),
+            try (Target target = Target.of(dispatcher, null, connect, () -> new LocalCluster(DispatcherConfig.local(),
                     executors, 1, false, false));
-                 FalkonClient client = FalkonClient.connect(target.tcp(), ClientOptions.defaults().withBundleSize(100))) {
+                 FalkonClient client = target.connect(ClientOptions.defaults().withBundleSize(100))) {
                 run(client, List.of("/bin/true"), executors); // warm-up: every executor starts one process
                 for (double length : lengths) {
                     int n = executors * tasksPerExecutor;

@@ -5,7 +5,9 @@ import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.protocol.TaskSpec;
+import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.lang.management.GarbageCollectorMXBean;
@@ -56,6 +58,9 @@ final class EnduranceBenchmark implements Callable<Integer> {
             + "client's alone")
     String dispatcher;
 
+    @Mixin
+    ConnectOptions connect; // with --dispatcher: its token and TLS
+
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
 
@@ -79,9 +84,9 @@ final class EnduranceBenchmark implements Callable<Integer> {
         double heapEnd;
         double gcSeconds;
         summary.meta("dispatcher", dispatcher == null ? "this JVM" : dispatcher);
-        try (Target target = Target.of(dispatcher, null, () -> new LocalCluster(DispatcherConfig.local(), executors,
+        try (Target target = Target.of(dispatcher, null, connect, () -> new LocalCluster(DispatcherConfig.local(), executors,
                 slots, true, (io.falkon.executor.LocalExecutors.Impl) null, 0));
-             FalkonClient client = FalkonClient.connect(target.tcp(), ClientOptions.defaults().withBundleSize(bundle)
+             FalkonClient client = target.connect(ClientOptions.defaults().withBundleSize(bundle)
                      .withMaxInFlight(inFlight))) {
             ThroughputBenchmark.runOnce(client, 200_000, null); // warm-up
             heapStart = liveHeapMiB();

@@ -13,15 +13,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * BENCHMARK ONLY: a {@link LocalAdapter.Launcher} whose nodes are executors started inside this JVM,
  * so that a time-scaled provisioning run with 32 nodes fits on a 2-core machine (32 executor JVMs
  * would spend seconds of CPU just starting). Each executor runs real processes and keeps the job's
- * {@code --slots} and {@code --idle-exit}; the rest of the executor command is not used. Also
+ * {@code --slots} and {@code --idle-exit} and presents the dispatcher's token; the rest of the
+ * executor command is not used. Also
  * accounts executor-seconds (registered time), for the resource utilization.
  */
 final class InProcessNodes implements LocalAdapter.Launcher {
     private final int dispatcherPort;
+    private final String token;
     private final AtomicLong registeredNanos = new AtomicLong();
 
-    InProcessNodes(int dispatcherPort) {
+    InProcessNodes(int dispatcherPort, String token) {
         this.dispatcherPort = dispatcherPort;
+        this.token = token;
     }
 
     private static String option(List<String> cmd, String name, String otherwise) {
@@ -36,7 +39,7 @@ final class InProcessNodes implements LocalAdapter.Launcher {
                 * 1000));
         long t0 = System.nanoTime();
         Executor e = Executor.start(ExecutorConfig.of("127.0.0.1", dispatcherPort).withId(r.name() + "-n" + index)
-                .withSlots(slots).withIdleExit(idle));
+                .withSlots(slots).withIdleExit(idle).withToken(token));
         e.terminated().whenComplete((why, err) -> registeredNanos.addAndGet(System.nanoTime() - t0));
         return new LocalAdapter.Node() {
             @Override

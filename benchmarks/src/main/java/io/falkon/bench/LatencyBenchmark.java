@@ -8,7 +8,9 @@ import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.TaskSpec;
 import org.HdrHistogram.Histogram;
+import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -39,6 +41,9 @@ final class LatencyBenchmark implements Callable<Integer> {
             + "one executor here")
     String dispatcher;
 
+    @Mixin
+    ConnectOptions connect; // with --dispatcher: its token and TLS
+
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
 
@@ -50,7 +55,8 @@ final class LatencyBenchmark implements Callable<Integer> {
         Machine.describe(table);
         Machine.describe(curve);
         if (dispatcher != null) {
-            try (FalkonClient client = FalkonClient.connect(dispatcher, ClientOptions.defaults().withBundleSize(1))) {
+            try (FalkonClient client = FalkonClient.connect(dispatcher,
+                    Target.remote(connect, ClientOptions.defaults().withBundleSize(1)))) {
                 record(table, curve, "remote", dispatcher, sequential(client));
             }
             modes = List.of();

@@ -7,10 +7,16 @@ import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorConfig;
 import io.falkon.executor.LocalExecutors;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 
 /**
  * One dispatcher in this JVM plus N executors talking to it over real TCP sockets on 127.0.0.1.
@@ -23,7 +29,7 @@ public final class LocalCluster implements AutoCloseable {
     private final List<Executor> executors = new ArrayList<>();
     private LocalExecutors processes;
     /** Event loops shared by emulated no-exec executors, so that thousands need no thread each. */
-    private io.netty.channel.EventLoopGroup sharedLoops;
+    private EventLoopGroup sharedLoops;
 
     public LocalCluster(DispatcherConfig config, int executorCount, int slots, boolean noExec, boolean asProcesses) {
         this(config, executorCount, slots, noExec, asProcesses, 0);
@@ -36,7 +42,7 @@ public final class LocalCluster implements AutoCloseable {
 
     /** @param customize adjusts each in-JVM executor's configuration (caches, store, ...) */
     public LocalCluster(DispatcherConfig config, int executorCount, int slots, boolean noExec, boolean asProcesses,
-                        int prefetch, java.util.function.UnaryOperator<ExecutorConfig> customize) {
+                        int prefetch, UnaryOperator<ExecutorConfig> customize) {
         this(config, executorCount, slots, noExec, asProcesses ? LocalExecutors.Impl.JAVA : null, prefetch, customize);
     }
 
@@ -50,22 +56,22 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     private LocalCluster(DispatcherConfig config, int executorCount, int slots, boolean noExec,
-                         LocalExecutors.Impl impl, int prefetch, java.util.function.UnaryOperator<ExecutorConfig> customize) {
+                         LocalExecutors.Impl impl, int prefetch, UnaryOperator<ExecutorConfig> customize) {
         this.dispatcher = Dispatcher.start(config);
         try {
             if (impl != null) {
-                processes = LocalExecutors.start(impl, executorCount, slots, noExec, dispatcher.port(), "bench",
-                        List.of("--prefetch", Integer.toString(prefetch)));
+                processes = LocalExecutors.start(impl, executorCount, slots, noExec, dispatcher.port(), dispatcher.token(),
+                        "bench", List.of("--prefetch", Integer.toString(prefetch)));
             } else {
                 if (noExec) {
-                    sharedLoops = new io.netty.channel.MultiThreadIoEventLoopGroup(
+                    sharedLoops = new MultiThreadIoEventLoopGroup(
                             Math.min(executorCount, Runtime.getRuntime().availableProcessors()),
-                            new io.netty.util.concurrent.DefaultThreadFactory("bench-executor", true),
-                            io.netty.channel.nio.NioIoHandler.newFactory());
+                            new DefaultThreadFactory("bench-executor", true), NioIoHandler.newFactory());
                 }
                 for (int i = 0; i < executorCount; i++) {
                     ExecutorConfig c = customize.apply(ExecutorConfig.of("127.0.0.1", dispatcher.port())
-                            .withId("bench-" + i).withSlots(slots).withNoExec(noExec).withPrefetch(prefetch));
+                            .withId("bench-" + i).withSlots(slots).withNoExec(noExec).withPrefetch(prefetch)
+                            .withToken(dispatcher.token()));
                     executors.add(sharedLoops != null ? Executor.start(c, sharedLoops.next()) : Executor.start(c));
                 }
             }
@@ -84,15 +90,21 @@ public final class LocalCluster implements AutoCloseable {
         return "127.0.0.1:" + dispatcher.port();
     }
 
+    /** What clients and executors of this cluster present. */
+    public String token() {
+        return dispatcher.token();
+    }
+
+    /** A client of this cluster's dispatcher (its token added to {@code options}). */
     public FalkonClient client(ClientOptions options) {
-        return FalkonClient.connect(address(), options);
+        return FalkonClient.connect(address(), options.withToken(token()));
     }
 
     @Override
     public void close() {
         executors.forEach(Executor::close);
         if (sharedLoops != null) {
-            sharedLoops.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).awaitUninterruptibly();
+            sharedLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         }
         dispatcher.close();
         if (processes != null) {

@@ -1,5 +1,6 @@
 package io.falkon.bench;
 
+import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
@@ -7,7 +8,13 @@ import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.provisioner.AcquisitionPolicy;
+import io.falkon.provisioner.LrmAdapter;
 import io.falkon.provisioner.Provisioner;
+import io.falkon.provisioner.lrm.LocalAdapter;
+import io.falkon.provisioner.lrm.Shell;
+import io.falkon.provisioner.lrm.SlurmAdapter;
+import io.falkon.executor.LocalExecutors;
+import io.falkon.protocol.auth.Token;
 import io.falkon.provisioner.ReleasePolicy;
 import io.falkon.provisioner.core.Planner;
 import picocli.CommandLine.Command;
@@ -192,21 +199,21 @@ final class ProvisioningBenchmark implements Callable<Integer> {
             default -> throw new IllegalArgumentException("--lrm must be in-process or slurm");
         };
         try (Dispatcher d = Dispatcher.start(DispatcherConfig.local());
-             io.falkon.provisioner.lrm.LocalAdapter local = new io.falkon.provisioner.lrm.LocalAdapter(
-                     Duration.ofMillis(Math.round(latency / scale * 1000)), new InProcessNodes(d.port()));
+             LocalAdapter local = new LocalAdapter(Duration.ofMillis(Math.round(latency / scale * 1000)),
+                     new InProcessNodes(d.port(), d.token()));
              ExecutorSeconds sampler = new ExecutorSeconds(d)) {
-            io.falkon.provisioner.LrmAdapter adapter = slurm
-                    ? new io.falkon.provisioner.lrm.SlurmAdapter(new io.falkon.provisioner.lrm.Shell()) : local;
+            LrmAdapter adapter = slurm ? new SlurmAdapter(new Shell()) : local;
             InProcessNodes nodes = (InProcessNodes) local.launcher();
-            List<String> executor = new ArrayList<>(io.falkon.executor.LocalExecutors.javaCommand());
+            List<String> executor = new ArrayList<>(LocalExecutors.javaCommand());
             executor.addAll(List.of("--dispatcher", "127.0.0.1:" + d.port()));
             ReleasePolicy release = hold ? ReleasePolicy.distributed(Duration.ZERO)
                     : ReleasePolicy.distributed(Duration.ofMillis(Math.round(idlePaperSeconds / scale * 1000)));
             Provisioner.Config config = new Provisioner.Config(new Planner.Bounds(hold ? maxNodes : 0, maxNodes, maxNodes,
                     slots, 3600, 60 / scale), AcquisitionPolicy.byName(acquisition), release, executor,
-                    Duration.ofMillis(Math.max(10, Math.round(1000 / scale))), work, "p");
+                    Duration.ofMillis(Math.max(10, Math.round(1000 / scale))), work, "p", Token.of(d.token()));
             try (Provisioner p = Provisioner.start(config, adapter, d::status);
-                 FalkonClient client = FalkonClient.connect("127.0.0.1:" + d.port())) {
+                 FalkonClient client = FalkonClient.connect("127.0.0.1:" + d.port(),
+                         ClientOptions.defaults().withToken(d.token()))) {
                 int before = 0;
                 if (hold) {
                     d.awaitExecutors(maxNodes, Duration.ofMinutes(2)); // Falkon-∞: provisioned before the clock starts

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
+import io.falkon.executor.Bytes;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorConfig;
 import io.falkon.protocol.TaskSpec;
@@ -53,11 +54,11 @@ final class QueueBenchmark implements Callable<Integer> {
         ObjectMapper json = new ObjectMapper();
         // the whole queue must be accepted with no executor attached, so the backpressure budget
         // (default: half the heap) is raised to 90% of it: what is measured is what the heap holds
-        long budgetMiB = io.falkon.executor.Bytes.parse(heap) * 9 / 10 >> 20;
+        long budgetMiB = Bytes.parse(heap) * 9 / 10 >> 20;
         try (DispatcherProcess d = new DispatcherProcess(List.of("-Xmx" + heap, "-XX:+UseParallelGC"),
                 List.of("--max-memory", Long.toString(budgetMiB)));
              FalkonClient client = FalkonClient.connect(d.address(),
-                     ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(tasks));
+                     ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(tasks).withToken(d.token()));
              Instance instance = client.createInstance("queue")) {
             long t0 = System.nanoTime();
             for (int i = 0; i < tasks; i++) {
@@ -80,7 +81,7 @@ final class QueueBenchmark implements Callable<Integer> {
             long t1 = System.nanoTime();
             for (int i = 0; i < executors; i++) {
                 drains.add(Executor.start(ExecutorConfig.of("127.0.0.1", d.port()).withId("drain-" + i)
-                        .withSlots(slots).withNoExec(true)));
+                        .withSlots(slots).withNoExec(true).withToken(d.token())));
             }
             instance.awaitAll();
             double drainSeconds = (System.nanoTime() - t1) / 1e9;

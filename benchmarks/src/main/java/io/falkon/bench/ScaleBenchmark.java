@@ -7,11 +7,16 @@ import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.TaskSpec;
 import org.HdrHistogram.Histogram;
+import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.io.IOException;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -44,6 +49,9 @@ final class ScaleBenchmark implements Callable<Integer> {
             + "--emulate 900 on each node; registration is timed from when this starts waiting for them")
     String dispatcher;
 
+    @Mixin
+    ConnectOptions connect; // with --dispatcher: its token and TLS
+
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
 
@@ -65,14 +73,15 @@ final class ScaleBenchmark implements Callable<Integer> {
         LocalExecutors executorJvms = null;
         try {
             int n = executors * tasksPerExecutor;
-            ClientOptions opts = ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(Math.max(n, bundle));
+            ClientOptions base = ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(Math.max(n, bundle));
+            ClientOptions opts = dispatcher == null ? Target.remote(connect, base) : base.withToken(dispatcher.token());
             String address = dispatcher == null ? this.dispatcher : "127.0.0.1:" + dispatcher.port();
             long t0 = System.nanoTime();
             if (dispatcher != null) {
-                executorJvms = startExecutors(dispatcher.port());
+                executorJvms = startExecutors(dispatcher);
                 // an executor JVM that dies (out of memory, out of descriptors) fails the run at once
-                java.util.concurrent.CompletableFuture.anyOf(dispatcher.whenExecutors(executors), executorJvms.died())
-                        .get(10, java.util.concurrent.TimeUnit.MINUTES);
+                CompletableFuture.anyOf(dispatcher.whenExecutors(executors), executorJvms.died())
+                        .get(10, TimeUnit.MINUTES);
             } else {
                 try (FalkonClient waiting = FalkonClient.connect(address, opts)) {
                     Target.awaitExecutors(waiting, executors, Duration.ofMinutes(30));
@@ -107,12 +116,12 @@ final class ScaleBenchmark implements Callable<Integer> {
     }
 
     /** {@code jvms} executor processes, each emulating its share of the executors (the paper used 4 JVMs per machine). */
-    private LocalExecutors startExecutors(int port) throws java.io.IOException {
+    private LocalExecutors startExecutors(Dispatcher d) throws IOException {
         if (executors % jvms != 0) {
             throw new IllegalArgumentException("--executors " + executors + " is not a multiple of --jvms " + jvms);
         }
         List<String> args = List.of("--emulate", Integer.toString(executors / jvms), "--io-threads", "2");
-        return LocalExecutors.start(LocalExecutors.Impl.JAVA, jvms, 1, true, port, "scale", args);
+        return LocalExecutors.start(LocalExecutors.Impl.JAVA, jvms, 1, true, d.port(), d.token(), "scale", args);
     }
 
     /** Submits n no-exec tasks and records each one's overheads; returns the seconds taken. */

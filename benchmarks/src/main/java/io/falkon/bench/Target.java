@@ -1,5 +1,13 @@
 package io.falkon.bench;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.falkon.client.ClientOptions;
+import io.falkon.client.FalkonClient;
+import io.falkon.executor.ConnectOptions;
+
+import java.io.IOException;
+import java.time.Duration;
 import java.util.function.Supplier;
 
 /**
@@ -11,20 +19,30 @@ final class Target implements AutoCloseable {
     private final LocalCluster cluster;
     private final String tcp;
     private final String ws;
+    private final ConnectOptions connect;
 
-    private Target(LocalCluster cluster, String tcp, String ws) {
+    private Target(LocalCluster cluster, String tcp, String ws, ConnectOptions connect) {
         this.cluster = cluster;
         this.tcp = tcp;
         this.ws = ws;
+        this.connect = connect;
     }
 
-    /** The running dispatcher at {@code dispatcher} if given, else the cluster {@code local} starts. */
-    static Target of(String dispatcher, String wsUrl, Supplier<LocalCluster> local) {
+    /**
+     * The running dispatcher at {@code dispatcher} if given (reached with the token and TLS
+     * {@code connect} names), else the cluster {@code local} starts.
+     */
+    static Target of(String dispatcher, String wsUrl, ConnectOptions connect, Supplier<LocalCluster> local) {
         if (dispatcher != null) {
-            return new Target(null, dispatcher, wsUrl);
+            return new Target(null, dispatcher, wsUrl, connect);
         }
         LocalCluster c = local.get();
-        return new Target(c, c.address(), c.dispatcher().wsUrl()); // null without a WS interface
+        return new Target(c, c.address(), c.dispatcher().wsUrl(), null); // ws null without a WS interface
+    }
+
+    /** {@code options} with the token and TLS a running dispatcher is reached with. */
+    static ClientOptions remote(ConnectOptions connect, ClientOptions options) {
+        return options.withToken(connect.token().token().value()).withTls(connect.tls());
     }
 
     boolean isLocal() {
@@ -33,6 +51,21 @@ final class Target implements AutoCloseable {
 
     String tcp() {
         return tcp;
+    }
+
+    /**
+     * A client of the target over TCP: a local cluster's token is added; a running dispatcher's is
+     * found as {@code --token-file}/{@code --token} say, else the way every Falkon client finds it
+     * ($FALKON_TOKEN, ~/.falkon/token).
+     */
+    FalkonClient connect(ClientOptions options) {
+        return cluster != null ? cluster.client(options) : FalkonClient.connect(tcp, remote(connect, options));
+    }
+
+    /** The same over the Web Services interface. */
+    FalkonClient connectWs(ClientOptions options) {
+        return FalkonClient.connect(ws(), cluster != null ? options.withToken(cluster.token())
+                : remote(connect, options));
     }
 
     /** @throws IllegalArgumentException if a running dispatcher was given without its WS address */
@@ -48,12 +81,11 @@ final class Target implements AutoCloseable {
     }
 
     /** Registered executors and their slots, from the dispatcher's status document. */
-    static int[] executors(io.falkon.client.FalkonClient client) {
+    static int[] executors(FalkonClient client) {
         try {
-            com.fasterxml.jackson.databind.JsonNode s = new com.fasterxml.jackson.databind.ObjectMapper()
-                    .readTree(client.status()).path("executors");
+            JsonNode s = new ObjectMapper().readTree(client.status()).path("executors");
             return new int[]{s.path("registered").asInt(), s.path("slots").asInt()};
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new IllegalStateException("unreadable status document: " + e.getMessage(), e);
         }
     }
@@ -62,7 +94,7 @@ final class Target implements AutoCloseable {
      * Waits until at least {@code count} executors are registered with a running dispatcher
      * (polling its status: there is no event for it over the client protocol).
      */
-    static void awaitExecutors(io.falkon.client.FalkonClient client, int count, java.time.Duration timeout)
+    static void awaitExecutors(FalkonClient client, int count, Duration timeout)
             throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         int[] now;

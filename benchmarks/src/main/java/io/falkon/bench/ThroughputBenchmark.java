@@ -7,7 +7,9 @@ import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.TaskSpec;
 import org.HdrHistogram.Histogram;
+import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -80,6 +82,9 @@ final class ThroughputBenchmark implements Callable<Integer> {
             + "and --executors then do not apply")
     String dispatcher;
 
+    @Mixin
+    ConnectOptions connect; // with --dispatcher: its token and TLS
+
     @Option(names = "--name", description = "result file name, so that sweeps can sit beside the default run, e.g. "
             + "throughput-executors (plotted as SC07 Fig. 3) (default: ${DEFAULT-VALUE})")
     String name = "throughput";
@@ -151,7 +156,8 @@ final class ThroughputBenchmark implements Callable<Integer> {
     private void remote(ResultTable table) throws Exception {
         table.meta("dispatcher", dispatcher);
         for (int bundle : bundles) {
-            ClientOptions opts = ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(Math.max(bundle, 100_000));
+            ClientOptions opts = Target.remote(connect, ClientOptions.defaults().withBundleSize(bundle)
+                    .withMaxInFlight(Math.max(bundle, 100_000)));
             List<Measurement> ms = new ArrayList<>();
             int[] attached;
             try (FalkonClient client = FalkonClient.connect(dispatcher, opts)) {

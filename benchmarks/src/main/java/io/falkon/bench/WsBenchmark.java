@@ -66,11 +66,11 @@ final class WsBenchmark implements Callable<Integer> {
         try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local().withWs(0, WsTransport.Settings.defaults()),
                 executors, slots, true, false)) {
             String url = cluster.dispatcher().wsUrl();
-            sequentialCalls(url, table);
+            sequentialCalls(url, cluster.token(), table);
             for (int bundle : bundles) {
                 int n = Math.max(bundle, bundle < 100 ? smallTasks : tasks);
                 ClientOptions opts = ClientOptions.defaults().withBundleSize(bundle)
-                        .withMaxInFlight(Math.max(4 * bundle, 20_000));
+                        .withMaxInFlight(Math.max(4 * bundle, 20_000)).withToken(cluster.token());
                 try (FalkonClient client = FalkonClient.connect(url, opts)) {
                     ThroughputBenchmark.runOnce(client, Math.max(bundle, n / 5), null); // warm-up
                     List<ThroughputBenchmark.Measurement> ms = new java.util.ArrayList<>();
@@ -97,9 +97,9 @@ final class WsBenchmark implements Callable<Integer> {
     }
 
     /** One caller, one call at a time: the round-trip rate of a Submit of one task, and of GetStatus. */
-    private void sequentialCalls(String url, ResultTable table) {
-        try (WsConnection c = WsConnection.connect(url, Duration.ofSeconds(10))) {
-            long instance = c.createInstance("ws-bench", 0).join();
+    private void sequentialCalls(String url, String token, ResultTable table) {
+        try (WsConnection c = WsConnection.connect(url, token, null, Duration.ofSeconds(10))) {
+            long instance = c.createInstance("ws-bench", 0).join().instanceId();
             List<Message.SubmittedTask> one = List.of(new Message.SubmittedTask(0,
                     TaskSpecCodec.encode(TaskSpec.of("/bin/true"))));
             for (String what : List.of("Submit(1 task)", "GetStatus")) {

@@ -171,15 +171,22 @@ class BenchmarkSmokeTest {
     void throughputAndScaleMeasureARunningDispatcherAsTheyFindIt() throws Exception {
         try (LocalCluster cluster = new LocalCluster(io.falkon.dispatcher.DispatcherConfig.local(), 3, 1, true,
                 (io.falkon.executor.LocalExecutors.Impl) null, 0)) {
+            // a running dispatcher admits a benchmark only with its token, given as to every client
             int rc = new CommandLine(new BenchCommand()).execute("throughput", "--dispatcher", cluster.address(),
-                    "--bundles", "1,10", "--tasks", "600", "--rounds", "1", "--out", out.toString());
+                    "--token", "not-the-token", "--bundles", "1", "--tasks", "10", "--rounds", "1",
+                    "--out", out.toString());
+            assertThat(rc).isNotZero();
+            Path tokenFile = Files.writeString(out.resolve("token"), cluster.token());
+            rc = new CommandLine(new BenchCommand()).execute("throughput", "--dispatcher", cluster.address(),
+                    "--token-file", tokenFile.toString(), "--bundles", "1,10", "--tasks", "600", "--rounds", "1",
+                    "--out", out.toString());
             assertThat(rc).isZero();
             JsonNode rows = rows("throughput");
             assertThat(rows.findValuesAsText("mode")).containsExactly("remote", "remote");
             assertThat(rows.findValuesAsText("executors")).containsOnly("3");
             assertThat(rows.findValuesAsText("bundle")).containsExactly("1", "10");
             rc = new CommandLine(new BenchCommand()).execute("scale", "--dispatcher", cluster.address(),
-                    "--executors", "3", "--tasks-per-executor", "20", "--out", out.toString());
+                    "--token-file", tokenFile.toString(), "--executors", "3", "--tasks-per-executor", "20", "--out", out.toString());
             assertThat(rc).isZero();
             JsonNode row = rows("scale").get(0);
             assertThat(row.get("tasks").asInt()).isEqualTo(60);

@@ -2,13 +2,16 @@ package io.falkon.cli;
 
 import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
+import io.falkon.executor.ConnectOptions;
 import io.falkon.executor.LocalExecutors;
+import io.falkon.protocol.auth.Token;
 import io.falkon.provisioner.LrmAdapter;
 import io.falkon.provisioner.Provisioner;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -27,8 +30,8 @@ final class ProvisionCommand implements Callable<Integer> {
             description = "the dispatcher (executors are told this address too)")
     String dispatcher;
 
-    @Option(names = "--token", description = "the dispatcher's shared secret")
-    String token = "";
+    @Mixin
+    ConnectOptions connect = new ConnectOptions();
 
     @Option(names = "--slots", description = "slots of each node's executor (default: ${DEFAULT-VALUE})")
     int slots = 1;
@@ -43,14 +46,18 @@ final class ProvisionCommand implements Callable<Integer> {
             throw new Falkon.UserError("--provisioner is required (local, slurm, sge, pbs or cobalt)");
         }
         LrmAdapter adapter = provision.adapter();
+        Token token = connect.token().token();
         List<String> cmd = new ArrayList<>(LocalExecutors.javaCommand());
         cmd.addAll(List.of("--dispatcher", dispatcher));
-        if (!token.isEmpty()) {
-            cmd.addAll(List.of("--token", token));
+        if (connect.tlsCa() != null) {
+            cmd.addAll(List.of("--tls-ca", connect.tlsCa().toAbsolutePath().toString()));
+        } else if (connect.usesTls()) {
+            cmd.add("--tls");
         }
-        java.nio.file.Path work = java.nio.file.Path.of(System.getProperty("user.home"), ".falkon", "jobs");
-        try (FalkonClient client = FalkonClient.connect(dispatcher, ClientOptions.defaults().withToken(token))) {
-            Provisioner p = Provisioner.start(provision.config(slots, cmd, work), adapter, client::status);
+        Path work = Path.of(System.getProperty("user.home"), ".falkon", "jobs");
+        try (FalkonClient client = FalkonClient.connect(dispatcher, ClientOptions.defaults().withToken(token.value())
+                .withTls(connect.tls()))) {
+            Provisioner p = Provisioner.start(provision.config(slots, cmd, work, token), adapter, client::status);
             CountDownLatch stop = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 p.close(); // cancels what is still allocated

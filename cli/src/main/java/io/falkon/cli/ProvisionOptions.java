@@ -2,6 +2,7 @@ package io.falkon.cli;
 
 import io.falkon.provisioner.AcquisitionPolicy;
 import io.falkon.provisioner.LrmAdapter;
+import io.falkon.protocol.auth.Token;
 import io.falkon.provisioner.Provisioner;
 import io.falkon.provisioner.ReleasePolicy;
 import io.falkon.provisioner.core.Planner;
@@ -94,7 +95,8 @@ final class ProvisionOptions {
         };
     }
 
-    Provisioner.Config config(int slotsPerNode, List<String> executorCommand, Path workDir) {
+    /** The provisioner's settings; its executors present {@code token}. */
+    Provisioner.Config config(int slotsPerNode, List<String> executorCommand, Path workDir, Token token) {
         try {
             Duration idle = Duration.ofMillis(Math.round(Math.max(0, idleSeconds) * 1000));
             ReleasePolicy rp = switch (release) {
@@ -105,7 +107,7 @@ final class ProvisionOptions {
             return new Provisioner.Config(new Planner.Bounds(minNodes, maxNodes,
                     nodesPerAllocation == null ? maxNodes : nodesPerAllocation, slotsPerNode, wallMinutes * 60, taskSeconds),
                     AcquisitionPolicy.byName(acquisition), rp, executorCommand, Duration.ofMillis(pollMillis), workDir,
-                    "falkon" + ProcessHandle.current().pid());
+                    "falkon" + ProcessHandle.current().pid(), token);
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
         }

@@ -4,6 +4,8 @@ import io.falkon.client.FalkonClient;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.executor.LocalExecutors;
+import io.falkon.protocol.auth.Token;
+import io.falkon.provisioner.Provisioner;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -112,11 +114,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             if (cacheSize != null) {
                 extra.addAll(List.of("--cache-size", cacheSize, "--cache-host", "127.0.0.1"));
             }
-            local = LocalExecutors.start(impl, executors, slots, noExec, dispatcher.port(),
+            local = LocalExecutors.start(impl, executors, slots, noExec, dispatcher.port(), dispatcher.token(),
                     "local-" + ProcessHandle.current().pid(), extra);
             awaitExecutors(dispatcher, local);
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
-                    workload.clientOptions(""));
+                    workload.clientOptions(dispatcher.token()));
                  TaskFile file = TaskFile.open(workload.file, workload.defaultWallTime())) {
                 return workload.report(new Workload().run(client, file, total, workload.results));
             }
@@ -144,14 +146,14 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             cmd.add("--no-exec");
         }
         java.nio.file.Path work = java.nio.file.Path.of(System.getProperty("user.home"), ".falkon", "jobs");
-        try (io.falkon.provisioner.Provisioner p = io.falkon.provisioner.Provisioner.start(
-                provision.config(slots, cmd, work), adapter, dispatcher::status)) {
+        try (Provisioner p = Provisioner.start(provision.config(slots, cmd, work, Token.of(dispatcher.token())),
+                adapter, dispatcher::status)) {
             dispatcher.statusSection("provisioner", p::statusJson);
             System.err.println("falkon run: dispatcher at " + host + ":" + dispatcher.port() + "; executors come from "
                     + adapter.name() + " (falkon status --dispatcher " + host + ":" + dispatcher.port()
                     + " shows the allocations)");
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
-                    workload.clientOptions(""));
+                    workload.clientOptions(dispatcher.token()));
                  TaskFile file = TaskFile.open(workload.file, workload.defaultWallTime())) {
                 return workload.report(new Workload().run(client, file, total, workload.results));
             }

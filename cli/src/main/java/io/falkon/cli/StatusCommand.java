@@ -4,8 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
+import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.util.concurrent.Callable;
@@ -19,14 +21,15 @@ final class StatusCommand implements Callable<Integer> {
     @Option(names = "--json", description = "print the raw status document")
     boolean json;
 
-    @Option(names = "--token", description = "the dispatcher's shared secret")
-    String token = "";
+    @Mixin
+    ConnectOptions connect = new ConnectOptions();
 
     @Override
     public Integer call() throws Exception {
         Logging.level("WARN");
         String doc;
-        try (FalkonClient c = FalkonClient.connect(target.address(), ClientOptions.defaults().withToken(token))) {
+        try (FalkonClient c = FalkonClient.connect(target.address(), ClientOptions.defaults()
+                .withToken(connect.token().token().value()).withTls(connect.tls()))) {
             doc = c.status();
         }
         if (json) {

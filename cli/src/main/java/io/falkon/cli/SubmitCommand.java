@@ -1,10 +1,10 @@
 package io.falkon.cli;
 
 import io.falkon.client.FalkonClient;
+import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 import java.util.concurrent.Callable;
 
@@ -15,8 +15,8 @@ final class SubmitCommand implements Callable<Integer> {
     @ArgGroup(exclusive = true, multiplicity = "1")
     DispatcherAddress target;
 
-    @Option(names = "--token", description = "the dispatcher's shared secret")
-    String token = "";
+    @Mixin
+    ConnectOptions connect = new ConnectOptions();
 
     @Mixin
     WorkloadOptions workload;
@@ -25,7 +25,7 @@ final class SubmitCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         Logging.level("WARN");
         long total = workload.validate();
-        try (FalkonClient client = FalkonClient.connect(target.address(), workload.clientOptions(token));
+        try (FalkonClient client = FalkonClient.connect(target.address(), workload.clientOptions(connect));
              TaskFile file = TaskFile.open(workload.file, workload.defaultWallTime())) {
             return workload.report(new Workload().run(client, file, total, workload.results));
         }

@@ -1,6 +1,7 @@
 package io.falkon.cli;
 
 import io.falkon.client.ClientOptions;
+import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -41,12 +42,22 @@ final class WorkloadOptions {
         return Duration.ofMillis(Math.round(timeoutSeconds * 1000));
     }
 
+    /** Options for a client of the embedded dispatcher, which presents {@code token}. */
     ClientOptions clientOptions(String token) {
         if (bundle < 1) {
             throw new Falkon.UserError("--bundle must be at least 1");
         }
         return ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(Math.max(bundle, maxInFlight))
                 .withToken(token).withClientName("falkon-cli");
+    }
+
+    /** Options for a client of a running dispatcher, reached as {@code connect} says. */
+    ClientOptions clientOptions(ConnectOptions connect) {
+        try {
+            return clientOptions(connect.token().token().value()).withTls(connect.tls());
+        } catch (IllegalArgumentException e) {
+            throw new Falkon.UserError(e.getMessage());
+        }
     }
 
     /** Checks every line of a file before anything runs, and counts the tasks; -1 for stdin. */

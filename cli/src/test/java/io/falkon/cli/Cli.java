@@ -1,5 +1,7 @@
 package io.falkon.cli;
 
+import io.falkon.protocol.auth.TokenSource;
+
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -9,8 +11,30 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** Runs the real {@code falkon} command as a separate process, as a user would. */
+/**
+ * Runs the real {@code falkon} command as a separate process, as a user would. Every process a
+ * test starts in a directory shares {@link #home} as its {@code ~/.falkon}: the first dispatcher
+ * writes its token there and every later command finds it, as on a real account.
+ */
 final class Cli {
+    /** The {@code FALKON_HOME} of the processes started in {@code workDir}. */
+    static Path home(Path workDir) {
+        return workDir.resolve(".falkon-home");
+    }
+
+    /** Makes {@code pb} run as a user whose {@code ~/.falkon} is {@link #home}. */
+    static ProcessBuilder asUser(ProcessBuilder pb, Path workDir) {
+        pb.environment().put(TokenSource.ENV_HOME, home(workDir).toString());
+        pb.environment().remove(TokenSource.ENV);
+        pb.environment().remove(TokenSource.ENV_FILE);
+        return pb;
+    }
+
+    /** The token the dispatcher of {@code workDir} wrote. */
+    static String token(Path workDir) {
+        return TokenSource.read(home(workDir).resolve("token")).value();
+    }
+
     record Result(int exit, String stdout, String stderr) {
     }
 
@@ -24,8 +48,8 @@ final class Cli {
         cmd.addAll(List.of(args));
         Path out = Files.createTempFile(workDir, "out", ".txt");
         Path err = Files.createTempFile(workDir, "err", ".txt");
-        ProcessBuilder pb = new ProcessBuilder(cmd).directory(workDir.toFile())
-                .redirectOutput(out.toFile()).redirectError(err.toFile());
+        ProcessBuilder pb = asUser(new ProcessBuilder(cmd).directory(workDir.toFile())
+                .redirectOutput(out.toFile()).redirectError(err.toFile()), workDir);
         if (stdin == null) {
             pb.redirectInput(new File("/dev/null"));
         }

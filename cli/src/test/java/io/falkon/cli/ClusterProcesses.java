@@ -1,5 +1,7 @@
 package io.falkon.cli;
 
+import io.falkon.client.ClientOptions;
+
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
@@ -38,8 +40,8 @@ final class ClusterProcesses implements AutoCloseable {
                 Falkon.class.getName()));
         cmd.addAll(args);
         Path log = logs.resolve(name + "-" + (started++) + ".log");
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
-                .redirectInput(new File("/dev/null")).start();
+        Process p = Cli.asUser(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
+                .redirectInput(new File("/dev/null")), logs).start();
         all.add(p);
         return p;
     }
@@ -69,6 +71,11 @@ final class ClusterProcesses implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("executor", "--dispatcher", "127.0.0.1:" + port, "--id", id));
         args.addAll(List.of(extra));
         return spawn("executor-" + id, args);
+    }
+
+    /** Options for a client in this JVM: the token the dispatcher wrote to the processes' ~/.falkon. */
+    ClientOptions clientOptions() {
+        return ClientOptions.defaults().withToken(Cli.token(logs));
     }
 
     static void kill9(Process p) throws InterruptedException {

@@ -13,6 +13,10 @@ import io.falkon.protocol.DataStats;
 import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskOutput;
 import io.falkon.protocol.TaskSpec;
+import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.auth.TokenSource;
+import io.falkon.protocol.tls.TestCertificates;
+import io.falkon.protocol.tls.Tls;
 import io.falkon.protocol.TaskStatus;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -60,8 +64,11 @@ abstract class ExecutorContract {
         }
     }
 
+    /** The deployment's token in these tests: executors get it in their environment, never as an argument. */
+    static final String TOKEN = "executor-contract-token";
+
     Dispatcher dispatcher(DispatchPolicy policy) {
-        Dispatcher d = Dispatcher.start(DispatcherConfig.local().withPolicy(policy));
+        Dispatcher d = Dispatcher.start(DispatcherConfig.local().withPolicy(policy).withToken(TOKEN));
         closing.add(d);
         return d;
     }
@@ -70,8 +77,10 @@ abstract class ExecutorContract {
         List<String> cmd = new ArrayList<>(base);
         cmd.addAll(List.of("--dispatcher", "127.0.0.1:" + port, "--id", id));
         cmd.addAll(List.of(extra));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log(id).toFile())
-                .redirectInput(new File("/dev/null")).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log(id).toFile())
+                .redirectInput(new File("/dev/null"));
+        pb.environment().put(TokenSource.ENV, TOKEN);
+        Process p = pb.start();
         processes.add(p);
         return p;
     }
@@ -85,7 +94,7 @@ abstract class ExecutorContract {
     }
 
     Instance instance(int port, String name) {
-        FalkonClient c = FalkonClient.connect("127.0.0.1:" + port);
+        FalkonClient c = FalkonClient.connect("127.0.0.1:" + port, ClientOptions.defaults().withToken(TOKEN));
         closing.add(c);
         return c.createInstance(name);
     }
@@ -199,6 +208,30 @@ abstract class ExecutorContract {
         assertThat(rs.get(4).execution().detail()).contains("signal 9");
     }
 
+    @Test
+    void runsTasksOverTlsTrustingTheGivenCaAndRefusesADispatcherItCannotVerify() throws Exception {
+        TestCertificates.Pem pem = TestCertificates.generate(dir.resolve("pki"));
+        TestCertificates.Pem other = TestCertificates.generate(dir.resolve("other-pki"));
+        Dispatcher d = Dispatcher.start(DispatcherConfig.local().withToken(TOKEN)
+                .withTls(Tls.server(pem.chain(), pem.key())));
+        closing.add(d);
+        Process stranger = executor(d.port(), "wrong-ca", "--tls-ca", other.ca().toString(), "--reconnect-for", "0");
+        executor(d.port(), "tls", "--slots", "2", "--tls-ca", pem.ca().toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        FalkonClient c = FalkonClient.connect("127.0.0.1:" + d.port(), ClientOptions.defaults().withToken(TOKEN)
+                .withTls(Tls.client(pem.ca())));
+        closing.add(c);
+        List<TaskResult> rs = all(c.createInstance("tls").submit(List.of(TaskSpec.of("/bin/echo", "sealed"),
+                TaskSpec.of("/bin/sh", "-c", "exit 4"))));
+        assertThat(rs.get(0).stdout()).isEqualTo("sealed\n");
+        assertThat(rs.get(1).exitCode()).isEqualTo(4);
+        assertThat(stranger.waitFor(60, TimeUnit.SECONDS)).as("an executor that cannot verify the dispatcher gives up")
+                .isTrue();
+        assertThat(stranger.exitValue()).isNotZero();
+        assertThat(Files.readString(log("wrong-ca")).toLowerCase()).containsAnyOf("certif", "verify", "trust");
+        assertThat(d.status()).doesNotContain("wrong-ca");
+    }
+
     String object(Path store, String name, int size) throws Exception {
         byte[] b = new byte[size];
         new Random(name.hashCode()).nextBytes(b);
@@ -261,10 +294,13 @@ abstract class ExecutorContract {
         int port = ClusterProcesses.freePort();
         Path journal = dir.resolve("journal");
         try (ClusterProcesses procs = new ClusterProcesses(dir)) {
-            Process dispatcher = procs.dispatcher(port, "--journal", journal.toString(), "--fsync", "BATCH");
+            Path tokenFile = dir.resolve("token");
+            TokenSource.write(tokenFile, Token.of(TOKEN));
+            Process dispatcher = procs.dispatcher(port, "--journal", journal.toString(), "--fsync", "BATCH",
+                    "--token-file", tokenFile.toString());
             Process executor = executor(port, "survivor", "--slots", "2", "--reconnect-for", "120");
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port,
-                    ClientOptions.defaults().withReconnectFor(Duration.ofSeconds(120)));
+                    ClientOptions.defaults().withReconnectFor(Duration.ofSeconds(120)).withToken(TOKEN));
                  Instance in = client.createInstance("restart")) {
                 List<TaskSpec> specs = new ArrayList<>();
                 for (int i = 0; i < 1000; i++) {
@@ -275,7 +311,8 @@ abstract class ExecutorContract {
                 List<CompletableFuture<TaskResult>> fs = in.submit(specs);
                 await().atMost(Duration.ofMinutes(2)).until(() -> done.get() >= 200);
                 ClusterProcesses.kill9(dispatcher);
-                procs.dispatcher(port, "--journal", journal.toString(), "--fsync", "BATCH");
+                procs.dispatcher(port, "--journal", journal.toString(), "--fsync", "BATCH", "--token-file",
+                        tokenFile.toString());
                 List<TaskResult> rs = all(fs);
                 assertThat(rs).allSatisfy(x -> assertThat(x.succeeded()).as(x.toString()).isTrue());
                 assertThat(done.get()).as("one result per task").isEqualTo(1000);

@@ -67,7 +67,7 @@ class ReliabilityIT {
             for (; next < 3; next++) {
                 executors.add(procs.executor(port, "chaos-" + next, "--slots", "2"));
             }
-            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port);
+            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port, procs.clientOptions());
                  Instance in = client.createInstance("chaos")) {
                 Run run = new Run(in, 5000, TaskSpec.builder("sleep", "0.01").retries(20).build());
                 Random rnd = new Random(7);
@@ -100,7 +100,7 @@ class ReliabilityIT {
                 procs.executor(port, "survivor-" + i, "--slots", "2", "--reconnect-for", "120");
             }
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port,
-                    ClientOptions.defaults().withReconnectFor(Duration.ofSeconds(120)));
+                    procs.clientOptions().withReconnectFor(Duration.ofSeconds(120)));
                  Instance in = client.createInstance("restart")) {
                 Run run = new Run(in, 2000, TaskSpec.builder("sleep", "0.01").retries(10).build());
                 await().atMost(Duration.ofMinutes(2)).until(() -> run.results.size() >= 400);
@@ -118,11 +118,11 @@ class ReliabilityIT {
         Path journal = dir.resolve("journal");
         try (ClusterProcesses procs = new ClusterProcesses(dir)) {
             Process dispatcher = procs.dispatcher(port, "--journal", journal.toString(), "--fsync", "ALWAYS");
-            long id;
+            String key;
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port,
-                    ClientOptions.defaults().withReconnectFor(Duration.ZERO))) {
+                    procs.clientOptions().withReconnectFor(Duration.ZERO))) {
                 Instance in = client.createInstance("kept");
-                id = in.id();
+                key = in.key();
                 in.submit(List.of(TaskSpec.of("true"), TaskSpec.of("true"), TaskSpec.of("true")));
                 await().atMost(Duration.ofSeconds(30)).until(() -> in.status().contains("\"queued\":3"));
                 ClusterProcesses.kill9(dispatcher); // no executor: all three are still queued
@@ -131,9 +131,9 @@ class ReliabilityIT {
             Files.write(file, new byte[]{0, 0, 0, 40, 1, 2, 3, 4, 9, 9, 9}, StandardOpenOption.APPEND);
             procs.dispatcher(port, "--journal", journal.toString());
             assertThat(procs.log("dispatcher")).contains("truncating");
-            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port)) {
+            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port, procs.clientOptions())) {
                 List<String> outputs = new java.util.concurrent.CopyOnWriteArrayList<>();
-                Instance in = client.attach(id, r -> outputs.add(r.status().name()));
+                Instance in = client.attach(key, r -> outputs.add(r.status().name()));
                 procs.executor(port, "late", "--slots", "2");
                 await().atMost(Duration.ofMinutes(1)).until(() -> outputs.size() == 3);
                 assertThat(outputs).containsOnly("EXITED");
@@ -151,7 +151,7 @@ class ReliabilityIT {
             procs.executor(port, "good-1", "--slots", "2");
             // a node whose scratch mount is missing: nothing can start there
             procs.executor(port, "broken", "--slots", "2", "--workdir", dir.resolve("missing-mount").toString());
-            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port)) {
+            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port, procs.clientOptions())) {
                 await().atMost(Duration.ofMinutes(1))
                         .until(() -> JSON.readTree(client.status()).at("/executors/registered").asInt() == 3);
                 try (Instance in = client.createInstance("suspend")) {

@@ -34,8 +34,8 @@ class ServiceCommandsTest {
         List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + "/bin/java",
                 "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), Falkon.class.getName()));
         cmd.addAll(List.of(args));
-        return new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
-                .redirectInput(new File("/dev/null")).start();
+        return Cli.asUser(new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectInput(new File("/dev/null")), dir).start();
     }
 
     @Test
@@ -53,6 +53,8 @@ class ServiceCommandsTest {
                 // skip log lines until the dispatcher says where it listens
             }
             assertThat(line).isEqualTo("falkon dispatcher listening on 127.0.0.1:" + port);
+            assertThat(out.readLine()).isEqualTo("falkon dispatcher: callers must present the token from "
+                    + Cli.home(dir).resolve("token") + " (new)");
             String ws = "http://127.0.0.1:" + wsPort + "/axis2/services/Falkon";
             assertThat(out.readLine()).isEqualTo("falkon dispatcher WS interface at " + ws + " (WSDL: " + ws + "?wsdl)");
             String addr = "127.0.0.1:" + port;

@@ -6,10 +6,13 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.falkon.provisioner.core.Allocation;
 import io.falkon.provisioner.core.Planner;
+import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.auth.TokenSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,12 +37,17 @@ public final class Provisioner implements AutoCloseable {
      * How to provision.
      *
      * @param executorCommand the command that starts one executor pointed at the dispatcher (the
-     *                        provisioner adds {@code --slots}, {@code --idle-exit} and {@code --id})
+     *                        provisioner adds {@code --slots}, {@code --idle-exit}, {@code --id} and
+     *                        {@code --token-file})
      * @param name            prefix of job names and executor ids
+     * @param token           the dispatcher's token, which the executors present: written to a file in
+     *                        {@code workDir} that only this user can read, and named on their command
+     *                        line by path ({@code ps} shows the path, never the token)
      */
     public record Config(Planner.Bounds bounds, AcquisitionPolicy acquisition, ReleasePolicy release,
-                         List<String> executorCommand, Duration pollInterval, Path workDir, String name) {
+                         List<String> executorCommand, Duration pollInterval, Path workDir, String name, Token token) {
         public Config {
+            Objects.requireNonNull(token, "token");
             Objects.requireNonNull(bounds, "bounds");
             Objects.requireNonNull(acquisition, "acquisition");
             Objects.requireNonNull(release, "release");
@@ -139,8 +147,12 @@ public final class Provisioner implements AutoCloseable {
         }
     }
 
-    private List<String> executorCommand() {
+    private List<String> executorCommand() throws IOException {
         List<String> cmd = new ArrayList<>(config.executorCommand());
+        if (config.token().required()) {
+            cmd.add("--token-file");
+            cmd.add(tokenFile().toString());
+        }
         cmd.add("--slots");
         cmd.add(Integer.toString(config.bounds().slotsPerNode()));
         if (!config.release().centralized() && !config.release().never()) {
@@ -148,6 +160,16 @@ public final class Provisioner implements AutoCloseable {
             cmd.add(Double.toString(config.release().idle().toMillis() / 1000.0));
         }
         return cmd;
+    }
+
+    /** The token for the executors, in a file of the work directory only this user can read. */
+    private Path tokenFile() throws IOException {
+        Path f = config.workDir().toAbsolutePath().resolve(config.name() + ".token");
+        if (!Files.exists(f)) {
+            Files.createDirectories(f.getParent());
+            TokenSource.write(f, config.token());
+        }
+        return f;
     }
 
     /** The allocation an executor id names ({@code NAME-aN-HOST-PID}), or null for executors not ours. */

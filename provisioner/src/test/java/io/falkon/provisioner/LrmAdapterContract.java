@@ -10,6 +10,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
+import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.auth.TokenSource;
+
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,9 +41,15 @@ abstract class LrmAdapterContract {
         return 2;
     }
 
+    /** The dispatcher's token, in a file only this user reads: what the job scripts point the executors at. */
+    static Path tokenFile;
+
     @BeforeAll
-    static void startDispatcher() {
+    static void startDispatcher() throws Exception {
         dispatcher = Dispatcher.start(DispatcherConfig.local());
+        Path dir = Files.createTempDirectory("falkon-lrm-test");
+        tokenFile = dir.resolve("token");
+        TokenSource.write(tokenFile, Token.of(dispatcher.token()));
     }
 
     @AfterAll
@@ -58,6 +67,7 @@ abstract class LrmAdapterContract {
 
     JobRequest request(List<String> extra) {
         List<String> cmd = new ArrayList<>(executorCommand(dispatcher.port()));
+        cmd.addAll(List.of("--token-file", tokenFile.toString()));
         cmd.addAll(extra);
         return new JobRequest("ct" + JOBS.incrementAndGet() + "-" + adapter().name(), nodes(), 1,
                 Duration.ofMinutes(5), cmd, work);
@@ -97,6 +107,11 @@ abstract class LrmAdapterContract {
         await().atMost(Duration.ofSeconds(90)).until(() -> state(id) == JobState.DONE);
         assertThat(executorsNamed(req.name())).isEmpty();
         assertThat(Files.list(work).count()).as("the job's files are in its work directory").isPositive();
+        try (var here = Files.list(Path.of(""))) {
+            assertThat(here.map(p -> p.getFileName().toString()))
+                    .as("nothing of the job is left in the submitting process's directory")
+                    .noneMatch(n -> n.startsWith(req.name()));
+        }
     }
 
     @Test

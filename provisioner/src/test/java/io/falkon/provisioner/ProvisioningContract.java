@@ -2,7 +2,9 @@ package io.falkon.provisioner;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
+import io.falkon.protocol.auth.Token;
 import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
 import io.falkon.dispatcher.Dispatcher;
@@ -46,12 +48,13 @@ abstract class ProvisioningContract {
         List<String> cmd = LrmAdapterContract.executorCommand(d.port());
         Provisioner.Config config = new Provisioner.Config(new Planner.Bounds(0, maxNodes(), maxNodes(), 2, 600, 0.05),
                 AcquisitionPolicy.EXPONENTIAL, ReleasePolicy.distributed(Duration.ofSeconds(2)), cmd,
-                Duration.ofMillis(200), work, "e2e");
+                Duration.ofMillis(200), work, "e2e", Token.of(d.token()));
         try (Provisioner p = Provisioner.start(config, adapter(), d::status)) {
             d.statusSection("provisioner", p::statusJson);
             assertThat(new ObjectMapper().readTree(d.status()).at("/executors/registered").asInt()).isZero();
             List<CompletableFuture<TaskResult>> results;
-            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + d.port());
+            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + d.port(),
+                    ClientOptions.defaults().withToken(d.token()));
                  Instance in = client.createInstance("e2e")) {
                 List<TaskSpec> tasks = new ArrayList<>();
                 for (int i = 0; i < 200; i++) {

@@ -227,14 +227,35 @@ final class WsGateway implements AutoCloseable {
                 return arrived.completeOnTimeout(null, waitMillis, TimeUnit.MILLISECONDS).thenCompose(v -> {
                     synchronized (s) {
                         s.waiters.remove(arrived);
-                        if (s.results.isEmpty() && s.goneReason != null) {
-                            throw WsFault.client("instance " + LogSafe.instance(s.id) + " is gone: " + s.goneReason);
+                        if (s.goneReason != null) {
+                            throw goneFault(s);
                         }
                     }
                     return unfinished(s).thenApply(after -> take(s, take, drop, after));
                 });
+            }).exceptionally(err -> {
+                throw goneOr(s, err);
             });
         });
+    }
+
+    /**
+     * The fault for a call on {@code s} that failed with {@code err}: if the instance went away
+     * meanwhile (destroyed, expired), that, the same whichever step of the call noticed it (results
+     * it still held went with it: nobody can fetch them once its key is unknown).
+     */
+    private static RuntimeException goneOr(Session s, Throwable err) {
+        Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+        synchronized (s) {
+            if (s.goneReason != null) {
+                return goneFault(s);
+            }
+        }
+        return cause instanceof RuntimeException re ? re : new CompletionException(cause);
+    }
+
+    private static WsFault goneFault(Session s) {
+        return WsFault.client("instance " + LogSafe.instance(s.id) + " is gone: " + s.goneReason);
     }
 
     /**
@@ -298,8 +319,11 @@ final class WsGateway implements AutoCloseable {
         });
     }
 
-    /** GetStatus: the scheduler's status document; for an instance also its unfetched results and lease. */
-    record Status(JsonNode document, long unfetched, long leaseSeconds) {
+    /**
+     * GetStatus: the scheduler's status document; for an instance also its unfetched results, the
+     * GetResults calls waiting for results, and its lease (-1, 0 and 0 for the dispatcher's).
+     */
+    record Status(JsonNode document, long unfetched, int waitingPolls, long leaseSeconds) {
     }
 
     CompletableFuture<Status> status(Admission.Credential who, String from, Key key) {
@@ -308,15 +332,17 @@ final class WsGateway implements AutoCloseable {
             // the dispatcher-wide document: any authenticated caller, on a link owning nothing
             Caller caller = admission.caller(who, new WsLink("ws " + from, this::receive, () -> { }), "ws");
             return call(caller, requestId, new Message.StatusRequest(requestId, 0))
-                    .thenApply(m -> new Status(parse(((Message.Status) m).json()), -1, 0));
+                    .thenApply(m -> new Status(parse(((Message.Status) m).json()), -1, 0, 0));
         }
         return session(who, from, key).thenCompose(s -> call(s.caller, requestId,
                 new Message.StatusRequest(requestId, s.id)).thenApply(m -> {
                     long unfetched;
+                    int waiting;
                     synchronized (s) {
                         unfetched = s.results.size();
+                        waiting = s.waiters.size();
                     }
-                    return new Status(parse(((Message.Status) m).json()), unfetched, s.leaseSeconds);
+                    return new Status(parse(((Message.Status) m).json()), unfetched, waiting, s.leaseSeconds);
                 }));
     }
 
@@ -324,10 +350,11 @@ final class WsGateway implements AutoCloseable {
     CompletableFuture<Integer> destroy(Admission.Credential who, String from, Key key) {
         return session(who, from, key).thenCompose(s -> {
             long requestId = nextRequestId();
-            return call(s.caller, requestId, new Message.Destroy(requestId, s.id)).thenApply(m -> {
-                gone(s, "destroyed by a Destroy call");
-                return ((Message.Destroyed) m).cancelled();
-            });
+            // gone before it is sent: replies complete on a pool, so a poll that the scheduler answers
+            // "unknown instance" could otherwise be seen before this Destroy's own reply
+            gone(s, "destroyed by a Destroy call");
+            return call(s.caller, requestId, new Message.Destroy(requestId, s.id))
+                    .thenApply(m -> ((Message.Destroyed) m).cancelled());
         });
     }
 

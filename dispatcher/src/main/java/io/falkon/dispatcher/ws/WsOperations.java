@@ -111,6 +111,7 @@ final class WsOperations {
                 // what a WS caller sees of its instance: results waiting to be fetched
                 doc.remove("unacknowledged");
                 doc.put("unfetched", st.unfetched());
+                doc.put("waitingPolls", st.waitingPolls());
             }
             String document = doc.toString();
             return w -> {

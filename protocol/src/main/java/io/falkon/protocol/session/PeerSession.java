@@ -15,12 +15,14 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.net.ssl.SSLException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.Instant;
@@ -228,6 +230,8 @@ public final class PeerSession {
     private final class Handler extends SimpleChannelInboundHandler<Message> {
         private final int connection;
         private boolean welcomed;
+        /** Why the TLS handshake failed, if it did: the reason the connection then closes. */
+        private String tlsFailure;
 
         Handler(int connection) {
             this.connection = connection;
@@ -294,6 +298,9 @@ public final class PeerSession {
 
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+            if (evt instanceof SslHandshakeCompletionEvent h && !h.isSuccess()) {
+                tlsFailure = "failed the TLS handshake (" + tlsMessage(h.cause()) + ")";
+            }
             if (evt instanceof IdleStateEvent idle) {
                 if (idle.state() == IdleState.READER_IDLE) {
                     log.warn("nothing from dispatcher at {} for {} ms (3 heartbeats)", address(), 3 * heartbeatMillis);
@@ -309,16 +316,32 @@ public final class PeerSession {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) throws Exception {
             if (connection == generation || welcomed) {
-                broke(welcomed ? "closed" : "closed before WELCOME", welcomed);
+                broke(welcomed ? "closed" : tlsFailure != null ? tlsFailure : config.tls() == null
+                        ? "closed before WELCOME (not a Falkon port, or one that expects TLS: see --tls-ca)"
+                        : "closed before WELCOME", welcomed);
             }
             super.channelInactive(ctx);
         }
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            log.warn("connection to dispatcher at {} failed: {}", address(), cause.toString());
+            if (tlsFailure == null) { // a failed TLS handshake is reported once, as the reason it closed
+                log.warn("connection to dispatcher at {} failed: {}", address(), cause.toString());
+            }
             ctx.close();
         }
+    }
+
+    /** The TLS layer's own account of a failure (e.g. "PKIX path validation failed: ..."), else the root cause's. */
+    private static String tlsMessage(Throwable t) {
+        Throwable root = t;
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof SSLException && c.getMessage() != null) {
+                return c.getMessage();
+            }
+            root = c;
+        }
+        return root.getMessage() != null ? root.getMessage() : root.toString();
     }
 
     /** The dispatcher refused the connection with a protocol error. */

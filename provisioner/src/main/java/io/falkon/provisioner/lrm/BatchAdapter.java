@@ -54,7 +54,7 @@ abstract class BatchAdapter implements LrmAdapter {
         Files.createDirectories(r.workDir());
         Files.writeString(file, script(r));
         List<String> cmd = submitCommand(r, file);
-        String out = shell.check(cmd).strip();
+        String out = shell.check(cmd, r.workDir()).strip();
         String id = jobId(out);
         if (id == null) {
             throw new IOException(cmd.get(0) + " printed '" + out + "', not a job id");

@@ -1,7 +1,9 @@
 package io.falkon.provisioner.lrm;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +31,15 @@ public class Shell {
 
     /** Runs {@code cmd}; fails with its stderr when it exits non-zero. */
     public String check(List<String> cmd) throws IOException {
-        Result r = run(cmd);
+        return check(cmd, null);
+    }
+
+    /**
+     * The same, run in {@code directory} (null: this process's): a submission runs in the job's work
+     * directory, where a scheduler that ignores the script's output directives leaves its files.
+     */
+    public String check(List<String> cmd, Path directory) throws IOException {
+        Result r = run(cmd, directory);
         if (r.exit() != 0) {
             throw new IOException(String.join(" ", cmd) + " failed (exit " + r.exit() + "): "
                     + (r.stderr().isBlank() ? r.stdout().strip() : r.stderr().strip()));
@@ -39,7 +49,14 @@ public class Shell {
 
     /** Runs {@code cmd} and returns how it ended, whatever that was. */
     public Result run(List<String> cmd) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(resolve(cmd)).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        return run(cmd, null);
+    }
+
+    private Result run(List<String> cmd, Path directory) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(resolve(cmd)).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        if (directory != null) {
+            pb.directory(directory.toFile());
+        }
         pb.environment().putAll(env);
         Process p;
         try {
