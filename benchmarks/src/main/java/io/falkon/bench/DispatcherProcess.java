@@ -31,6 +31,7 @@ final class DispatcherProcess implements AutoCloseable {
     DispatcherProcess(List<String> jvmOptions, List<String> dispatcherArgs) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
+        cmd.add("-XX:+ExitOnOutOfMemoryError"); // as bin/falkon runs it
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-Dfalkon.log.level=WARN", "-cp", System.getProperty("java.class.path"),
                 DispatcherCommand.class.getName(), "--host", "127.0.0.1", "--port", "0"));

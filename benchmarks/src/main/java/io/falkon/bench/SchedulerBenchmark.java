@@ -94,10 +94,6 @@ final class SchedulerBenchmark implements Callable<Integer> {
         }
 
         @Override
-        public void setReading(boolean reading) {
-        }
-
-        @Override
         public String remote() {
             return name;
         }

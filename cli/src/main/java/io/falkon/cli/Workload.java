@@ -3,6 +3,7 @@ package io.falkon.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.falkon.client.FalkonClient;
+import io.falkon.client.FalkonException;
 import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
 import io.falkon.protocol.DataStats;
@@ -16,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -27,8 +29,16 @@ final class Workload {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_FAILURES_SHOWN = 10;
 
-    /** What happened; {@code data} counts where inputs came from (null when no task had inputs). */
-    record Summary(long tasks, long succeeded, long failed, double seconds, DataStats data) {
+    /**
+     * What happened: every task read ends succeeded, failed (it ran, or could not, and said so) or
+     * lost (no result will come: the instance was lost, or the task was never sent);
+     * {@code data} counts where inputs came from (null when no task had inputs).
+     */
+    record Summary(long tasks, long succeeded, long failed, long lost, double seconds, DataStats data) {
+        boolean allSucceeded() {
+            return failed == 0 && lost == 0;
+        }
+
         double tasksPerSecond() {
             return seconds > 0 ? tasks / seconds : 0;
         }
@@ -38,6 +48,7 @@ final class Workload {
             o.put("tasks", tasks);
             o.put("succeeded", succeeded);
             o.put("failed", failed);
+            o.put("lost", lost);
             o.put("seconds", Math.round(seconds * 1000) / 1000.0);
             o.put("tasksPerSecond", Math.round(tasksPerSecond() * 10) / 10.0);
             if (data != null) {
@@ -53,8 +64,8 @@ final class Workload {
         }
 
         String text() {
-            String line = String.format("%d tasks: %d succeeded, %d failed in %.3f s (%.1f tasks/s)", tasks, succeeded,
-                    failed, seconds, tasksPerSecond());
+            String line = String.format("%d tasks: %d succeeded, %d failed%s in %.3f s (%.1f tasks/s)", tasks,
+                    succeeded, failed, lost == 0 ? "" : ", " + lost + " LOST (no result)", seconds, tasksPerSecond());
             if (data != null && data.accesses() > 0) {
                 line += String.format("; inputs: %d local hits, %d from peers, %d from the store (%.0f%% hits)",
                         data.localHits(), data.peerHits(), data.misses(),
@@ -70,6 +81,8 @@ final class Workload {
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong failuresShown = new AtomicLong();
     private int[] lines = new int[1024];
+    /** Task ids that got a result. */
+    private final BitSet answered = new BitSet();
     private volatile boolean sawInputs;
     private DataStats data = DataStats.ZERO;
     private BufferedWriter results;
@@ -85,15 +98,31 @@ final class Workload {
         }
         long start = System.nanoTime();
         long submitted = 0;
+        long read = 0;
+        FalkonException lostCause = null;
         Progress progress = Progress.startIfTerminal(done::get, total);
         try (Instance instance = client.createInstance()) {
             instance.onResult(this::result);
             while (file.hasNext()) {
                 TaskFile.Entry e = file.next();
-                remember(submitted++, e.line());
-                instance.submit(e.spec()); // the instance bundles and applies backpressure
+                read++;
+                remember(submitted, e.line());
+                try {
+                    instance.submit(e.spec()); // the instance bundles and applies backpressure
+                } catch (FalkonException lost) {
+                    lostCause = lost; // the rest of the file is never sent
+                    break;
+                }
+                submitted++;
+            }
+            while (file.hasNext()) {
+                file.next();
+                read++;
             }
             instance.awaitAll();
+            if (lostCause == null) {
+                lostCause = instance.lostCause();
+            }
         } finally {
             if (progress != null) {
                 progress.close();
@@ -107,7 +136,28 @@ final class Workload {
         synchronized (this) {
             inputs = sawInputs ? data : null;
         }
-        return new Summary(submitted, succeeded.get(), failed.get(), seconds, inputs);
+        long lost = read - succeeded.get() - failed.get();
+        if (lost > 0) {
+            reportLost(lost, submitted, read, lostCause);
+        }
+        return new Summary(read, succeeded.get(), failed.get(), lost, seconds, inputs);
+    }
+
+    /** Says why tasks were lost, and which lines (the first ten) never got a result. */
+    private void reportLost(long lost, long submitted, long read, FalkonException cause) {
+        err.println(lost + " task(s) got no result" + (cause == null ? "" : ": " + cause.getMessage()));
+        if (read > submitted) {
+            err.println((read - submitted) + " of them were never sent (the instance was lost first)");
+        }
+        long shown = 0;
+        synchronized (this) {
+            for (long id = 0; id < submitted && shown < MAX_FAILURES_SHOWN; id++) {
+                if (!answered.get((int) id)) {
+                    err.println("line " + lines[(int) id] + ": lost");
+                    shown++;
+                }
+            }
+        }
     }
 
     private synchronized void remember(long taskId, int line) {
@@ -123,6 +173,9 @@ final class Workload {
 
     /** On the client's I/O thread, for every result. */
     private void result(TaskResult r) {
+        synchronized (this) {
+            answered.set((int) r.taskId());
+        }
         DataStats d = r.data();
         if (d.accesses() > 0) {
             sawInputs = true;

@@ -65,7 +65,7 @@ final class WorkloadOptions {
         return file.equals("-") ? -1 : TaskFile.validate(file, defaultWallTime());
     }
 
-    /** Prints the summary and returns the exit code: 0 iff every task succeeded. */
+    /** Prints the summary and returns the exit code: 0 iff every task succeeded (none failed, none lost). */
     int report(Workload.Summary s) {
         if (json) {
             System.out.println(s.json());
@@ -73,6 +73,6 @@ final class WorkloadOptions {
             System.out.println(s.text());
         }
         System.out.flush();
-        return s.failed() == 0 ? 0 : 1;
+        return s.allSucceeded() ? 0 : 1;
     }
 }

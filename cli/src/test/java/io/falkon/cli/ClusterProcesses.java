@@ -35,9 +35,13 @@ final class ClusterProcesses implements AutoCloseable {
     }
 
     private Process spawn(String name, List<String> args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + "/bin/java",
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
-                Falkon.class.getName()));
+        return spawn(name, List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), args);
+    }
+
+    private Process spawn(String name, List<String> jvm, List<String> args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + "/bin/java"));
+        cmd.addAll(jvm);
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Falkon.class.getName()));
         cmd.addAll(args);
         Path log = logs.resolve(name + "-" + (started++) + ".log");
         Process p = Cli.asUser(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())
@@ -48,11 +52,16 @@ final class ClusterProcesses implements AutoCloseable {
 
     /** Starts {@code falkon dispatcher} on 127.0.0.1:port and waits until it listens. */
     Process dispatcher(int port, String... extra) throws IOException, InterruptedException {
+        return dispatcher(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), port, extra);
+    }
+
+    /** The same in a JVM with these options (as FALKON_JAVA_OPTS gives them). */
+    Process dispatcher(List<String> jvm, int port, String... extra) throws IOException, InterruptedException {
         List<String> args = new ArrayList<>(List.of("dispatcher", "--host", "127.0.0.1", "--port",
                 Integer.toString(port)));
         args.addAll(List.of(extra));
         int n = started;
-        Process p = spawn("dispatcher", args);
+        Process p = spawn("dispatcher", jvm, args);
         Path log = logs.resolve("dispatcher-" + n + ".log");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
@@ -65,6 +74,11 @@ final class ClusterProcesses implements AutoCloseable {
             TimeUnit.MILLISECONDS.sleep(50); // polling its log: the process offers no other signal
         }
         throw new IllegalStateException("dispatcher did not listen within 60 s: " + Files.readString(log));
+    }
+
+    /** Runs any {@code falkon} command (e.g. {@code submit}) in the background; its output goes to NAME-N.log. */
+    Process command(String name, String... args) throws IOException {
+        return spawn(name, List.of(args));
     }
 
     Process executor(int port, String id, String... extra) throws IOException {

@@ -113,6 +113,31 @@ class ReliabilityIT {
     }
 
     @Test
+    void submitExitsNonZeroNamingTheTasksLostWhenADispatcherRestartsWithoutItsJournal() throws Exception {
+        int port = ClusterProcesses.freePort();
+        Path tasks = dir.resolve("tasks.txt");
+        Files.writeString(tasks, "sleep 0.05\n".repeat(400));
+        try (ClusterProcesses procs = new ClusterProcesses(dir)) {
+            Process dispatcher = procs.dispatcher(port);
+            procs.executor(port, "e", "--slots", "4", "--reconnect-for", "120");
+            Process submit = procs.command("submit", "submit", "--dispatcher", "127.0.0.1:" + port,
+                    tasks.toString());
+            try (FalkonClient watcher = FalkonClient.connect("127.0.0.1:" + port,
+                    procs.clientOptions().withReconnectFor(Duration.ZERO))) {
+                await().atMost(Duration.ofMinutes(1))
+                        .until(() -> JSON.readTree(watcher.status()).path("completed").asLong() >= 40);
+            }
+            ClusterProcesses.kill9(dispatcher);
+            procs.dispatcher(port); // no journal: the instance is gone
+            assertThat(submit.waitFor(3, TimeUnit.MINUTES)).isTrue();
+            String out = procs.log("submit");
+            assertThat(submit.exitValue()).as(out).isEqualTo(1);
+            assertThat(out).containsPattern("400 tasks: \\d+ succeeded, 0 failed, \\d+ LOST")
+                    .contains("got no result").containsPattern("line \\d+: lost");
+        }
+    }
+
+    @Test
     void aCorruptJournalTailIsTruncatedAndTheDispatcherStartsWithWhatCameBefore() throws Exception {
         int port = ClusterProcesses.freePort();
         Path journal = dir.resolve("journal");
@@ -138,6 +163,31 @@ class ReliabilityIT {
                 await().atMost(Duration.ofMinutes(1)).until(() -> outputs.size() == 3);
                 assertThat(outputs).containsOnly("EXITED");
                 in.close();
+            }
+        }
+    }
+
+    @Test
+    void aFloodIntoASmallHeapIsSlowedNotCrashedInto() throws Exception {
+        int port = ClusterProcesses.freePort();
+        int n = 300_000;
+        try (ClusterProcesses procs = new ClusterProcesses(dir)) {
+            // 64 MiB of heap, a 32 MiB budget: 300,000 queued tasks (~50 MB) and as many results
+            // awaiting acknowledgement (~48 MB) would each exceed it
+            Process dispatcher = procs.dispatcher(List.of("-Xmx64m", "-XX:+UseParallelGC",
+                    "-XX:+ExitOnOutOfMemoryError"), port);
+            ClientOptions flood = procs.clientOptions().withBundleSize(1000).withMaxInFlight(n);
+            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port, flood);
+                 Instance in = client.createInstance("flood")) {
+                Run run = new Run(in, n, TaskSpec.of("true"));
+                await().atMost(Duration.ofMinutes(1))
+                        .until(() -> JSON.readTree(client.status()).at("/memory/refusingBundles").asBoolean());
+                procs.executor(port, "sink", "--no-exec", "--slots", "1000");
+                run.assertExactlyOneSuccessEach(n);
+                assertThat(dispatcher.isAlive()).isTrue();
+                JsonNode memory = JSON.readTree(client.status()).get("memory");
+                assertThat(memory.get("refusedBundles").asLong()).isPositive();
+                assertThat(procs.log("dispatcher")).contains("refused with BUSY").doesNotContain("OutOfMemoryError");
             }
         }
     }

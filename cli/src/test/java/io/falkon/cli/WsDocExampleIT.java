@@ -37,6 +37,7 @@ class WsDocExampleIT {
                 .redirectErrorStream(true).redirectOutput(dir.resolve("out.txt").toFile());
         pb.environment().put("PORT", Integer.toString(ServiceCommandsTest.freePort()));
         pb.environment().put("WS_PORT", Integer.toString(ServiceCommandsTest.freePort()));
+        Cli.asUser(pb, dir); // its own ~/.falkon, where the dispatcher writes the token
         Process p = pb.start();
         boolean finished = p.waitFor(120, TimeUnit.SECONDS);
         String out = Files.readString(dir.resolve("out.txt"), StandardCharsets.UTF_8);
@@ -45,11 +46,12 @@ class WsDocExampleIT {
         }
         assertThat(finished).as("the example finishes; output so far:%n%s", out).isTrue();
         assertThat(p.exitValue()).as(out).isZero();
-        assertThat(out).containsPattern("instance [0-9a-f]{1,16}")
+        assertThat(out).containsPattern("instance [0-9a-f]{1,16}-[0-9a-f]{32}")
                 .contains("<f:accepted>2</f:accepted><f:id>0</f:id><f:id>1</f:id>")
                 .contains("<f:stdout>hello from falkon\n</f:stdout>")
                 .contains("exitCode=\"3\"").contains("<f:stdout>Linux\n</f:stdout>")
                 .contains("<f:outstanding>0</f:outstanding>")
+                .contains("<f:completed>2</f:completed>").contains("without the token: HTTP 401")
                 .contains("<f:cancelled>0</f:cancelled>");
     }
 }

@@ -4,6 +4,7 @@ import io.falkon.client.transport.Connection;
 import io.falkon.client.transport.ResultSink;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
+import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskSpecCodec;
 
@@ -15,11 +16,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -74,6 +77,14 @@ public final class Instance implements AutoCloseable {
      * or not at all, and answers a bundle it already accepted as accepted without queueing it again.
      */
     private final LinkedHashMap<Long, List<Message.SubmittedTask>> unaccepted = new LinkedHashMap<>();
+    /**
+     * Bundles the dispatcher answered BUSY (over its memory budget), by first id: sent again, in
+     * order, after a pause that grows while it stays busy; nothing newer is sent before them. I/O
+     * thread only.
+     */
+    private final TreeMap<Long, List<Message.SubmittedTask>> refused = new TreeMap<>();
+    private boolean resendScheduled;
+    private int busyAnswers;
     private final String secret;
 
     /** A submitted task waiting for its bundle. */
@@ -154,6 +165,12 @@ public final class Instance implements AutoCloseable {
     private CompletableFuture<TaskResult> enqueue(TaskSpec spec) {
         Objects.requireNonNull(spec, "spec");
         byte[] encoded = TaskSpecCodec.encode(spec);
+        if (encoded.length + Connection.PER_TASK_OVERHEAD > connection.maxBundleBytes()) {
+            // no message could carry it; the dispatcher's own per-task limit is usually far lower
+            throw new IllegalArgumentException("task " + LogSafe.text(spec.argv().get(0)) + " is " + encoded.length
+                    + " bytes encoded, more than one message to the dispatcher at " + connection.address()
+                    + " can carry (" + connection.maxBundleBytes() + ")");
+        }
         acquirePermit();
         CompletableFuture<TaskResult> f = new CompletableFuture<>();
         outstanding.incrementAndGet();
@@ -197,14 +214,21 @@ public final class Instance implements AutoCloseable {
     /** On the I/O thread: sends everything queued, in bundles of at most bundleSize. */
     private void flush() {
         flushScheduled.set(false);
-        if (!attached) {
-            return; // re-attaching after a reconnection; flushed once the dispatcher answers
+        if (!attached || !refused.isEmpty()) {
+            // re-attaching after a reconnection, or the dispatcher is busy: flushed once it answers
+            return;
         }
+        int budget = connection.maxBundleBytes();
         while (queuedToSend.get() > 0) {
             int n = Math.min(bundleSize, queuedToSend.get());
             List<Message.SubmittedTask> bundle = new ArrayList<>(n);
+            long bytes = 0;
             Queued q;
-            while (bundle.size() < n && (q = toSend.poll()) != null) {
+            // cut by count and by bytes: a bundle never outgrows one message to the dispatcher
+            while (bundle.size() < n && (q = toSend.peek()) != null
+                    && (bundle.isEmpty() || bytes + q.spec().length + Connection.PER_TASK_OVERHEAD <= budget)) {
+                toSend.poll(); // this thread alone takes from the queue: the head is still q
+                bytes += q.spec().length + Connection.PER_TASK_OVERHEAD;
                 long taskId = nextTaskId++; // ids in send order: a re-send covers exactly what was not accepted
                 pending.put(taskId, q.future());
                 bundle.add(new Message.SubmittedTask(taskId, q.spec()));
@@ -227,10 +251,17 @@ public final class Instance implements AutoCloseable {
         connection.submit(id, bundle).whenComplete((accepted, err) -> {
             if (err == null) {
                 unaccepted.remove(first);
+                busyAnswers = 0;
                 return;
             }
             Throwable cause = err instanceof CompletionException && err.getCause() != null
                     ? err.getCause() : err;
+            if (cause instanceof FalkonException fe && fe.code() == ErrorCode.BUSY && lost == null && !closed) {
+                unaccepted.remove(first);
+                refused.put(first, bundle);
+                resendLater();
+                return;
+            }
             boolean bounced = cause instanceof ConnectionLostException
                     || cause instanceof FalkonException fe && fe.code() == ErrorCode.SHUTTING_DOWN;
             if (bounced && reconnects && lost == null) {
@@ -238,6 +269,29 @@ public final class Instance implements AutoCloseable {
             }
             unaccepted.remove(first);
             failBundle(bundle, cause);
+        });
+    }
+
+    /**
+     * On the I/O thread: once per BUSY episode, sends the refused bundles again after a pause (10 ms
+     * doubling to 1 s while the dispatcher stays busy), then whatever was queued meanwhile.
+     */
+    private void resendLater() {
+        if (resendScheduled) {
+            return;
+        }
+        resendScheduled = true;
+        long delayMillis = Math.min(1000, 10L << Math.min(busyAnswers++, 7));
+        Executor later = CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS, connection.executor());
+        later.execute(() -> {
+            resendScheduled = false;
+            if (!attached || lost != null) {
+                return; // re-attaching sends them; a lost instance has failed them
+            }
+            List<List<Message.SubmittedTask>> again = new ArrayList<>(refused.values());
+            refused.clear();
+            again.forEach(this::send);
+            flush();
         });
     }
 
@@ -262,7 +316,9 @@ public final class Instance implements AutoCloseable {
                 return;
             }
             List<List<Message.SubmittedTask>> again = new ArrayList<>(unaccepted.values());
+            again.addAll(refused.values());
             unaccepted.clear();
+            refused.clear();
             attached = true;
             for (List<Message.SubmittedTask> bundle : again) {
                 send(bundle);
@@ -312,6 +368,15 @@ public final class Instance implements AutoCloseable {
                 idle.wait(1000);
             }
         }
+    }
+
+    /**
+     * Why the instance was lost (its connection broke for good, or the dispatcher no longer knows it),
+     * or null while it is usable: its unfinished tasks' futures failed with this, no result will
+     * come for them.
+     */
+    public FalkonException lostCause() {
+        return lost;
     }
 
     /** Waits up to {@code timeout} for every task submitted so far; returns whether they all finished. */

@@ -21,12 +21,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -52,18 +50,7 @@ class FuzzTest {
         falkon.addAppender(errors);
         try (Topology t = new Topology(DispatcherConfig.local().withToken(TOKEN), 1, 4); FalkonClient good = t.client();
              Instance in = good.createInstance()) {
-            AtomicBoolean fuzzing = new AtomicBoolean(true);
-            List<CompletableFuture<TaskResult>> work = new ArrayList<>();
-            CompletableFuture<Void> steady = CompletableFuture.runAsync(() -> {
-                while (fuzzing.get()) {
-                    List<CompletableFuture<TaskResult>> round = in.submit(List.of(TaskSpec.of("true"),
-                            TaskSpec.shell("echo fine")));
-                    synchronized (work) {
-                        work.addAll(round);
-                    }
-                    round.forEach(CompletableFuture::join);
-                }
-            });
+            SteadyWork steady = new SteadyWork(in);
             ExecutorService fuzzers = Executors.newFixedThreadPool(4);
             List<Future<Integer>> runs = new ArrayList<>();
             for (int f = 0; f < 4; f++) {
@@ -75,12 +62,8 @@ class FuzzTest {
                 sent += r.get(3, TimeUnit.MINUTES); // never hangs
             }
             fuzzers.shutdown();
-            fuzzing.set(false);
-            steady.get(1, TimeUnit.MINUTES);
             assertThat(sent).as("fuzz connections the dispatcher accepted (seed %d)", seed).isEqualTo(1000);
-            synchronized (work) {
-                assertThat(work).isNotEmpty().allSatisfy(w -> assertThat(w.join().succeeded()).isTrue());
-            }
+            steady.stopAndAssertAllSucceeded();
             assertThat(good.status()).contains("\"registered\":1");
             assertThat(errors.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.ERROR)).toList())
                     .as("internal errors (seed %d)", seed).isEmpty();

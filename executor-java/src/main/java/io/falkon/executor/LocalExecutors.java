@@ -60,7 +60,8 @@ public final class LocalExecutors implements AutoCloseable {
     public static List<String> javaCommand() {
         List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + File.separator + "bin"
                 + File.separator + "java", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-Dfalkon.log.level=WARN"));
+                // out of memory, a JVM is in no state to go on: exit, and let the dispatcher re-run its tasks
+                "-XX:+ExitOnOutOfMemoryError", "-Dfalkon.log.level=WARN"));
         String jar = System.getProperty(JAR_PROPERTY);
         if (jar != null && Files.isRegularFile(Path.of(jar))) {
             cmd.addAll(List.of("-jar", jar));

@@ -12,6 +12,8 @@ public enum ErrorCode {
     INVALID_TASK(11, false),
     DUPLICATE_EXECUTOR(12, true),
     SHUTTING_DOWN(13, false),
+    /** Over its memory budget the dispatcher queued nothing of a bundle: send it again later. */
+    BUSY(14, false),
     /** A code this implementation does not know (decoded from a newer peer). */
     UNKNOWN(0, true);
 

@@ -46,6 +46,15 @@ public interface Connection extends AutoCloseable {
     /** A serial executor for coalescing submissions (the connection's I/O thread). */
     Executor executor();
 
+    /**
+     * The most encoded task bytes one SUBMIT may carry ({@link #PER_TASK_OVERHEAD} counted per
+     * task): a bundle is cut before it would outgrow what the dispatcher reads in one message.
+     */
+    int maxBundleBytes();
+
+    /** What a task costs in a SUBMIT beyond its encoded spec (its id and length), rounded up. */
+    int PER_TASK_OVERHEAD = 16;
+
     /** Whether the connection is up now (false while reconnecting, and after it failed or closed). */
     boolean connected();
 

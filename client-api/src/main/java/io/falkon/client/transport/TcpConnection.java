@@ -45,6 +45,8 @@ import java.util.function.LongFunction;
  */
 public final class TcpConnection implements Connection {
     private static final Logger log = LoggerFactory.getLogger(TcpConnection.class);
+    /** Room left in a frame for the SUBMIT's own fields. */
+    private static final int FRAME_HEADROOM = 1024;
 
     private final EventLoopGroup group;
     private final EventLoop loop;
@@ -55,6 +57,8 @@ public final class TcpConnection implements Connection {
     private final Map<Long, ResultSink> sinks = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Message> outgoing = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    /** The dispatcher's frame limit, from its WELCOME. */
+    private volatile int maxFrameLength = Protocol.DEFAULT_MAX_FRAME_LENGTH;
     private volatile Throwable failure;
     private volatile boolean closed;
 
@@ -195,6 +199,11 @@ public final class TcpConnection implements Connection {
     }
 
     @Override
+    public int maxBundleBytes() {
+        return maxFrameLength - FRAME_HEADROOM;
+    }
+
+    @Override
     public boolean connected() {
         return session.channel() != null && failure == null && !closed;
     }
@@ -259,6 +268,7 @@ public final class TcpConnection implements Connection {
     private final class Events implements PeerSession.Listener {
         @Override
         public void welcomed(Channel channel, Message.Welcome welcome, boolean again) {
+            maxFrameLength = welcome.maxFrameLength();
             if (again) {
                 for (ResultSink sink : sinks.values()) {
                     sink.reconnected();

@@ -327,6 +327,15 @@ public final class WsConnection implements Connection {
         return serial;
     }
 
+    /**
+     * A quarter of the WS interface's default request limit (32 MiB): a task's XML can be larger
+     * than its encoded spec (escaped text, element names).
+     */
+    @Override
+    public int maxBundleBytes() {
+        return 8 << 20;
+    }
+
     @Override
     public boolean connected() {
         return !closed;
@@ -425,8 +434,10 @@ public final class WsConnection implements Connection {
                 if (e instanceof FalkonException f) {
                     throw new CompletionException(f);
                 }
-                throw new CompletionException(new FalkonException("unreadable " + op + " response from " + uri
-                        + " (HTTP " + resp.statusCode() + "): " + e.getMessage(), e));
+                throw new CompletionException(resp.statusCode() == 503
+                        ? new FalkonException(ErrorCode.BUSY, op + " to " + uri + ": the service is busy (HTTP 503)")
+                        : new FalkonException("unreadable " + op + " response from " + uri + " (HTTP "
+                                + resp.statusCode() + "): " + e.getMessage(), e));
             }
         }, serial);
     }
@@ -466,7 +477,9 @@ public final class WsConnection implements Connection {
             }
             r.nextTag();
             if (r.getLocalName().equals("Fault")) {
-                throw new FalkonException(null, "the dispatcher refused " + op + ": " + faultReason(r));
+                // 503: the service will take the same call later (over its memory budget, or busy)
+                throw new FalkonException(resp.statusCode() == 503 ? ErrorCode.BUSY : null,
+                        "the dispatcher refused " + op + ": " + faultReason(r));
             }
             if (!r.getLocalName().equals(op + "Response")) {
                 throw new XMLStreamException("expected " + op + "Response, got " + r.getLocalName());

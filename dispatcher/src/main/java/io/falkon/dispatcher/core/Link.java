@@ -22,9 +22,6 @@ public interface Link {
     /** Sends {@code error} (if not null) after everything buffered, then closes the connection. */
     void close(Message.ErrorMessage error);
 
-    /** Stops or resumes reading from this connection (backpressure on clients). */
-    void setReading(boolean reading);
-
     /** The peer's address, for logs and status. */
     String remote();
 

@@ -62,8 +62,7 @@ public final class Scheduler {
     private final StatusReporter reporter = new StatusReporter();
 
     private long staleResults;
-    private boolean readingPaused;
-    private long pauses;
+    private final MemoryBudget memory;
     private DataStats data = DataStats.ZERO;
     private boolean shuttingDown;
     /** Wall-clock and monotonic readings, taken once per event rather than once per task. */
@@ -79,6 +78,7 @@ public final class Scheduler {
         this.clock = clock;
         this.dispatcherId = dispatcherId;
         this.config = config;
+        this.memory = new MemoryBudget(config.memoryBudgetBytes());
         this.journal = journal;
         refreshClock();
         this.startedTick = tickMicros;
@@ -354,6 +354,13 @@ public final class Scheduler {
             }
             return;
         }
+        memory.check(ledger.queuedBytes(), ledger.runningBytes(), instances.retainedBytes());
+        if (memory.refusing()) {
+            memory.refused();
+            replyError(link, req.requestId(), ErrorCode.BUSY, "the dispatcher is over its memory budget of "
+                    + (memory.budgetBytes() >> 20) + " MiB; nothing of this bundle was queued: send it again later");
+            return;
+        }
         for (int i = 0, n = tasks.size(); i < n; i++) {
             Message.SubmittedTask s = tasks.get(i);
             in.accepted.add(s.clientTaskId());
@@ -591,7 +598,8 @@ public final class Scheduler {
                 ledger.running(), ledger.completed(), ledger.succeeded(), ledger.retried(), instances.size(),
                 instances.detachedCount(), pool.size(), pool.suspendedCount(), pool.totalSlots(), data,
                 pool.index().objects(), w == null ? 0 : w.size(), ledger.queuedBytes(), ledger.runningBytes(),
-                instances.retainedBytes(), config.memoryBudgetBytes(), readingPaused, rows);
+                instances.retainedBytes(), memory.budgetBytes(), memory.refusing(), memory.holdingDispatch(),
+                memory.refusedBundles(), rows);
     }
 
     /** Completes the future once at least {@code count} executors are registered. */
@@ -717,7 +725,8 @@ public final class Scheduler {
 
     /** Ends a batch of events: one scheduling round, then one write per link after the journal commit. */
     public void endBatch() {
-        if (!ledger.isEmpty() && pool.totalCredits() > 0) {
+        memory.check(ledger.queuedBytes(), ledger.runningBytes(), instances.retainedBytes());
+        if (!ledger.isEmpty() && pool.totalCredits() > 0 && !memory.holdingDispatch()) {
             refreshClock();
             if (ledger.window() != null) {
                 ledger.window().fill();
@@ -725,7 +734,6 @@ public final class Scheduler {
             policy.schedule(round);
         }
         outbox.endRound();
-        checkMemory();
         outbox.commit(journal);
     }
 
@@ -750,28 +758,6 @@ public final class Scheduler {
             }
         }
         return hints.isEmpty() ? ExtField.NONE : List.of(new ExtField(ExtTags.HINTS, DataCodec.encodeHints(hints)));
-    }
-
-    /**
-     * Backpressure: queued tasks over budget stop reading from clients; below 80% of it reading
-     * resumes. Results awaiting acknowledgement are not counted: reading the clients' acks is what
-     * frees them, so pausing for them would never end (a client's own in-flight bound limits them).
-     */
-    private void checkMemory() {
-        long used = ledger.queuedBytes();
-        if (!readingPaused && used > config.memoryBudgetBytes()) {
-            readingPaused = true;
-            pauses++;
-            log.warn("{} MiB of queued tasks exceed the budget of {} MiB: pausing submissions from {} clients",
-                    used >> 20, config.memoryBudgetBytes() >> 20, instances.clients().size());
-            instances.clients().forEach(l -> l.setReading(false));
-        } else if (readingPaused && used < config.memoryBudgetBytes() * 8 / 10) {
-            readingPaused = false;
-            log.info("memory back to {} MiB: resuming submissions", used >> 20);
-            instances.clients().forEach(l -> l.setReading(true));
-        } else if (readingPaused) {
-            instances.clients().forEach(l -> l.setReading(false)); // includes clients that connected since
-        }
     }
 
     /** Reads the clock once per event rather than once per task. */
@@ -821,8 +807,14 @@ public final class Scheduler {
         return ledger.retried();
     }
 
-    public boolean clientsPaused() {
-        return readingPaused;
+    /** Whether new bundles are refused with BUSY (over the memory budget). */
+    public boolean refusingBundles() {
+        return memory.refusing();
+    }
+
+    /** Whether dispatching waits for clients to acknowledge results. */
+    public boolean holdingDispatch() {
+        return memory.holdingDispatch();
     }
 
     /** Dispatched tasks with a deadline (a finished task has none: it must not be kept reachable). */

@@ -96,7 +96,9 @@ public final class StatusReporter {
         mem.put("runningBytes", s.runningBytes());
         mem.put("retainedResultBytes", s.retainedResultBytes());
         mem.put("budgetBytes", s.budgetBytes());
-        mem.put("clientsPaused", s.clientsPaused());
+        mem.put("refusingBundles", s.refusingBundles());
+        mem.put("holdingDispatch", s.holdingDispatch());
+        mem.put("refusedBundles", s.refusedBundles());
         ObjectNode j = o.putObject("jvm");
         JvmSample sample = jvm;
         j.put("heapUsedBytes", sample.heapUsedBytes());

@@ -12,7 +12,8 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
                       long completed, long succeeded, long retried, int instances, long detachedInstances,
                       int executorsRegistered, long executorsSuspended, int slots, DataStats data,
                       int indexedObjects, int window, long queuedBytes, long runningBytes, long retainedResultBytes,
-                      long budgetBytes, boolean clientsPaused, List<ExecutorRow> executors) {
+                      long budgetBytes, boolean refusingBundles, boolean holdingDispatch, long refusedBundles,
+                      List<ExecutorRow> executors) {
 
     /** One executor's line. {@code suspendedSeconds} is meaningful only when suspended. */
     public record ExecutorRow(String id, String host, int slots, int running, int credits, long completed, long failures,

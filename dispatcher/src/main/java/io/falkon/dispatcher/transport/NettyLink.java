@@ -49,13 +49,6 @@ final class NettyLink implements Link {
     }
 
     @Override
-    public void setReading(boolean reading) {
-        if (channel.config().isAutoRead() != reading) {
-            channel.config().setAutoRead(reading);
-        }
-    }
-
-    @Override
     public void close(Message.ErrorMessage error) {
         List<Message> out = pending;
         pending = new ArrayList<>();

@@ -167,14 +167,8 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
             switch (idle.state()) {
                 case WRITER_IDLE -> ctx.writeAndFlush(new Message.Heartbeat(System.currentTimeMillis() * 1000),
                         ctx.voidPromise());
-                case READER_IDLE -> {
-                    // while we hold reading off (memory backpressure) the peer's heartbeats wait unread in
-                    // the socket: the silence is ours, not a sign that the peer is gone
-                    if (ctx.channel().config().isAutoRead()) {
-                        protocolError(ctx, ErrorCode.UNEXPECTED_MESSAGE,
-                                "nothing received for " + settings.deadAfterMillis() + " ms (heartbeats missed)");
-                    }
-                }
+                case READER_IDLE -> protocolError(ctx, ErrorCode.UNEXPECTED_MESSAGE,
+                        "nothing received for " + settings.deadAfterMillis() + " ms (heartbeats missed)");
                 default -> {
                 }
             }

@@ -8,18 +8,29 @@ final class WsFault extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
     private final boolean callersFault;
+    private final boolean retryLater;
 
-    private WsFault(String message, boolean callersFault) {
+    private WsFault(String message, boolean callersFault, boolean retryLater) {
         super(message, null, false, false);
         this.callersFault = callersFault;
+        this.retryLater = retryLater;
     }
 
     static WsFault client(String message) {
-        return new WsFault(message, true);
+        return new WsFault(message, true, false);
     }
 
     static WsFault server(String message) {
-        return new WsFault(message, false);
+        return new WsFault(message, false, false);
+    }
+
+    /** The service cannot take the call now but will later: HTTP 503 with Retry-After. */
+    static WsFault busy(String message) {
+        return new WsFault(message, false, true);
+    }
+
+    boolean retryLater() {
+        return retryLater;
     }
 
     boolean callersFault() {

@@ -23,7 +23,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -78,7 +77,6 @@ final class WsGateway implements AutoCloseable {
     private final Admission admission;
     private final WsTransport.Settings settings;
     private final Executor completions;
-    private final ScheduledExecutorService timer;
     private final Map<Long, CompletableFuture<Message>> pending = new ConcurrentHashMap<>();
     private final Map<Long, Session> sessions = new ConcurrentHashMap<>();
     private final AtomicLong requests = new AtomicLong();
@@ -87,14 +85,11 @@ final class WsGateway implements AutoCloseable {
     /**
      * @param completions where the operations' futures complete (the WS worker pool: never the
      *                    thread that sends the scheduler's batches)
-     * @param timer       long-poll and reply timeouts
      */
-    WsGateway(Admission admission, WsTransport.Settings settings, Executor completions,
-              ScheduledExecutorService timer) {
+    WsGateway(Admission admission, WsTransport.Settings settings, Executor completions) {
         this.admission = admission;
         this.settings = settings;
         this.completions = completions;
-        this.timer = timer;
     }
 
     WsTransport.Settings settings() {
@@ -147,7 +142,7 @@ final class WsGateway implements AutoCloseable {
         if (tasks.isEmpty()) {
             throw WsFault.client("Submit has no <task>");
         }
-        return session(who, from, key).thenCompose(s -> whenReading(s, System.nanoTime()).thenCompose(v -> {
+        return session(who, from, key).thenCompose(s -> {
             long[] ids = new long[tasks.size()];
             List<Message.SubmittedTask> bundle = new ArrayList<>(tasks.size());
             synchronized (s) {
@@ -162,27 +157,7 @@ final class WsGateway implements AutoCloseable {
             }
             long requestId = nextRequestId();
             return call(s.caller, requestId, new Message.Submit(requestId, s.id, bundle)).thenApply(m -> ids);
-        }));
-    }
-
-    /** Over the memory budget the scheduler pauses this link: a Submit waits (up to a limit) for it to resume. */
-    private CompletableFuture<Void> whenReading(Session s, long sinceNanos) {
-        if (s.link.reading() || closed) {
-            return CompletableFuture.completedFuture(null);
-        }
-        if (System.nanoTime() - sinceNanos > TimeUnit.SECONDS.toNanos(settings.replyTimeoutSeconds())) {
-            return CompletableFuture.failedFuture(WsFault.server("the dispatcher is over its memory budget and "
-                    + "accepts no tasks now; retry later"));
-        }
-        CompletableFuture<Void> later = new CompletableFuture<>();
-        timer.schedule(() -> whenReading(s, sinceNanos).whenComplete((v, e) -> {
-            if (e != null) {
-                later.completeExceptionally(e);
-            } else {
-                later.complete(null);
-            }
-        }), 50, TimeUnit.MILLISECONDS);
-        return later;
+        });
     }
 
     /** What GetResults returns: the results and how many tasks have no result returned yet. */
@@ -459,6 +434,9 @@ final class WsGateway implements AutoCloseable {
             if (m instanceof Message.ErrorMessage e) {
                 if (e.errorCode() == ErrorCode.UNKNOWN_INSTANCE) {
                     throw WsFault.client("unknown instance: " + e.message());
+                }
+                if (e.errorCode() == ErrorCode.BUSY) {
+                    throw WsFault.busy(e.message() + " (the same Submit, with the same task ids, is queued once)");
                 }
                 throw e.errorCode() == ErrorCode.SHUTTING_DOWN ? WsFault.server(e.message())
                         : WsFault.client(e.message());

@@ -19,7 +19,6 @@ final class WsLink implements Link {
     private final Consumer<List<Message>> receiver;
     private final Runnable closed;
     private List<Message> buffered = new ArrayList<>();
-    private volatile boolean reading = true;
 
     /**
      * @param receiver gets each batch's messages (on the thread that sends batches: keep it short)
@@ -55,16 +54,6 @@ final class WsLink implements Link {
             receiver.accept(out);
         }
         closed.run();
-    }
-
-    @Override
-    public void setReading(boolean reading) {
-        this.reading = reading;
-    }
-
-    /** False while the scheduler is over its memory budget: submissions wait. */
-    boolean reading() {
-        return reading;
     }
 
     @Override

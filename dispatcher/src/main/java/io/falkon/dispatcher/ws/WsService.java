@@ -104,34 +104,57 @@ final class WsService {
             return done(fault(Soap.V11, 415, true, "Content-Type must be text/xml (SOAP 1.1) or application/soap+xml "
                     + "(SOAP 1.2), got '" + (req.contentType() == null ? "" : req.contentType()) + "'"));
         }
+        // a token in the HTTP headers is checked before the body is looked at
+        Admission.Credential who = null;
+        String fromHttp = HttpAuth.presented(req.authorization(), req.tokenHeader());
+        if (fromHttp != null) {
+            who = admission.authenticate("ws " + req.from(), fromHttp);
+            if (who == null) {
+                return done(unauthorized(soap));
+            }
+        }
         try {
-            return soap(req, soap).exceptionally(e -> failure(soap, e));
+            return soap(req, soap, who).exceptionally(e -> failure(soap, e));
         } catch (RuntimeException | XMLStreamException e) {
             return done(failure(soap, e));
         }
     }
 
-    private CompletableFuture<Response> soap(Request req, Soap soap) throws XMLStreamException {
-        SOAPEnvelope env = envelope(req, soap);
-        SOAPHeader header = env.getHeader();
+    /** @param who the caller if the HTTP headers authenticated it, else null (the SOAP header must) */
+    private CompletableFuture<Response> soap(Request req, Soap soap, Admission.Credential who)
+            throws XMLStreamException {
+        SOAPEnvelope env;
         String headerToken = null;
-        if (header != null) {
-            Iterator<SOAPHeaderBlock> blocks = header.examineAllHeaderBlocks();
-            while (blocks.hasNext()) {
+        String notUnderstood = null;
+        try {
+            env = envelope(req, soap);
+            SOAPHeader header = env.getHeader();
+            Iterator<SOAPHeaderBlock> blocks = header == null ? null : header.examineAllHeaderBlocks();
+            while (blocks != null && blocks.hasNext()) {
                 SOAPHeaderBlock b = blocks.next();
                 if (NS.equals(b.getNamespaceURI()) && b.getLocalName().equals("token")) {
                     headerToken = b.getText().strip();
                     b.setProcessed();
-                } else if (b.getMustUnderstand()) {
-                    return done(fault(soap, soap.clientStatus, true, "header <" + b.getLocalName() + "> in namespace '"
-                            + b.getNamespaceURI() + "' must be understood, and this service does not know it"));
+                } else if (b.getMustUnderstand() && notUnderstood == null) {
+                    notUnderstood = "header <" + b.getLocalName() + "> in namespace '" + b.getNamespaceURI()
+                            + "' must be understood, and this service does not know it";
                 }
             }
+        } catch (RuntimeException e) {
+            // not an envelope: a caller not yet known to hold the token learns nothing more than 401
+            if (who == null && admission.authenticate("ws " + req.from(), null) == null) {
+                return done(unauthorized(soap));
+            }
+            throw e;
         }
-        Admission.Credential who = admission.authenticate("ws " + req.from(),
-                presented(req.authorization(), req.tokenHeader(), headerToken));
         if (who == null) {
-            return done(unauthorized(soap));
+            who = admission.authenticate("ws " + req.from(), headerToken);
+            if (who == null) {
+                return done(unauthorized(soap));
+            }
+        }
+        if (notUnderstood != null) {
+            return done(fault(soap, soap.clientStatus, true, notUnderstood));
         }
         SOAPBody body = env.getBody();
         OMElement request = body == null ? null : body.getFirstElement();
@@ -221,6 +244,10 @@ final class WsService {
         Throwable c = e;
         while (c instanceof CompletionException && c.getCause() != null) {
             c = c.getCause();
+        }
+        if (c instanceof WsFault f && f.retryLater()) {
+            Response busy = fault(soap, 503, false, f.getMessage());
+            return new Response(503, busy.contentType(), busy.body(), Map.of("Retry-After", "1"));
         }
         if (c instanceof WsFault f) {
             return fault(soap, f.callersFault() ? soap.clientStatus : 500, f.callersFault(), f.getMessage());

@@ -28,8 +28,6 @@ import java.net.NetworkInterface;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -106,18 +104,16 @@ public final class WsTransport implements AutoCloseable {
     private final EventLoopGroup boss;
     private final EventLoopGroup io;
     private final ThreadPoolExecutor workers;
-    private final ScheduledExecutorService timer;
     private final WsGateway gateway;
     private final Channel server;
     private final String url;
     private volatile boolean closed;
 
     private WsTransport(EventLoopGroup boss, EventLoopGroup io, ThreadPoolExecutor workers,
-                        ScheduledExecutorService timer, WsGateway gateway, Channel server, String url) {
+                        WsGateway gateway, Channel server, String url) {
         this.boss = boss;
         this.io = io;
         this.workers = workers;
-        this.timer = timer;
         this.gateway = gateway;
         this.server = server;
         this.url = url;
@@ -136,9 +132,7 @@ public final class WsTransport implements AutoCloseable {
         int cores = Runtime.getRuntime().availableProcessors();
         ThreadPoolExecutor workers = new ThreadPoolExecutor(Math.max(2, cores), Math.max(2, cores), 60,
                 TimeUnit.SECONDS, new ArrayBlockingQueue<>(4096), new DefaultThreadFactory("falkon-ws-worker", true));
-        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(
-                new DefaultThreadFactory("falkon-ws-timer", true));
-        WsGateway gateway = new WsGateway(admission, settings, workers, timer);
+        WsGateway gateway = new WsGateway(admission, settings, workers);
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-ws-accept", true),
                 NioIoHandler.newFactory());
         EventLoopGroup io = new MultiThreadIoEventLoopGroup(Math.max(1, cores / 2),
@@ -171,7 +165,7 @@ public final class WsTransport implements AutoCloseable {
                     + SERVICE_PATH;
             service[0] = new WsService(gateway, SERVICE_PATH, serviceUrl[0], wsdl(serviceUrl[0]));
             log.info("WS interface at {} (WSDL: {}?wsdl)", serviceUrl[0], serviceUrl[0]);
-            return new WsTransport(boss, io, workers, timer, gateway, ch, serviceUrl[0]);
+            return new WsTransport(boss, io, workers, gateway, ch, serviceUrl[0]);
         } catch (InterruptedException | RuntimeException | IOException e) {
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
@@ -179,7 +173,6 @@ public final class WsTransport implements AutoCloseable {
             boss.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             io.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             workers.shutdownNow();
-            timer.shutdownNow();
             throw new IllegalStateException("cannot start the WS interface on " + address + ": " + e.getMessage(), e);
         }
     }
@@ -278,6 +271,5 @@ public final class WsTransport implements AutoCloseable {
         boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         io.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         workers.shutdownNow();
-        timer.shutdownNow();
     }
 }

@@ -25,7 +25,6 @@ public final class FakeLink implements Link {
         return buffered.size() == 1;
     }
 
-    public boolean reading = true;
 
     @Override
     public Runnable takeFlush() {
@@ -38,11 +37,6 @@ public final class FakeLink implements Link {
             sent.addAll(out);
             flushes++;
         };
-    }
-
-    @Override
-    public void setReading(boolean reading) {
-        this.reading = reading;
     }
 
     @Override

@@ -207,20 +207,59 @@ class ReliabilityTest {
     }
 
     @Test
-    void clientsArePausedOverTheMemoryBudgetAndResumedBelowIt() {
+    void overTheMemoryBudgetBundlesAreRefusedBusyAndAcceptedAgainOnceItDrains() {
         SchedulerHarness h = new SchedulerHarness(new FirstAvailable(),
                 SchedulerConfig.defaults().withMemoryBudgetBytes(1 << 20), Journal.NONE);
-        FakeLink client = h.client("c");
-        FakeLink other = h.client("other");
-        h.submit(client, 20_000); // ~120 bytes each: over 1 MiB
-        assertThat(h.scheduler.clientsPaused()).isTrue();
-        assertThat(client.reading).isFalse();
-        assertThat(other.reading).isFalse();
-        FakeLink e = h.executor("e", 20_000, 20_000);
+        FakeLink client = h.client("c", 60);
+        FakeLink other = h.client("other", 60);
+        long clientInstance = h.instanceOf(client);
+        long otherInstance = h.instanceOf(other);
+        h.submit(client, 10_000); // ~170 bytes each: over 1 MiB
+        assertThat(h.scheduler.queuedCount()).isEqualTo(10_000);
+        client.sent.clear();
+        other.sent.clear();
+        h.submit(other, otherInstance, 10);
+        h.submit(client, clientInstance, 10);
+        for (FakeLink c : List.of(client, other)) {
+            assertThat(c.sent).as(c.remote()).hasSize(1);
+            Message.ErrorMessage busy = c.sent(Message.ErrorMessage.class).get(0);
+            assertThat(busy.errorCode()).isEqualTo(ErrorCode.BUSY);
+            assertThat(busy.message()).contains("memory budget").contains("send it again later");
+            assertThat(c.closed).as("a request error: the connection stays").isFalse();
+        }
+        assertThat(h.scheduler.queuedCount()).as("nothing of a refused bundle is queued").isEqualTo(10_000);
+        assertThat(h.scheduler.refusingBundles()).isTrue();
+        FakeLink e = h.executor("e", 10_000, 10_000);
         h.complete(e, dispatched(e));
-        assertThat(h.scheduler.clientsPaused()).isFalse();
-        assertThat(client.reading).isTrue();
-        assertThat(other.reading).isTrue();
+        h.scheduler.ack(client, new Message.Ack(clientInstance, Long.MAX_VALUE));
+        h.scheduler.endBatch();
+        assertThat(h.scheduler.refusingBundles()).isFalse();
+        other.sent.clear();
+        h.submit(other, otherInstance, 10);
+        assertThat(other.sent(Message.Submitted.class)).hasSize(1);
+        assertThat(h.scheduler.statusJson()).contains("\"refusedBundles\":2");
+    }
+
+    @Test
+    void resultsAwaitingAcknowledgementOverHalfTheBudgetHoldDispatchUntilAcked() {
+        SchedulerHarness h = new SchedulerHarness(new FirstAvailable(),
+                SchedulerConfig.defaults().withMemoryBudgetBytes(1 << 20), Journal.NONE);
+        FakeLink client = h.client("c", 60); // a lease: results are kept until acknowledged
+        FakeLink e = h.executor("e", 8, 8);
+        h.submit(client, 100);
+        byte[] out = new byte[100_000];
+        for (int round = 0; round < 8 && !h.scheduler.holdingDispatch(); round++) {
+            List<Message.DispatchedTask> ts = dispatched(e);
+            h.finish(e, ts, new Execution(TaskStatus.EXITED, 0, 0, 1, 2, out, new byte[0], "", ExtField.NONE));
+        }
+        assertThat(h.scheduler.holdingDispatch()).as("~100 KB results, unacknowledged").isTrue();
+        e.sent.clear();
+        h.scheduler.endBatch();
+        assertThat(dispatched(e)).as("credits, queued tasks, but nothing dispatched").isEmpty();
+        h.scheduler.ack(client, new Message.Ack(h.instanceOf(client), Long.MAX_VALUE));
+        h.scheduler.endBatch();
+        assertThat(h.scheduler.holdingDispatch()).isFalse();
+        assertThat(dispatched(e)).isNotEmpty();
     }
 
     @Test
