@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
         description = "Benchmarks: reproduce the papers' figures on this machine.",
         subcommands = {ThroughputBenchmark.class, QueueBenchmark.class, JournalBenchmark.class, ChaosBenchmark.class,
                 SchedulerBenchmark.class, MonotonicBenchmark.class, AllPairsBenchmark.class,
-                WsBenchmark.class, ProvisioningBenchmark.class, BundlingBenchmark.class, EfficiencyBenchmark.class,
+                WsBenchmark.class, ProvisioningBenchmark.class, TlsBenchmark.class, BundlingBenchmark.class, EfficiencyBenchmark.class,
                 ScaleBenchmark.class, LatencyBenchmark.class, EnduranceBenchmark.class,
                 io.falkon.bench.report.ReportCommand.class})
 public final class BenchCommand {

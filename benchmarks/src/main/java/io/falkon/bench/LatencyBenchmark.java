@@ -96,8 +96,12 @@ final class LatencyBenchmark implements Callable<Integer> {
         }
     }
 
-    /** A warm-up, then --tasks tasks one after the other, each submitted when the last result is in. */
     private Histogram sequential(FalkonClient client) throws Exception {
+        return sequential(client, tasks);
+    }
+
+    /** A warm-up, then {@code tasks} tasks one after the other, each submitted when the last result is in. */
+    static Histogram sequential(FalkonClient client, int tasks) throws Exception {
         try (Instance instance = client.createInstance("latency")) {
             TaskSpec spec = TaskSpec.of("/bin/true");
             for (int i = 0; i < Math.max(100, tasks / 5); i++) { // warm-up

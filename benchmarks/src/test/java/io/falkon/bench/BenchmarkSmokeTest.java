@@ -168,6 +168,19 @@ class BenchmarkSmokeTest {
     }
 
     @Test
+    void tlsMeasuresPlainAndTlsInTheSameRun() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("tls", "--tasks", "2000", "--latency-tasks", "50",
+                "--rounds", "1", "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode rows = rows("tls");
+        assertThat(rows.findValuesAsText("mode")).containsExactly("plain", "tls");
+        for (JsonNode r : rows) {
+            assertThat(r.get("tasksPerSecond").asDouble()).isPositive();
+            assertThat(r.get("latencyP99ms").asDouble()).isGreaterThanOrEqualTo(r.get("latencyP50ms").asDouble());
+        }
+    }
+
+    @Test
     void throughputAndScaleMeasureARunningDispatcherAsTheyFindIt() throws Exception {
         try (LocalCluster cluster = new LocalCluster(io.falkon.dispatcher.DispatcherConfig.local(), 3, 1, true,
                 (io.falkon.executor.LocalExecutors.Impl) null, 0)) {

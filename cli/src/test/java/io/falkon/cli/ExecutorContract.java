@@ -15,7 +15,7 @@ import io.falkon.protocol.TaskOutput;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;
-import io.falkon.protocol.tls.TestCertificates;
+import io.falkon.protocol.tls.ThrowawayCertificates;
 import io.falkon.protocol.tls.Tls;
 import io.falkon.protocol.TaskStatus;
 import org.junit.jupiter.api.AfterEach;
@@ -210,8 +210,8 @@ abstract class ExecutorContract {
 
     @Test
     void runsTasksOverTlsTrustingTheGivenCaAndRefusesADispatcherItCannotVerify() throws Exception {
-        TestCertificates.Pem pem = TestCertificates.generate(dir.resolve("pki"));
-        TestCertificates.Pem other = TestCertificates.generate(dir.resolve("other-pki"));
+        ThrowawayCertificates.Pem pem = ThrowawayCertificates.generate(dir.resolve("pki"));
+        ThrowawayCertificates.Pem other = ThrowawayCertificates.generate(dir.resolve("other-pki"));
         Dispatcher d = Dispatcher.start(DispatcherConfig.local().withToken(TOKEN)
                 .withTls(Tls.server(pem.chain(), pem.key())));
         closing.add(d);

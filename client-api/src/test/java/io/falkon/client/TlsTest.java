@@ -6,7 +6,7 @@ import io.falkon.dispatcher.ws.WsTransport;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorConfig;
 import io.falkon.protocol.TaskSpec;
-import io.falkon.protocol.tls.TestCertificates;
+import io.falkon.protocol.tls.ThrowawayCertificates;
 import io.falkon.protocol.tls.Tls;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,13 +36,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class TlsTest {
     @TempDir
     static Path dir;
-    static TestCertificates.Pem pem;
+    static ThrowawayCertificates.Pem pem;
     static Dispatcher dispatcher;
     static Executor executor;
 
     @BeforeAll
     static void start() throws Exception {
-        pem = TestCertificates.generate(dir.resolve("pki"));
+        pem = ThrowawayCertificates.generate(dir.resolve("pki"));
         dispatcher = Dispatcher.start(DispatcherConfig.local().withTls(Tls.server(pem.chain(), pem.key()))
                 .withWs(0, WsTransport.Settings.defaults()));
         executor = Executor.start(ExecutorConfig.of("127.0.0.1", dispatcher.port()).withId("tls-exec").withSlots(2)
@@ -82,7 +82,7 @@ class TlsTest {
 
     @Test
     void aClientTrustingAnotherCaIsRefusedOnBothPorts() throws Exception {
-        Path otherCa = TestCertificates.generate(dir.resolve("other")).ca();
+        Path otherCa = ThrowawayCertificates.generate(dir.resolve("other")).ca();
         assertThatThrownBy(() -> FalkonClient.connect("127.0.0.1:" + dispatcher.port(), trusting(otherCa))
                 .createInstance("x")).hasMessageContaining("TLS handshake").hasMessageContaining("PKIX");
         assertThatThrownBy(() -> FalkonClient.connect(dispatcher.wsUrl(), trusting(otherCa)).createInstance("x"))

@@ -5,9 +5,15 @@ import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.simpleName;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
-/** The dispatcher's layering: the scheduler core and the policies do no I/O and know no transport. */
+/**
+ * The dispatcher's layering: the scheduler core and the policies do no I/O and know no transport;
+ * transports reach the scheduler only through the admission stage (they implement its {@code Link}).
+ */
 @AnalyzeClasses(packages = "io.falkon.dispatcher", importOptions = ImportOption.DoNotIncludeTests.class)
 class ArchitectureTest {
 
@@ -26,6 +32,13 @@ class ArchitectureTest {
     static final ArchRule transportsAreIndependent = noClasses().that().resideInAPackage("..dispatcher.ws..")
             .should().dependOnClassesThat().resideInAPackage("..dispatcher.transport..")
             .because("the TCP and WS transports each talk to the scheduler only");
+
+    @ArchTest
+    static final ArchRule transportsGoThroughAdmission = noClasses()
+            .that().resideInAnyPackage("..dispatcher.transport..", "..dispatcher.ws..")
+            .should().dependOnClassesThat(resideInAPackage("..dispatcher.core..").and(not(simpleName("Link"))))
+            .because("authentication and limits live in one place, the admission stage: a transport hands it "
+                    + "messages and never reaches the scheduler itself");
 
     @ArchTest
     static final ArchRule policiesSeeOnlyTheirInterfaces = noClasses().that().resideInAPackage("..dispatcher.policy..")

@@ -13,18 +13,20 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Throwaway certificates for TLS tests, made with the JDK's own {@code keytool}: a CA, and a server
- * certificate it signs for {@code 127.0.0.1} and {@code localhost}, written as the PEM files the
- * dispatcher ({@code --tls-cert}, {@code --tls-key}) and its peers ({@code --tls-ca}) take.
+ * Throwaway certificates, for the TLS tests and the TLS benchmark, made with the JDK's own
+ * {@code keytool}: a CA valid for 30 days, and a server certificate it signs for {@code 127.0.0.1}
+ * and {@code localhost}, written as the PEM files the dispatcher ({@code --tls-cert},
+ * {@code --tls-key}) and its peers ({@code --tls-ca}) take. Not for production: a real deployment
+ * uses certificates from its site's CA (docs/security.md).
  */
-public final class TestCertificates {
+public final class ThrowawayCertificates {
     private static final String PASS = "changeit";
 
     /** The files: the CA certificate, the server's chain (server then CA), and the server's key (PKCS#8). */
     public record Pem(Path ca, Path chain, Path key) {
     }
 
-    private TestCertificates() {
+    private ThrowawayCertificates() {
     }
 
     /** Generates a CA and a server certificate for 127.0.0.1/localhost in {@code dir}. */
