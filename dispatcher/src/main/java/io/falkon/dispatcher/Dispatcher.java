@@ -142,6 +142,11 @@ public final class Dispatcher implements AutoCloseable {
         return tcp.localAddress();
     }
 
+    /** The scheduler's loop, for tests in this package (e.g. to hold the scheduler thread busy). */
+    SchedulerLoop loop() {
+        return loop;
+    }
+
     /** The Web Services interface's address ({@code http://host:port/axis2/services/Falkon}), or null when off. */
     public String wsUrl() {
         return ws == null ? null : ws.url();

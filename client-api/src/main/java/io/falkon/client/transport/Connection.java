@@ -16,6 +16,7 @@ import java.util.concurrent.Executor;
  * <p><b>Threads.</b> Every future this interface returns completes on {@link #executor()}, the
  * connection's serial I/O thread, and every {@link ResultSink} call is made there too: what an
  * {@code Instance} keeps "on the I/O thread only" is touched by one thread whatever the transport.
+ * (Only after {@link #close()} do calls fail at once, on the calling thread.)
  */
 public interface Connection extends AutoCloseable {
 

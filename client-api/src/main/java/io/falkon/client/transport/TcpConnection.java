@@ -224,7 +224,7 @@ public final class TcpConnection implements Connection {
         session.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         if (failure == null) {
-            failAll(new FalkonException(null, "connection closed"));
+            failAll(new ConnectionLostException("the connection to dispatcher at " + address + " was closed", null));
         }
     }
 

@@ -281,7 +281,7 @@ public final class WsConnection implements Connection {
 
     @Override
     public CompletableFuture<Message.Attached> attach(long instanceId, String secret) {
-        keys.put(instanceId, InstanceKey.format(instanceId, secret));
+        String previous = keys.put(instanceId, InstanceKey.format(instanceId, secret));
         return status(instanceId).thenApply(doc -> {
             try {
                 JsonNode d = JSON.readTree(doc);
@@ -291,8 +291,12 @@ public final class WsConnection implements Connection {
                 throw new CompletionException(new FalkonException("unreadable GetStatus document from " + uri, e));
             }
         }).whenComplete((a, err) -> {
-            if (err != null) {
-                keys.remove(instanceId);
+            if (err != null) { // a wrong secret does not cost the instance the key it had
+                if (previous != null) {
+                    keys.put(instanceId, previous);
+                } else {
+                    keys.remove(instanceId);
+                }
             }
         });
     }
@@ -364,7 +368,10 @@ public final class WsConnection implements Connection {
         final ResultSink sink;
         final Thread thread;
         volatile boolean stopped;
-        /** The highest result seq the instance has: acknowledged with the next GetResults. */
+        /**
+         * The highest result seq received: acknowledged with the next GetResults, so that a reply lost
+         * on the way is fetched again and one that arrived is not.
+         */
         volatile long acked;
 
         Poller(long id, ResultSink sink) {
@@ -388,6 +395,9 @@ public final class WsConnection implements Connection {
                     return;
                 }
                 if (!b.results().isEmpty() && !stopped) {
+                    for (Message.DeliveredResult r : b.results()) {
+                        acked = Math.max(acked, r.seq());
+                    }
                     serial.execute(() -> sink.deliver(b.results()));
                 }
             }
@@ -413,7 +423,13 @@ public final class WsConnection implements Connection {
         try {
             body = envelope(op, content);
         } catch (XMLStreamException | RuntimeException e) {
-            return CompletableFuture.failedFuture(new FalkonException("cannot write the " + op + " request", e));
+            // failed on the serial executor too: the caller's I/O-thread-only state is touched there alone
+            // (what a Submit cannot write is a task that is not one: the dispatcher's INVALID_TASK)
+            FalkonException unwritable = new FalkonException(op.equals("Submit") ? ErrorCode.INVALID_TASK : null,
+                    "cannot write the " + op + " request: " + e.getMessage());
+            return CompletableFuture.supplyAsync(() -> {
+                throw new CompletionException(unwritable);
+            }, serial);
         }
         HttpRequest.Builder req = HttpRequest.newBuilder(uri).timeout(timeout.plusSeconds(POLL_WAIT_SECONDS + 60))
                 .header("Content-Type", "text/xml; charset=UTF-8").header("SOAPAction", "\"" + NS + ":" + op + "\"")
@@ -477,9 +493,10 @@ public final class WsConnection implements Connection {
             }
             r.nextTag();
             if (r.getLocalName().equals("Fault")) {
+                Fault f = fault(r);
                 // 503: the service will take the same call later (over its memory budget, or busy)
-                throw new FalkonException(resp.statusCode() == 503 ? ErrorCode.BUSY : null,
-                        "the dispatcher refused " + op + ": " + faultReason(r));
+                throw new FalkonException(f.code() != null ? f.code() : resp.statusCode() == 503 ? ErrorCode.BUSY
+                        : null, "the dispatcher refused " + op + ": " + f.reason());
             }
             if (!r.getLocalName().equals(op + "Response")) {
                 throw new XMLStreamException("expected " + op + "Response, got " + r.getLocalName());
@@ -490,9 +507,14 @@ public final class WsConnection implements Connection {
         }
     }
 
-    /** The fault's reason: SOAP 1.1 faultstring, or SOAP 1.2 Reason/Text. */
-    private static String faultReason(XMLStreamReader r) throws XMLStreamException {
+    /** A fault's reason and, when the service gave one, the protocol's error code. */
+    private record Fault(String reason, ErrorCode code) {
+    }
+
+    /** Reads a fault: SOAP 1.1 faultstring and detail, or SOAP 1.2 Reason/Text and Detail. */
+    private static Fault fault(XMLStreamReader r) throws XMLStreamException {
         String reason = "(no reason given)";
+        ErrorCode code = null;
         while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
             switch (r.getLocalName()) {
                 case "faultstring" -> reason = r.getElementText();
@@ -501,10 +523,28 @@ public final class WsConnection implements Connection {
                         reason = r.getElementText();
                     }
                 }
+                case "detail", "Detail" -> {
+                    while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
+                        if (r.getLocalName().equals("errorCode") && NS.equals(r.getNamespaceURI())) {
+                            code = errorCode(r.getElementText().strip());
+                        } else {
+                            SoapXml.skipToEnd(r, r.getLocalName());
+                        }
+                    }
+                }
                 default -> SoapXml.skipToEnd(r, "Fault");
             }
         }
-        return reason;
+        return new Fault(reason, code);
+    }
+
+    private static ErrorCode errorCode(String name) {
+        for (ErrorCode c : ErrorCode.values()) {
+            if (c.name().equals(name)) {
+                return c;
+            }
+        }
+        return ErrorCode.UNKNOWN; // a code from a newer dispatcher
     }
 
     /** Moves to the next child element; false at the parent's end tag. */

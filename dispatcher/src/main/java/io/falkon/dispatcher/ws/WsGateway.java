@@ -230,7 +230,7 @@ final class WsGateway implements AutoCloseable {
     }
 
     private static WsFault goneFault(Session s) {
-        return WsFault.client("instance " + LogSafe.instance(s.id) + " is gone: " + s.goneReason);
+        return WsFault.of(ErrorCode.UNKNOWN_INSTANCE, "instance " + LogSafe.instance(s.id) + " is gone: " + s.goneReason);
     }
 
     /**
@@ -342,7 +342,7 @@ final class WsGateway implements AutoCloseable {
      */
     private CompletableFuture<Session> session(Admission.Credential who, String from, Key key) {
         if (closed) {
-            return CompletableFuture.failedFuture(WsFault.server("the dispatcher is shutting down"));
+            return CompletableFuture.failedFuture(WsFault.of(ErrorCode.SHUTTING_DOWN, "the dispatcher is shutting down"));
         }
         Session s = sessions.get(key.id());
         if (s == null) {
@@ -387,8 +387,8 @@ final class WsGateway implements AutoCloseable {
     }
 
     private static WsFault unknown(Key key) {
-        return WsFault.client("unknown instance " + key + " (never created, destroyed, its lease ran out, or the key's "
-                + "secret is wrong)");
+        return WsFault.of(ErrorCode.UNKNOWN_INSTANCE, "unknown instance " + key + " (never created, destroyed, "
+                + "its lease ran out, or the key's secret is wrong)");
     }
 
     private void gone(Session s, String reason) {
@@ -415,7 +415,7 @@ final class WsGateway implements AutoCloseable {
     /** Sends a request through the admission stage and waits (without a thread) for its reply. */
     private CompletableFuture<Message> call(Caller caller, long requestId, Message request) {
         if (closed) {
-            return CompletableFuture.failedFuture(WsFault.server("the dispatcher is shutting down"));
+            return CompletableFuture.failedFuture(WsFault.of(ErrorCode.SHUTTING_DOWN, "the dispatcher is shutting down"));
         }
         CompletableFuture<Message> reply = new CompletableFuture<>();
         pending.put(requestId, reply);
@@ -432,14 +432,11 @@ final class WsGateway implements AutoCloseable {
                 throw cause instanceof WsFault f ? f : WsFault.server(String.valueOf(cause.getMessage()));
             }
             if (m instanceof Message.ErrorMessage e) {
-                if (e.errorCode() == ErrorCode.UNKNOWN_INSTANCE) {
-                    throw WsFault.client("unknown instance: " + e.message());
-                }
-                if (e.errorCode() == ErrorCode.BUSY) {
-                    throw WsFault.busy(e.message() + " (the same Submit, with the same task ids, is queued once)");
-                }
-                throw e.errorCode() == ErrorCode.SHUTTING_DOWN ? WsFault.server(e.message())
-                        : WsFault.client(e.message());
+                throw WsFault.of(e.errorCode(), switch (e.errorCode()) {
+                    case UNKNOWN_INSTANCE -> "unknown instance: " + e.message();
+                    case BUSY -> e.message() + " (the same Submit, with the same task ids, is queued once)";
+                    default -> e.message();
+                });
             }
             return m;
         });
@@ -557,7 +554,7 @@ final class WsGateway implements AutoCloseable {
         }
         closed = true;
         for (CompletableFuture<Message> f : pending.values()) {
-            f.completeExceptionally(WsFault.server("the dispatcher is shutting down"));
+            f.completeExceptionally(WsFault.of(ErrorCode.SHUTTING_DOWN, "the dispatcher is shutting down"));
         }
         for (Session s : sessions.values()) {
             admission.gone(s.caller, false);

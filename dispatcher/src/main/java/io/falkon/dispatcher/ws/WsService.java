@@ -1,5 +1,7 @@
 package io.falkon.dispatcher.ws;
 
+import io.falkon.protocol.ErrorCode;
+
 import io.falkon.dispatcher.admission.Admission;
 import io.falkon.protocol.auth.HttpAuth;
 import io.falkon.protocol.soap.SoapInputException;
@@ -246,11 +248,11 @@ final class WsService {
             c = c.getCause();
         }
         if (c instanceof WsFault f && f.retryLater()) {
-            Response busy = fault(soap, 503, false, f.getMessage());
+            Response busy = fault(soap, 503, false, f.getMessage(), f.code());
             return new Response(503, busy.contentType(), busy.body(), Map.of("Retry-After", "1"));
         }
         if (c instanceof WsFault f) {
-            return fault(soap, f.callersFault() ? soap.clientStatus : 500, f.callersFault(), f.getMessage());
+            return fault(soap, f.callersFault() ? soap.clientStatus : 500, f.callersFault(), f.getMessage(), f.code());
         }
         if (c instanceof SoapInputException) {
             return fault(soap, soap.clientStatus, true, c.getMessage()); // names the operation and the element
@@ -290,6 +292,11 @@ final class WsService {
 
     /** A SOAP fault: Client/Sender when the caller is at fault, Server/Receiver when the service is. */
     static Response fault(Soap soap, int status, boolean callers, String reason) {
+        return fault(soap, status, callers, reason, null);
+    }
+
+    /** @param code the protocol's error code, written to the fault's detail, or null */
+    static Response fault(Soap soap, int status, boolean callers, String reason, ErrorCode code) {
         String text = SoapXml.xmlSafe(reason);
         ByteArrayOutputStream buf = new ByteArrayOutputStream(512);
         try {
@@ -306,6 +313,11 @@ final class WsService {
                 w.writeStartElement("faultstring");
                 w.writeCharacters(text);
                 w.writeEndElement();
+                if (code != null) {
+                    w.writeStartElement("detail");
+                    errorCode(w, code);
+                    w.writeEndElement();
+                }
             } else {
                 w.writeStartElement("soapenv", "Code", soap.namespace);
                 w.writeStartElement("soapenv", "Value", soap.namespace);
@@ -318,6 +330,11 @@ final class WsService {
                 w.writeCharacters(text);
                 w.writeEndElement();
                 w.writeEndElement();
+                if (code != null) {
+                    w.writeStartElement("soapenv", "Detail", soap.namespace);
+                    errorCode(w, code);
+                    w.writeEndElement();
+                }
             }
             w.writeEndElement();
             w.writeEndElement();
@@ -328,6 +345,13 @@ final class WsService {
             throw new IllegalStateException("cannot write a fault", e);
         }
         return Response.of(status, soap.contentType, buf.toByteArray());
+    }
+
+    private static void errorCode(XMLStreamWriter w, ErrorCode code) throws XMLStreamException {
+        w.writeStartElement("f", "errorCode", NS);
+        w.writeNamespace("f", NS);
+        w.writeCharacters(code.name());
+        w.writeEndElement();
     }
 
     private static CompletableFuture<Response> done(Response r) {

@@ -1,0 +1,12 @@
+package io.falkon.client.transport;
+
+import java.time.Duration;
+
+/** The connection contract over the binary TCP protocol. */
+class TcpConnectionTest extends ConnectionContract {
+    @Override
+    Connection connect() {
+        return TcpConnection.connect("127.0.0.1", dispatcher.port(), dispatcher.token(), null, Duration.ofSeconds(10),
+                Duration.ZERO);
+    }
+}
