@@ -140,6 +140,41 @@ abstract class ExecutorContract {
     }
 
     @Test
+    void idleExitStillFiresAfterAReconnectThatCostItsTasks() throws Exception {
+        DispatcherConfig cfg = DispatcherConfig.local().withToken(TOKEN);
+        Dispatcher first = Dispatcher.start(cfg);
+        int port = first.port();
+        Process p = executor(port, "returner", "--slots", "1", "--idle-exit", "2", "--reconnect-for", "60");
+        first.awaitExecutors(1, Duration.ofSeconds(60));
+        instance(port, "held").submit(TaskSpec.of("sleep", "60")); // held when the dispatcher goes
+        await().atMost(Duration.ofSeconds(30)).until(() -> first.status().contains("\"running\":1"));
+        first.stopForRestart();
+        Dispatcher second = Dispatcher.start(cfg.withPort(port));
+        closing.add(second);
+        // it comes back, holds nothing (its task went with the old connection), and leaves when idle
+        second.awaitExecutors(1, Duration.ofSeconds(60));
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("left 2 s after coming back idle").isTrue();
+        assertThat(p.exitValue()).isZero();
+    }
+
+    @Test
+    void honoursTheHeartbeatIntervalTheDispatcherAnnounces() throws Exception {
+        // 300 ms: the dispatcher takes 900 ms of silence for a dead peer, so an executor still on its
+        // own 5 s beat would be cut while its one slot is busy, and the task run again
+        for (long heartbeat : new long[]{300, 0}) {
+            Dispatcher d = Dispatcher.start(DispatcherConfig.local().withToken(TOKEN).withHeartbeatMillis(heartbeat));
+            closing.add(d);
+            String id = "beat-" + heartbeat;
+            executor(d.port(), id, "--slots", "1", "--reconnect-for", "0");
+            d.awaitExecutors(1, Duration.ofSeconds(60));
+            TaskResult r = instance(d.port(), id).submit(TaskSpec.of("sleep", "2.5")).get(60, TimeUnit.SECONDS);
+            assertThat(r.succeeded()).as("heartbeat %d: %s", heartbeat, r).isTrue();
+            assertThat(r.attempt()).as("heartbeat %d: never cut, never retried", heartbeat).isZero();
+            assertThat(d.status()).contains("\"registered\":1");
+        }
+    }
+
+    @Test
     void aWallTimeLimitKillsTheWholeProcessTree() throws Exception {
         Dispatcher d = dispatcher(new FirstAvailable());
         executor(d.port(), "timeouts", "--slots", "2");

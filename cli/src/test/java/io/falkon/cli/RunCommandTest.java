@@ -29,9 +29,10 @@ class RunCommandTest {
         assertThat(summary.get("tasks").asLong()).isEqualTo(10_000);
         assertThat(summary.get("succeeded").asLong()).isEqualTo(10_000);
         assertThat(summary.get("failed").asLong()).isZero();
+        assertThat(summary.get("lost").asLong()).isZero();
         assertThat(summary.get("seconds").asDouble()).isPositive();
         assertThat(summary.get("tasksPerSecond").asDouble()).isPositive();
-        assertThat(summary.size()).isEqualTo(5);
+        assertThat(summary.size()).isEqualTo(6);
     }
 
     @Test
@@ -131,7 +132,7 @@ class RunCommandTest {
         assertThat(data.get("localHits").asInt() + data.get("peerHits").asInt() + data.get("misses").asInt())
                 .isEqualTo(60);
         assertThat(data.get("misses").asInt()).isLessThanOrEqualTo(6);
-        assertThat(Files.readAllLines(results)).allSatisfy(line -> {
+        assertThat(Files.readAllLines(results)).hasSize(60).allSatisfy(line -> {
             JsonNode n = Cli2.parse(line);
             int k = (n.get("line").asInt() - 1) % 3;
             assertThat(n.get("stdout").asText().trim()).isEqualTo(Integer.toString(50_000 + k));

@@ -1,5 +1,6 @@
 package io.falkon.client;
 
+import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskStatus;
@@ -22,6 +23,18 @@ import static org.awaitility.Awaitility.await;
 
 /** The client library against a live dispatcher and executors running real processes. */
 class ClientTest {
+
+    @Test
+    void aClientKeepsTheHeartbeatTheDispatcherAnnouncesWhileItWaits() throws Exception {
+        // 300 ms: 900 ms of silence is a dead peer; a client on its own 5 s beat would be cut meanwhile
+        try (Topology t = new Topology(DispatcherConfig.local().withHeartbeatMillis(300), 1, 1);
+             FalkonClient c = t.client(ClientOptions.defaults().withReconnectFor(Duration.ZERO));
+             Instance in = c.createInstance("patient")) {
+            TaskResult r = in.submit(TaskSpec.of("sleep", "2.5")).get(60, TimeUnit.SECONDS);
+            assertThat(r.succeeded()).as("%s", r).isTrue();
+            assertThat(in.submit(TaskSpec.of("true")).get(30, TimeUnit.SECONDS).succeeded()).isTrue();
+        }
+    }
 
     @Test
     void resultsCarryTheProcessesOutputExitCodeAndTimings() throws Exception {
