@@ -1,5 +1,6 @@
 package io.falkon.bench;
 
+import io.falkon.bench.report.ReportCommand;
 import picocli.CommandLine.Command;
 
 /** {@code falkon bench WORKLOAD}: the papers' workloads. Each prints a table and writes CSV and JSON. */
@@ -9,6 +10,6 @@ import picocli.CommandLine.Command;
                 SchedulerBenchmark.class, MonotonicBenchmark.class, AllPairsBenchmark.class,
                 WsBenchmark.class, ProvisioningBenchmark.class, TlsBenchmark.class, BundlingBenchmark.class, EfficiencyBenchmark.class,
                 ScaleBenchmark.class, LatencyBenchmark.class, EnduranceBenchmark.class,
-                io.falkon.bench.report.ReportCommand.class})
+                ReportCommand.class})
 public final class BenchCommand {
 }

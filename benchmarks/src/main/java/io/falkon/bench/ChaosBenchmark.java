@@ -1,5 +1,6 @@
 package io.falkon.bench;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
@@ -10,6 +11,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -75,13 +77,13 @@ final class ChaosBenchmark implements Callable<Integer> {
                         specs.add(TaskSpec.builder("sleep", "0.01").retries(50).build());
                     }
                     fs = in.submit(specs);
-                    while (!in.awaitAll(java.time.Duration.ofMillis(killEveryMillis))) {
+                    while (!in.awaitAll(Duration.ofMillis(killEveryMillis))) {
                         LocalExecutors victim = alive.remove(rnd.nextInt(alive.size()));
                         victim.processes().forEach(Process::destroyForcibly); // SIGKILL
                         kills++;
                         alive.add(start(d, next++));
                     }
-                    retried = new com.fasterxml.jackson.databind.ObjectMapper().readTree(client.status())
+                    retried = new ObjectMapper().readTree(client.status())
                             .get("retried").asLong();
                 }
                 long roundLost = fs.stream().filter(f -> f.isCompletedExceptionally() || !f.join().succeeded()).count();

@@ -1,5 +1,6 @@
 package io.falkon.bench;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
@@ -100,7 +101,7 @@ final class DataWorkload implements AutoCloseable {
     /** Watches the dispatcher's queue while a run goes on (for the peak queue length). */
     static Thread queueWatcher(LocalCluster cluster, Run run) {
         Thread t = new Thread(() -> {
-            com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+            ObjectMapper json = new ObjectMapper();
             while (!Thread.currentThread().isInterrupted()) {
                 try {
                     long q = json.readTree(cluster.dispatcher().status()).get("queued").asLong();

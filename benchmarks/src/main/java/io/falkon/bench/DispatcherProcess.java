@@ -8,6 +8,7 @@ import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,7 +57,7 @@ final class DispatcherProcess implements AutoCloseable {
         port = p;
         Thread drain = new Thread(() -> {
             try {
-                out.transferTo(new java.io.PrintWriter(System.err, true));
+                out.transferTo(new PrintWriter(System.err, true));
             } catch (IOException e) {
                 // the process went away
             }

@@ -4,8 +4,9 @@ import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
 import io.falkon.dispatcher.DispatcherConfig;
-import io.falkon.protocol.TaskSpec;
 import io.falkon.executor.ConnectOptions;
+import io.falkon.executor.LocalExecutors;
+import io.falkon.protocol.TaskSpec;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -85,7 +86,7 @@ final class EnduranceBenchmark implements Callable<Integer> {
         double gcSeconds;
         summary.meta("dispatcher", dispatcher == null ? "this JVM" : dispatcher);
         try (Target target = Target.of(dispatcher, null, connect, () -> new LocalCluster(DispatcherConfig.local(), executors,
-                slots, true, (io.falkon.executor.LocalExecutors.Impl) null, 0));
+                slots, true, (LocalExecutors.Impl) null, 0));
              FalkonClient client = target.connect(ClientOptions.defaults().withBundleSize(bundle)
                      .withMaxInFlight(inFlight))) {
             ThroughputBenchmark.runOnce(client, 200_000, null); // warm-up

@@ -3,6 +3,7 @@ package io.falkon.bench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 
 /** What the benchmark ran on, recorded with every result. */
 final class Machine {
@@ -15,7 +16,7 @@ final class Machine {
         table.meta("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
         table.meta("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
         table.meta("cpu", cpuModel());
-        table.meta("date", java.time.Instant.now().toString());
+        table.meta("date", Instant.now().toString());
     }
 
     static String cpuModel() {

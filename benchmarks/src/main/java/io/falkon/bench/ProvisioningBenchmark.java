@@ -1,22 +1,23 @@
 package io.falkon.bench;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
+import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.TaskSpec;
+import io.falkon.protocol.auth.Token;
 import io.falkon.provisioner.AcquisitionPolicy;
 import io.falkon.provisioner.LrmAdapter;
 import io.falkon.provisioner.Provisioner;
+import io.falkon.provisioner.ReleasePolicy;
+import io.falkon.provisioner.core.Planner;
 import io.falkon.provisioner.lrm.LocalAdapter;
 import io.falkon.provisioner.lrm.Shell;
 import io.falkon.provisioner.lrm.SlurmAdapter;
-import io.falkon.executor.LocalExecutors;
-import io.falkon.protocol.auth.Token;
-import io.falkon.provisioner.ReleasePolicy;
-import io.falkon.provisioner.core.Planner;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -24,6 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -136,7 +138,7 @@ final class ProvisioningBenchmark implements Callable<Integer> {
 
     /** Between configurations: the previous one's jobs must have left the nodes. */
     private static void waitForSlurmToEmpty() throws Exception {
-        io.falkon.provisioner.lrm.Shell sh = new io.falkon.provisioner.lrm.Shell();
+        Shell sh = new Shell();
         long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
         while (!sh.check(List.of("squeue", "-h")).isBlank() && System.nanoTime() < deadline) {
             Thread.sleep(200); // polling the scheduler's queue, there is no event to wait for
@@ -157,7 +159,7 @@ final class ProvisioningBenchmark implements Callable<Integer> {
                 long last = System.nanoTime();
                 while (!stop) {
                     try {
-                        int n = new com.fasterxml.jackson.databind.ObjectMapper().readTree(d.status())
+                        int n = new ObjectMapper().readTree(d.status())
                                 .at("/executors/registered").asInt();
                         long now = System.nanoTime();
                         seconds += n * (now - last) / 1e9;
@@ -261,7 +263,7 @@ final class ProvisioningBenchmark implements Callable<Integer> {
                 waitForSlurmToEmpty();
             }
             try (var files = Files.walk(work)) {
-                files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+                files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
             }
         }
     }

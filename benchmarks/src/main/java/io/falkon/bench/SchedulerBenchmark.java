@@ -16,11 +16,15 @@ import io.falkon.protocol.TaskStatus;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.Callable;
 
 /**
@@ -117,8 +121,8 @@ final class SchedulerBenchmark implements Callable<Integer> {
         table.print(System.out);
         try {
             table.write(out, "scheduler");
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         return 0;
     }
@@ -127,11 +131,11 @@ final class SchedulerBenchmark implements Callable<Integer> {
         Scheduler s = new Scheduler(DispatchPolicies.byName(policyName), Clock.SYSTEM, "bench",
                 SchedulerConfig.defaults(), Journal.NONE);
         List<EmulatedLink> links = new ArrayList<>();
-        List<java.util.Set<String>> caches = new ArrayList<>();
+        List<Set<String>> caches = new ArrayList<>();
         for (int i = 0; i < executors; i++) {
             EmulatedLink l = new EmulatedLink("e" + i);
             links.add(l);
-            caches.add(new java.util.HashSet<>());
+            caches.add(new HashSet<>());
             s.registerExecutor(l, new Message.Register("e" + i, "h", 1, 0, Map.of("cachePort", "1")));
             s.credit(l, 1);
         }

@@ -3,20 +3,26 @@ package io.falkon.bench;
 import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
+import io.falkon.client.TaskResult;
 import io.falkon.dispatcher.DispatcherConfig;
+import io.falkon.executor.ConnectOptions;
 import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.TaskSpec;
 import org.HdrHistogram.Histogram;
-import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * The papers' "sleep 0" microbenchmark (Falkon SC07 section 4.1): N tasks over E executors x S
@@ -110,14 +116,14 @@ final class ThroughputBenchmark implements Callable<Integer> {
                 default -> throw new IllegalArgumentException("unknown mode '" + mode + "' (no-exec or true)");
             };
             // no-exec executors are emulated in this JVM: the dispatch path alone
-            List<LocalExecutors.Impl> runs = noExec ? java.util.Collections.singletonList(null) : chosen;
+            List<LocalExecutors.Impl> runs = noExec ? Collections.singletonList(null) : chosen;
             for (LocalExecutors.Impl impl : runs) {
                 for (int executors : executorCounts) {
                     for (int prefetch : noExec ? List.of(0) : prefetches) {
                         for (int bundle : bundles) {
                             int n = noExec ? tasks : realTasks;
                             int slots = noExec ? noExecSlots : realSlots;
-                            String name = impl == null ? "emulated" : impl.name().toLowerCase(java.util.Locale.ROOT);
+                            String name = impl == null ? "emulated" : impl.name().toLowerCase(Locale.ROOT);
                             // real tasks: each round runs the C loop right before the executors, so that the
                             // ratio compares like with like on a shared machine whose speed drifts
                             List<Measurement> ms = new ArrayList<>();
@@ -187,7 +193,7 @@ final class ThroughputBenchmark implements Callable<Integer> {
     /** The round with the median rate. */
     static Measurement median(List<Measurement> ms) {
         List<Measurement> sorted = ms.stream()
-                .sorted(java.util.Comparator.comparingDouble(Measurement::tasksPerSecond)).toList();
+                .sorted(Comparator.comparingDouble(Measurement::tasksPerSecond)).toList();
         return sorted.get(sorted.size() / 2);
     }
 
@@ -226,7 +232,7 @@ final class ThroughputBenchmark implements Callable<Integer> {
      *
      * @throws IllegalStateException if any task failed, or some are unfinished after an hour
      */
-    static void run(FalkonClient client, TaskSpec spec, int n, java.util.function.Consumer<io.falkon.client.TaskResult> each)
+    static void run(FalkonClient client, TaskSpec spec, int n, Consumer<TaskResult> each)
             throws InterruptedException {
         AtomicLong failures = new AtomicLong();
         try (Instance instance = client.createInstance("bench")) {
@@ -239,7 +245,7 @@ final class ThroughputBenchmark implements Callable<Integer> {
             for (int i = 0; i < n; i++) {
                 instance.submit(spec);
             }
-            if (!instance.awaitAll(java.time.Duration.ofHours(1))) {
+            if (!instance.awaitAll(Duration.ofHours(1))) {
                 throw new IllegalStateException(instance.outstanding() + " of " + n + " benchmark tasks unfinished "
                         + "after an hour");
             }

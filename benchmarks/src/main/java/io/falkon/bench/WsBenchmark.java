@@ -14,6 +14,7 @@ import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -73,7 +74,7 @@ final class WsBenchmark implements Callable<Integer> {
                         .withMaxInFlight(Math.max(4 * bundle, 20_000)).withToken(cluster.token());
                 try (FalkonClient client = FalkonClient.connect(url, opts)) {
                     ThroughputBenchmark.runOnce(client, Math.max(bundle, n / 5), null); // warm-up
-                    List<ThroughputBenchmark.Measurement> ms = new java.util.ArrayList<>();
+                    List<ThroughputBenchmark.Measurement> ms = new ArrayList<>();
                     for (int round = 0; round < rounds; round++) {
                         Histogram latency = new Histogram(3_600_000_000L, 3);
                         long t0 = System.nanoTime();

@@ -10,6 +10,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import io.falkon.dispatcher.DispatcherConfig;
+import io.falkon.executor.LocalExecutors;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.HashMap;
+import java.util.Map;
+import javax.imageio.ImageIO;
+import org.assertj.core.api.Assertions;
 
 /**
  * The benchmarks run and write what they claim, on tiny sizes. Correctness only: the figures
@@ -102,7 +111,7 @@ class BenchmarkSmokeTest {
         for (JsonNode r : rows) {
             double tps = r.get("tasksPerSecond").asDouble();
             assertThat(tps).as(r.toString()).isPositive();
-            assertThat(r.get("msPerTask").asDouble()).isCloseTo(1000 / tps, org.assertj.core.api.Assertions.within(1e-6));
+            assertThat(r.get("msPerTask").asDouble()).isCloseTo(1000 / tps, Assertions.within(1e-6));
             assertThat(r.get("tasks").asInt()).isGreaterThanOrEqualTo(200);
         }
         assertReportPlots("bundling.png", "bundling-2.png");
@@ -182,8 +191,8 @@ class BenchmarkSmokeTest {
 
     @Test
     void throughputAndScaleMeasureARunningDispatcherAsTheyFindIt() throws Exception {
-        try (LocalCluster cluster = new LocalCluster(io.falkon.dispatcher.DispatcherConfig.local(), 3, 1, true,
-                (io.falkon.executor.LocalExecutors.Impl) null, 0)) {
+        try (LocalCluster cluster = new LocalCluster(DispatcherConfig.local(), 3, 1, true,
+                (LocalExecutors.Impl) null, 0)) {
             // a running dispatcher admits a benchmark only with its token, given as to every client
             int rc = new CommandLine(new BenchCommand()).execute("throughput", "--dispatcher", cluster.address(),
                     "--token", "not-the-token", "--bundles", "1", "--tasks", "10", "--rounds", "1",
@@ -207,13 +216,13 @@ class BenchmarkSmokeTest {
         }
     }
 
-    private JsonNode rows(String name) throws java.io.IOException {
+    private JsonNode rows(String name) throws IOException {
         return new ObjectMapper().readTree(out.resolve(name + ".json").toFile()).get("rows");
     }
 
     /** Each series' latency never falls as the percentile rises. */
-    private void assertPercentileCurves(String name, int series) throws java.io.IOException {
-        java.util.Map<String, Double> last = new java.util.HashMap<>();
+    private void assertPercentileCurves(String name, int series) throws IOException {
+        Map<String, Double> last = new HashMap<>();
         for (JsonNode r : rows(name)) {
             double ms = r.get("ms").asDouble();
             Double before = last.put(r.get("series").asText(), ms);
@@ -225,14 +234,14 @@ class BenchmarkSmokeTest {
     }
 
     /** What the benchmark wrote is what the report reads: it plots without complaint. */
-    private void assertReportPlots(String... pngs) throws java.io.IOException {
+    private void assertReportPlots(String... pngs) throws IOException {
         Path docs = out.resolve("docs");
-        java.io.StringWriter err = new java.io.StringWriter();
-        int rc = new CommandLine(new BenchCommand()).setErr(new java.io.PrintWriter(err))
+        StringWriter err = new StringWriter();
+        int rc = new CommandLine(new BenchCommand()).setErr(new PrintWriter(err))
                 .execute("report", "--results", out.toString(), "--docs", docs.toString());
         assertThat(rc).isZero();
         for (String png : pngs) {
-            assertThat(javax.imageio.ImageIO.read(docs.resolve("report").resolve(png).toFile())).as(png).isNotNull();
+            assertThat(ImageIO.read(docs.resolve("report").resolve(png).toFile())).as(png).isNotNull();
         }
     }
 }

@@ -1,13 +1,20 @@
 package io.falkon.cli;
 
 import io.falkon.bench.BenchCommand;
-import picocli.CommandLine;
+import io.falkon.client.FalkonException;
+import io.falkon.dispatcher.DispatcherCommand;
+import io.falkon.executor.Executor;
+import io.falkon.executor.ExecutorCommand;
+import io.falkon.protocol.Protocol;
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
+
+import java.io.IOException;
 
 /** The {@code falkon} command. */
 @Command(name = "falkon", mixinStandardHelpOptions = true, versionProvider = Falkon.Version.class,
         description = "Fast and light-weight task execution: run millions of short command-line tasks.",
-        subcommands = {RunCommand.class, io.falkon.dispatcher.DispatcherCommand.class, io.falkon.executor.ExecutorCommand.class, SubmitCommand.class,
+        subcommands = {RunCommand.class, DispatcherCommand.class, ExecutorCommand.class, SubmitCommand.class,
                 StatusCommand.class, ProvisionCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Falkon {
 
@@ -15,7 +22,7 @@ public final class Falkon {
     static final int EXIT_USAGE = 2;
 
     public static void main(String[] args) {
-        io.falkon.executor.Executor.preferFastSpawn();
+        Executor.preferFastSpawn();
         System.exit(commandLine().execute(args));
     }
 
@@ -30,8 +37,8 @@ public final class Falkon {
         });
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             // expected failures get one line; anything else a stack trace
-            if (e instanceof UserError || e instanceof io.falkon.client.FalkonException
-                    || e instanceof TaskFile.BadLine || e instanceof java.io.IOException) {
+            if (e instanceof UserError || e instanceof FalkonException
+                    || e instanceof TaskFile.BadLine || e instanceof IOException) {
                 cmd.getErr().println("falkon " + cmd.getCommandName() + ": " + e.getMessage());
             } else {
                 e.printStackTrace(cmd.getErr());
@@ -53,7 +60,7 @@ public final class Falkon {
         public String[] getVersion() {
             String v = Falkon.class.getPackage().getImplementationVersion();
             return new String[]{"falkon " + (v == null ? "0.1.0-SNAPSHOT" : v) + ", protocol "
-                    + io.falkon.protocol.Protocol.VERSION};
+                    + Protocol.VERSION};
         }
     }
 }

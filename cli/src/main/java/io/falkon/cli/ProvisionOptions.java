@@ -1,12 +1,15 @@
 package io.falkon.cli;
 
+import io.falkon.protocol.auth.Token;
 import io.falkon.provisioner.AcquisitionPolicy;
 import io.falkon.provisioner.LrmAdapter;
-import io.falkon.protocol.auth.Token;
 import io.falkon.provisioner.Provisioner;
 import io.falkon.provisioner.ReleasePolicy;
 import io.falkon.provisioner.core.Planner;
+import io.falkon.provisioner.lrm.CobaltAdapter;
 import io.falkon.provisioner.lrm.LocalAdapter;
+import io.falkon.provisioner.lrm.PbsAdapter;
+import io.falkon.provisioner.lrm.SgeAdapter;
 import io.falkon.provisioner.lrm.Shell;
 import io.falkon.provisioner.lrm.SlurmAdapter;
 import picocli.CommandLine.Option;
@@ -83,13 +86,13 @@ final class ProvisionOptions {
         return switch (lrm) {
             case "local" -> new LocalAdapter(Duration.ofMillis(Math.round(allocationDelay * 1000)));
             case "slurm" -> new SlurmAdapter(new Shell());
-            case "sge" -> new io.falkon.provisioner.lrm.SgeAdapter(new Shell(), pe);
-            case "pbs" -> new io.falkon.provisioner.lrm.PbsAdapter(new Shell(), switch (pbsFlavor) {
-                case "torque" -> io.falkon.provisioner.lrm.PbsAdapter.Flavor.TORQUE;
-                case "pro" -> io.falkon.provisioner.lrm.PbsAdapter.Flavor.PRO;
+            case "sge" -> new SgeAdapter(new Shell(), pe);
+            case "pbs" -> new PbsAdapter(new Shell(), switch (pbsFlavor) {
+                case "torque" -> PbsAdapter.Flavor.TORQUE;
+                case "pro" -> PbsAdapter.Flavor.PRO;
                 default -> throw new Falkon.UserError("--pbs-flavor must be torque or pro");
             });
-            case "cobalt" -> new io.falkon.provisioner.lrm.CobaltAdapter(new Shell(), partitionNodes);
+            case "cobalt" -> new CobaltAdapter(new Shell(), partitionNodes);
             default -> throw new Falkon.UserError("unknown --provisioner '" + lrm
                     + "' (local, slurm, sge, pbs or cobalt)");
         };

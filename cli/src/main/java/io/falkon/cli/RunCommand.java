@@ -1,16 +1,26 @@
 package io.falkon.cli;
 
 import io.falkon.client.FalkonClient;
+import io.falkon.datacache.eviction.EvictionPolicies;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
+import io.falkon.dispatcher.policy.DispatchPolicies;
+import io.falkon.dispatcher.policy.DispatchPolicy;
+import io.falkon.executor.Bytes;
 import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.auth.Token;
+import io.falkon.provisioner.LrmAdapter;
 import io.falkon.provisioner.Provisioner;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -19,7 +29,7 @@ import java.util.concurrent.TimeoutException;
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = "Run a task file on this machine: an embedded dispatcher plus local executor processes. "
                 + "Exit 0 iff every task succeeded.")
-final class RunCommand implements java.util.concurrent.Callable<Integer> {
+final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--executors", description = "executor processes to start (default: ${DEFAULT-VALUE})")
     int executors = 1;
@@ -58,7 +68,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
 
     @Option(names = "--store", paramLabel = "DIR", description = "the shared store's root, for input sources given as "
             + "relative paths (default: this directory)")
-    java.nio.file.Path store;
+    Path store;
 
     @Option(names = {"-v", "--verbose"}, description = "log what the dispatcher and executors do")
     boolean verbose;
@@ -76,7 +86,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             throw new Falkon.UserError("--executors and --slots must be at least 1, --prefetch at least 0");
         }
         long total = workload.validate();
-        io.falkon.dispatcher.policy.DispatchPolicy chosen;
+        DispatchPolicy chosen;
         LocalExecutors.Impl impl;
         try {
             impl = LocalExecutors.Impl.parse(executorImpl);
@@ -84,18 +94,18 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 throw new IllegalArgumentException("--eviction " + eviction + ": the C executor evicts in LRU order "
                         + "only (lfu, fifo and random are in the Java executor)");
             }
-            chosen = io.falkon.dispatcher.policy.DispatchPolicies.byName(policy, gccThreshold);
+            chosen = DispatchPolicies.byName(policy, gccThreshold);
             if (cacheSize != null) {
-                io.falkon.executor.Bytes.parse(cacheSize);
+                Bytes.parse(cacheSize);
             }
-            io.falkon.datacache.eviction.EvictionPolicies.byName(eviction);
+            EvictionPolicies.byName(eviction);
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
         }
         if (impl == LocalExecutors.Impl.C) {
             try {
                 LocalExecutors.cExecutable();
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 throw new Falkon.UserError(e.getMessage());
             }
         }
@@ -105,11 +115,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local().withPolicy(chosen));
         LocalExecutors local = null;
         try {
-            List<String> extra = new java.util.ArrayList<>(List.of("--prefetch", Integer.toString(prefetch)));
+            List<String> extra = new ArrayList<>(List.of("--prefetch", Integer.toString(prefetch)));
             if (outputCap != null) {
                 extra.addAll(List.of("--output-cap", Integer.toString(outputCap)));
             }
-            extra.addAll(List.of("--store", (store == null ? java.nio.file.Path.of("") : store).toAbsolutePath()
+            extra.addAll(List.of("--store", (store == null ? Path.of("") : store).toAbsolutePath()
                     .toString(), "--eviction", eviction));
             if (cacheSize != null) {
                 extra.addAll(List.of("--cache-size", cacheSize, "--cache-host", "127.0.0.1"));
@@ -136,16 +146,16 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
      * as tasks queue up and gives them back when idle. The dispatcher listens on all interfaces so
      * that executors on other nodes can reach it; they are told this host's name.
      */
-    private int runProvisioned(io.falkon.dispatcher.policy.DispatchPolicy chosen, long total) throws Exception {
-        io.falkon.provisioner.LrmAdapter adapter = provision.adapter();
+    private int runProvisioned(DispatchPolicy chosen, long total) throws Exception {
+        LrmAdapter adapter = provision.adapter();
         Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.defaults().withPort(0).withPolicy(chosen));
-        String host = provision.lrm.equals("local") ? "127.0.0.1" : java.net.InetAddress.getLocalHost().getHostName();
-        List<String> cmd = new java.util.ArrayList<>(LocalExecutors.javaCommand());
+        String host = provision.lrm.equals("local") ? "127.0.0.1" : InetAddress.getLocalHost().getHostName();
+        List<String> cmd = new ArrayList<>(LocalExecutors.javaCommand());
         cmd.addAll(List.of("--dispatcher", host + ":" + dispatcher.port(), "--prefetch", Integer.toString(prefetch)));
         if (noExec) {
             cmd.add("--no-exec");
         }
-        java.nio.file.Path work = java.nio.file.Path.of(System.getProperty("user.home"), ".falkon", "jobs");
+        Path work = Path.of(System.getProperty("user.home"), ".falkon", "jobs");
         try (Provisioner p = Provisioner.start(provision.config(slots, cmd, work, Token.of(dispatcher.token())),
                 adapter, dispatcher::status)) {
             dispatcher.statusSection("provisioner", p::statusJson);

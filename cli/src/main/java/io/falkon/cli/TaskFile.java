@@ -3,6 +3,9 @@ package io.falkon.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.falkon.datacache.ObjectRef;
+import io.falkon.protocol.TaskInput;
+import io.falkon.protocol.TaskOutput;
 import io.falkon.protocol.TaskSpec;
 
 import java.io.BufferedReader;
@@ -23,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * A task file, read as a stream. Plain files hold one shell command per line (run with
@@ -229,11 +233,11 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         return withDefaults(b);
     }
 
-    private List<io.falkon.protocol.TaskInput> inputs(JsonNode array) {
+    private List<TaskInput> inputs(JsonNode array) {
         if (!array.isArray()) {
             throw new BadLine(name, lineNo, "\"inputs\" must be an array of objects like {\"id\": \"data/x\"}");
         }
-        List<io.falkon.protocol.TaskInput> out = new ArrayList<>();
+        List<TaskInput> out = new ArrayList<>();
         int i = 0;
         for (JsonNode in : array) {
             String where = "\"inputs\"[" + i++ + "]";
@@ -241,8 +245,8 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             String id = text(in, "id", where, null);
             long size = in.has("size") ? in.get("size").asLong(-1) : -1;
             try {
-                int unpack = io.falkon.datacache.ObjectRef.Unpack.parse(text(in, "unpack", where, "")).ordinal();
-                out.add(new io.falkon.protocol.TaskInput(id, text(in, "source", where, id), size,
+                int unpack = ObjectRef.Unpack.parse(text(in, "unpack", where, "")).ordinal();
+                out.add(new TaskInput(id, text(in, "source", where, id), size,
                         text(in, "checksum", where, ""), unpack, text(in, "name", where, "")));
             } catch (IllegalArgumentException e) {
                 throw new BadLine(name, lineNo, where + ": " + e.getMessage());
@@ -251,17 +255,17 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         return out;
     }
 
-    private List<io.falkon.protocol.TaskOutput> outputs(JsonNode array) {
+    private List<TaskOutput> outputs(JsonNode array) {
         if (!array.isArray()) {
             throw new BadLine(name, lineNo, "\"outputs\" must be an array of objects like {\"path\": \"out.txt\", "
                     + "\"id\": \"results/1\"}");
         }
-        List<io.falkon.protocol.TaskOutput> out = new ArrayList<>();
+        List<TaskOutput> out = new ArrayList<>();
         int i = 0;
         for (JsonNode o : array) {
             String where = "\"outputs\"[" + i++ + "]";
             onlyFields(o, OUTPUT_FIELDS, where);
-            out.add(new io.falkon.protocol.TaskOutput(text(o, "path", where, null), text(o, "id", where, null)));
+            out.add(new TaskOutput(text(o, "path", where, null), text(o, "id", where, null)));
         }
         return out;
     }
@@ -274,7 +278,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             String f = it.next();
             if (!known.contains(f)) {
                 throw new BadLine(name, lineNo, where + ": unknown field \"" + f + "\" (known: "
-                        + String.join(", ", new java.util.TreeSet<>(known)) + ")");
+                        + String.join(", ", new TreeSet<>(known)) + ")");
             }
         }
     }

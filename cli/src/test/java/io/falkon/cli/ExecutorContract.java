@@ -37,6 +37,8 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import java.nio.file.NoSuchFileException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * What every executor implementation must do, checked against real executor processes dialling a
@@ -198,7 +200,7 @@ abstract class ExecutorContract {
         String s;
         try {
             s = Files.readString(stat);
-        } catch (java.nio.file.NoSuchFileException e) {
+        } catch (NoSuchFileException e) {
             return true;
         }
         char state = s.charAt(s.lastIndexOf(')') + 2);
@@ -341,7 +343,7 @@ abstract class ExecutorContract {
                 for (int i = 0; i < 1000; i++) {
                     specs.add(TaskSpec.builder("sleep", "0.01").retries(10).build());
                 }
-                java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
+                AtomicInteger done = new AtomicInteger();
                 in.onResult(x -> done.incrementAndGet());
                 List<CompletableFuture<TaskResult>> fs = in.submit(specs);
                 await().atMost(Duration.ofMinutes(2)).until(() -> done.get() >= 200);

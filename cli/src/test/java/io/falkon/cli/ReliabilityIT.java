@@ -24,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Reliability with real processes over 127.0.0.1: executors and dispatchers killed with SIGKILL,
@@ -157,7 +158,7 @@ class ReliabilityIT {
             procs.dispatcher(port, "--journal", journal.toString());
             assertThat(procs.log("dispatcher")).contains("truncating");
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port, procs.clientOptions())) {
-                List<String> outputs = new java.util.concurrent.CopyOnWriteArrayList<>();
+                List<String> outputs = new CopyOnWriteArrayList<>();
                 Instance in = client.attach(key, r -> outputs.add(r.status().name()));
                 procs.executor(port, "late", "--slots", "2");
                 await().atMost(Duration.ofMinutes(1)).until(() -> outputs.size() == 3);

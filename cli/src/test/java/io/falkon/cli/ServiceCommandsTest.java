@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import java.time.Duration;
 
 /** The cluster workflow with separate processes: falkon dispatcher, falkon executor, submit, status. */
 class ServiceCommandsTest {
@@ -61,7 +62,7 @@ class ServiceCommandsTest {
             for (int i = 0; i < 2; i++) {
                 executors.add(start(dir, "executor", "--dispatcher", addr, "--slots", "2", "--id", "node" + i));
             }
-            await().atMost(java.time.Duration.ofSeconds(60)).until(() ->
+            await().atMost(Duration.ofSeconds(60)).until(() ->
                     new ObjectMapper().readTree(Cli.run(dir, "status", "--json", "--dispatcher", addr).stdout())
                             .at("/executors/registered").asInt() == 2);
 
@@ -104,7 +105,7 @@ class ServiceCommandsTest {
         Process dispatcher = start(dir, "dispatcher", "--host", "127.0.0.1", "--port", Integer.toString(port));
         Process provision = null;
         try {
-            await().atMost(java.time.Duration.ofSeconds(60)).until(() ->
+            await().atMost(Duration.ofSeconds(60)).until(() ->
                     Cli.run(dir, "status", "--json", "--dispatcher", addr).exit() == 0);
             provision = start(dir, "provision", "--dispatcher", addr, "--provisioner", "local", "--max-nodes", "2",
                     "--slots", "2", "--idle", "1", "--poll", "100");
@@ -114,7 +115,7 @@ class ServiceCommandsTest {
             assertThat(r.exit()).as(r.stderr()).isZero();
             assertThat(new ObjectMapper().readTree(r.stdout()).get("succeeded").asInt()).isEqualTo(60);
             // idle for 1 s, the executors leave; nothing stays allocated
-            await().atMost(java.time.Duration.ofSeconds(60)).until(() -> new ObjectMapper().readTree(
+            await().atMost(Duration.ofSeconds(60)).until(() -> new ObjectMapper().readTree(
                     Cli.run(dir, "status", "--json", "--dispatcher", addr).stdout()).at("/executors/registered").asInt() == 0);
         } finally {
             if (provision != null) {

@@ -1,5 +1,7 @@
 package io.falkon.client;
 
+import io.falkon.protocol.DataCodec;
+import io.falkon.protocol.DataStats;
 import io.falkon.protocol.Execution;
 import io.falkon.protocol.TaskStatus;
 
@@ -43,7 +45,7 @@ public record TaskResult(long taskId, int attempt, String executorId, long submi
     }
 
     /** Where the task's inputs came from (all zero for a task without inputs). */
-    public io.falkon.protocol.DataStats data() {
-        return io.falkon.protocol.DataCodec.statsOf(execution);
+    public DataStats data() {
+        return DataCodec.statsOf(execution);
     }
 }

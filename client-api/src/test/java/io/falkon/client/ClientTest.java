@@ -158,7 +158,7 @@ class ClientTest {
 
     @Test
     void aWrongTokenIsRefusedAtTheHandshake() throws Exception {
-        try (Topology t = new Topology(io.falkon.dispatcher.DispatcherConfig.local().withToken("s3cret"), 1, 1)) {
+        try (Topology t = new Topology(DispatcherConfig.local().withToken("s3cret"), 1, 1)) {
             assertThatThrownBy(() -> FalkonClient.connect(t.address(), ClientOptions.defaults().withToken("nope")))
                     .isInstanceOf(FalkonException.class).hasMessageContaining("wrong token")
                     .extracting(e -> ((FalkonException) e).code()).isEqualTo(ErrorCode.UNAUTHORIZED);

@@ -31,6 +31,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.util.Map;
+import java.util.Random;
 
 /** Data diffusion end to end: real executors with real caches, peers and a shared store directory. */
 class DataDiffusionTest {
@@ -66,7 +68,7 @@ class DataDiffusionTest {
 
     String object(String name, int size) throws Exception {
         byte[] b = new byte[size];
-        new java.util.Random(name.hashCode()).nextBytes(b);
+        new Random(name.hashCode()).nextBytes(b);
         Files.write(store.resolve(name), b);
         return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
     }
@@ -93,7 +95,7 @@ class DataDiffusionTest {
         Instance in = client(d).createInstance("diffusion");
         List<TaskSpec> specs = new ArrayList<>();
         List<Integer> which = new ArrayList<>();
-        java.util.Random rnd = new java.util.Random(3);
+        Random rnd = new Random(3);
         for (int i = 0; i < 300; i++) {
             int k = rnd.nextInt(ids.size());
             which.add(k);
@@ -148,7 +150,7 @@ class DataDiffusionTest {
         try (RawPeer liar = new RawPeer(d.port())) {
             liar.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, d.token(), "liar"));
             liar.read();
-            liar.send(new Message.Register("liar", "127.0.0.1", 1, 0, java.util.Map.of("cachePort",
+            liar.send(new Message.Register("liar", "127.0.0.1", 1, 0, Map.of("cachePort",
                     Integer.toString(dead), "cacheHost", "127.0.0.1")));
             liar.send(new Message.CacheUpdate(true, List.of(new Message.CachedObject("y", 50_000)), List.of()));
             executor(d, "honest", 1);

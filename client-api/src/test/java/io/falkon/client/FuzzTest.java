@@ -27,6 +27,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.util.Map;
 
 /**
  * Random and mutated frames (from the golden vectors) against a live dispatcher, from several
@@ -39,7 +40,7 @@ class FuzzTest {
     static final byte[] CLIENT_HELLO = GoldenVectors.frame(Message.Hello.of(Protocol.ROLE_CLIENT, TOKEN, "fuzz"));
     static final byte[] EXECUTOR_HELLO = GoldenVectors.frame(Message.Hello.of(Protocol.ROLE_EXECUTOR, TOKEN, "fuzz"));
     static final byte[] UNAUTHENTICATED_HELLO = GoldenVectors.frame(Message.Hello.of(Protocol.ROLE_CLIENT, "", "fuzz"));
-    static final byte[] REGISTER = GoldenVectors.frame(new Message.Register("fuzz", "fuzz", 1, 0, java.util.Map.of()));
+    static final byte[] REGISTER = GoldenVectors.frame(new Message.Register("fuzz", "fuzz", 1, 0, Map.of()));
 
     @Test
     void randomAndMutatedFramesNeitherCrashNorStallTheDispatcher() throws Exception {

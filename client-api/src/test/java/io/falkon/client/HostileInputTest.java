@@ -21,6 +21,8 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import java.time.Duration;
+import java.util.Map;
 
 /**
  * Garbage, oversized frames and protocol violations on the dispatcher's port: each closes that
@@ -81,11 +83,11 @@ class HostileInputTest {
         try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
             p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token(), "raw"));
             p.read();
-            p.send(new Message.Register(forged, "host\r\nline", 1, 0, java.util.Map.of()));
+            p.send(new Message.Register(forged, "host\r\nline", 1, 0, Map.of()));
             p.send(new Message.Credit(1));
-            topology.dispatcher.awaitExecutors(2, java.time.Duration.ofSeconds(10));
+            topology.dispatcher.awaitExecutors(2, Duration.ofSeconds(10));
         }
-        await().atMost(java.time.Duration.ofSeconds(10)).until(() -> logged.list.stream()
+        await().atMost(Duration.ofSeconds(10)).until(() -> logged.list.stream()
                 .anyMatch(ev -> ev.getFormattedMessage().contains("FORGED-LINE") && ev.getFormattedMessage()
                         .contains("disconnected")));
         assertThat(logged.list).filteredOn(ev -> ev.getFormattedMessage().contains("FORGED-LINE"))

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.time.Duration;
 
 /**
  * Tasks whose bundles would outgrow one message: the client cuts SUBMITs by bytes, and the
@@ -32,7 +33,7 @@ class LargeTaskTest {
         topology = new Topology(DispatcherConfig.local().withMaxTaskBytes(TEN_MB + 100_000)
                 .withWs(0, WsTransport.Settings.defaults()), 0, 1);
         topology.addExecutor("no-exec", 8, true);
-        topology.dispatcher.awaitExecutors(1, java.time.Duration.ofSeconds(30));
+        topology.dispatcher.awaitExecutors(1, Duration.ofSeconds(30));
     }
 
     @AfterAll

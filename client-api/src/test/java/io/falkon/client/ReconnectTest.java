@@ -22,6 +22,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import io.falkon.protocol.Message;
+import io.falkon.protocol.Protocol;
+import io.falkon.protocol.TaskSpecCodec;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /** A dispatcher restarted under a client and its executors: nothing accepted is lost. */
 class ReconnectTest {
@@ -96,23 +100,23 @@ class ReconnectTest {
         try (Topology t = new Topology(1, 2)) {
             String key;
             try (RawPeer gone = new RawPeer(t.dispatcher.port())) {
-                gone.send(io.falkon.protocol.Message.Hello.of(io.falkon.protocol.Protocol.ROLE_CLIENT,
+                gone.send(Message.Hello.of(Protocol.ROLE_CLIENT,
                         t.dispatcher.token(), "raw"));
                 gone.read();
-                gone.send(new io.falkon.protocol.Message.CreateInstance(1, "lease", 300));
-                io.falkon.protocol.Message.InstanceCreated made = (io.falkon.protocol.Message.InstanceCreated) gone.read();
+                gone.send(new Message.CreateInstance(1, "lease", 300));
+                Message.InstanceCreated made = (Message.InstanceCreated) gone.read();
                 long id = made.instanceId();
                 key = InstanceKey.format(id, made.secret());
-                List<io.falkon.protocol.Message.SubmittedTask> tasks = new ArrayList<>();
+                List<Message.SubmittedTask> tasks = new ArrayList<>();
                 for (int i = 0; i < 5; i++) {
-                    tasks.add(new io.falkon.protocol.Message.SubmittedTask(i, io.falkon.protocol.TaskSpecCodec.encode(
+                    tasks.add(new Message.SubmittedTask(i, TaskSpecCodec.encode(
                             TaskSpec.of("echo", "task-" + i))));
                 }
-                gone.send(new io.falkon.protocol.Message.Submit(2, id, tasks));
+                gone.send(new Message.Submit(2, id, tasks));
                 gone.read(); // SUBMITTED; then the client vanishes without acknowledging anything
             }
             try (FalkonClient client = t.client()) {
-                List<String> outputs = new java.util.concurrent.CopyOnWriteArrayList<>();
+                List<String> outputs = new CopyOnWriteArrayList<>();
                 Instance in = client.attach(key, r -> outputs.add(r.stdout().trim()));
                 await().atMost(Duration.ofSeconds(30)).until(() -> outputs.size() == 5);
                 assertThat(outputs).containsExactlyInAnyOrder("task-0", "task-1", "task-2", "task-3", "task-4");

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /** {@link FalkonClient} given an {@code http://} address: the same API over the WS interface. */
 class WsClientTest {
@@ -81,7 +82,7 @@ class WsClientTest {
                 String wrong = key.substring(0, key.indexOf('-') + 1) + "0".repeat(32);
                 assertThatThrownBy(() -> second.attach(wrong, r -> { })).isInstanceOf(FalkonException.class)
                         .hasMessageContaining("unknown instance");
-                List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+                List<String> seen = new CopyOnWriteArrayList<>();
                 Instance taken = second.attach(key, r -> seen.add(r.stdout().trim()));
                 TaskResult more = taken.submit(TaskSpec.of("/bin/echo", "after")).get(30, TimeUnit.SECONDS);
                 assertThat(more.stdout()).isEqualTo("after\n");

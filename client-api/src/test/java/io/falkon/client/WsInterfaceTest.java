@@ -43,6 +43,10 @@ import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import javax.wsdl.BindingOperation;
+import javax.wsdl.Service;
+import javax.wsdl.extensions.soap.SOAPHeader;
+import javax.xml.namespace.QName;
 
 /**
  * The Web Services interface on the wire: SOAP envelopes written by hand and posted with the JDK's
@@ -81,14 +85,14 @@ class WsInterfaceTest {
         var reader = WSDLFactory.newInstance().newWSDLReader();
         reader.setFeature("javax.wsdl.verbose", false);
         Definition def = reader.readWSDL(url + "?wsdl", dom(get(url + "?wsdl")));
-        PortType pt = def.getPortType(new javax.xml.namespace.QName(NS, "FalkonPortType"));
+        PortType pt = def.getPortType(new QName(NS, "FalkonPortType"));
         Set<String> ops = new TreeSet<>();
         for (Object o : pt.getOperations()) {
             ops.add(((Operation) o).getName());
         }
         assertThat(ops).containsExactlyInAnyOrder("CreateInstance", "Submit", "GetStatus", "GetResults", "Destroy");
         List<String> addresses = new ArrayList<>();
-        javax.wsdl.Service svc = def.getService(new javax.xml.namespace.QName(NS, "Falkon"));
+        Service svc = def.getService(new QName(NS, "Falkon"));
         for (Object p : svc.getPorts().values()) {
             Port port = (Port) p;
             Binding b = port.getBinding();
@@ -103,11 +107,11 @@ class WsInterfaceTest {
         }
         assertThat(addresses).containsExactlyInAnyOrder("1.1 " + url, "1.2 " + url);
         // the token travels in a SOAP header the WSDL declares, for clients generated from it
-        Binding b = def.getBinding(new javax.xml.namespace.QName(NS, "FalkonSoap11Binding"));
+        Binding b = def.getBinding(new QName(NS, "FalkonSoap11Binding"));
         for (Object o : b.getBindingOperations()) {
-            javax.wsdl.BindingOperation op = (javax.wsdl.BindingOperation) o;
+            BindingOperation op = (BindingOperation) o;
             assertThat(op.getBindingInput().getExtensibilityElements()).as(op.getName())
-                    .anySatisfy(e -> assertThat(e).isInstanceOf(javax.wsdl.extensions.soap.SOAPHeader.class));
+                    .anySatisfy(e -> assertThat(e).isInstanceOf(SOAPHeader.class));
         }
     }
 

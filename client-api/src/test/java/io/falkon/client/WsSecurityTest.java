@@ -35,6 +35,8 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.net.SocketTimeoutException;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The WS interface tried as an attacker would: no token or a wrong one, requests that lie about
@@ -117,7 +119,7 @@ class WsSecurityTest {
     // ---- authentication ----------------------------------------------------------------------
 
     @Test
-    void aCallWithoutTheTokenOrWithAWrongOneRunsNothing(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    void aCallWithoutTheTokenOrWithAWrongOneRunsNothing(@TempDir Path dir) throws Exception {
         Path marker = dir.resolve("ran");
         String key = newInstance();
         String task = "<f:key>" + key + "</f:key><f:task><f:command>/usr/bin/touch</f:command><f:arg>" + marker
@@ -333,7 +335,7 @@ class WsSecurityTest {
                         break;
                     }
                 }
-            } catch (java.net.SocketTimeoutException e) {
+            } catch (SocketTimeoutException e) {
                 // what came is what there is
             }
             return got.toString(StandardCharsets.UTF_8);

@@ -32,6 +32,10 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import io.falkon.datacache.fetch.PeerFetcher;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 
 class CacheStoreTest {
     @TempDir
@@ -199,19 +203,19 @@ class CacheStoreTest {
         holder.lease(ObjectRef.of("secret-data", "secret-data"), List.of()).close();
         PeerServer server = PeerServer.start(holder, "127.0.0.1", 0, token);
         closing.add(server);
-        java.net.URI uri = io.falkon.datacache.fetch.PeerFetcher.uri("127.0.0.1:" + server.port(), "secret-data");
-        java.net.http.HttpResponse<byte[]> none = http.send(java.net.http.HttpRequest.newBuilder(uri).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+        URI uri = PeerFetcher.uri("127.0.0.1:" + server.port(), "secret-data");
+        HttpResponse<byte[]> none = http.send(HttpRequest.newBuilder(uri).build(),
+                HttpResponse.BodyHandlers.ofByteArray());
         assertThat(none.statusCode()).isEqualTo(401);
         assertThat(none.headers().firstValue("WWW-Authenticate")).hasValue("Bearer realm=\"falkon\"");
-        java.net.http.HttpResponse<byte[]> wrong = http.send(java.net.http.HttpRequest.newBuilder(uri)
+        HttpResponse<byte[]> wrong = http.send(HttpRequest.newBuilder(uri)
                 .header("Authorization", "Bearer not-the-token").build(),
-                java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+                HttpResponse.BodyHandlers.ofByteArray());
         assertThat(wrong.statusCode()).isEqualTo(401);
         assertThat(new String(wrong.body(), StandardCharsets.UTF_8)).doesNotContain("secret");
-        java.net.http.HttpResponse<byte[]> right = http.send(java.net.http.HttpRequest.newBuilder(uri)
+        HttpResponse<byte[]> right = http.send(HttpRequest.newBuilder(uri)
                 .header("Authorization", "Bearer " + token.value()).build(),
-                java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+                HttpResponse.BodyHandlers.ofByteArray());
         assertThat(right.statusCode()).isEqualTo(200);
         assertThat(right.body()).isEqualTo(Files.readAllBytes(store.resolve("secret-data")));
         // and a cache that does not hold the token falls back to the store: the peer refused it

@@ -12,6 +12,7 @@ import io.falkon.dispatcher.ws.WsTransport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -75,7 +76,7 @@ public final class Dispatcher implements AutoCloseable {
         if (config.journalDir() != null) {
             try {
                 journal = FileJournal.open(config.journalDir(), config.fsync());
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 throw new IllegalStateException("cannot open the journal: " + e.getMessage(), e);
             }
         }

@@ -14,6 +14,7 @@ import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import java.time.Duration;
 
 /**
  * A WS Submit that times out in the gateway (the scheduler answered too late) may have been carried
@@ -66,7 +67,7 @@ class WsSubmitRetryTest {
             HttpResponse<String> retry = call(d, "Submit", submit);
             assertThat(retry.statusCode()).as(retry.body()).isEqualTo(200);
             assertThat(retry.body()).contains("<f:accepted>2</f:accepted>").contains("<f:id>7</f:id><f:id>8</f:id>");
-            await().atMost(java.time.Duration.ofSeconds(10))
+            await().atMost(Duration.ofSeconds(10))
                     .until(() -> element(call(d, "GetStatus", "<f:key>" + key + "</f:key>").body(), "queued"),
                             q -> q.equals("2"));
         }

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -40,7 +41,7 @@ public final class LocalExecutors implements AutoCloseable {
 
         /** {@code java} or {@code c}, as the command line says it. */
         public static Impl parse(String s) {
-            return switch (s.toLowerCase(java.util.Locale.ROOT)) {
+            return switch (s.toLowerCase(Locale.ROOT)) {
                 case "java" -> JAVA;
                 case "c" -> C;
                 default -> throw new IllegalArgumentException("unknown executor implementation '" + s

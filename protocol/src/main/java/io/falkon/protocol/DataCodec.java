@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -95,7 +96,7 @@ public final class DataCodec {
     public static Map<String, List<String>> decodeHints(byte[] value) {
         WireReader in = new WireReader(Unpooled.wrappedBuffer(value));
         int n = in.u16("hints count");
-        Map<String, List<String>> out = new java.util.LinkedHashMap<>();
+        Map<String, List<String>> out = new LinkedHashMap<>();
         for (int i = 0; i < n; i++) {
             String id = in.str("hints[" + i + "].id");
             int m = in.u16("hints[" + i + "].peers");

@@ -1,6 +1,7 @@
 package io.falkon.protocol;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -75,7 +76,7 @@ public record Execution(TaskStatus status, int exitCode, int flags, long started
     public boolean equals(Object o) {
         return o instanceof Execution e && e.status == status && e.exitCode == exitCode && e.flags == flags
                 && e.startedMicros == startedMicros && e.finishedMicros == finishedMicros
-                && java.util.Arrays.equals(e.stdout, stdout) && java.util.Arrays.equals(e.stderr, stderr)
+                && Arrays.equals(e.stdout, stdout) && Arrays.equals(e.stderr, stderr)
                 && e.detail.equals(detail) && e.ext.equals(ext);
     }
 

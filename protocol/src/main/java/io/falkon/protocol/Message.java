@@ -1,5 +1,7 @@
 package io.falkon.protocol;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -56,7 +58,7 @@ public sealed interface Message {
     record Register(String executorId, String host, int slots, int flags, Map<String, String> attributes)
             implements Message {
         public Register {
-            attributes = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(attributes));
+            attributes = Collections.unmodifiableMap(new LinkedHashMap<>(attributes));
         }
 
         public boolean noExec() {

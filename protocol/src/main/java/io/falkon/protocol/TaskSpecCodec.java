@@ -3,8 +3,11 @@ package io.falkon.protocol;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Encodes and decodes the {@code TaskSpec} blob ({@code docs/protocol.md} section 4.4):
@@ -101,14 +104,14 @@ public final class TaskSpecCodec {
                 buf.skipBytes(len);
             }
             int envc = in.count("env", 8);
-            java.util.Set<String> keys = envc > 1 ? new java.util.HashSet<>() : null;
+            Set<String> keys = envc > 1 ? new HashSet<>() : null;
             for (int i = 0; i < envc; i++) {
                 int len = in.count("env key", 1);
                 int at = buf.readerIndex();
                 if (len == 0 || buf.indexOf(at, at + len, (byte) '=') >= 0) {
                     return Scan.invalid("env[" + i + "] has an invalid variable name");
                 }
-                if (keys != null && !keys.add(buf.toString(at, len, java.nio.charset.StandardCharsets.UTF_8))) {
+                if (keys != null && !keys.add(buf.toString(at, len, StandardCharsets.UTF_8))) {
                     return Scan.invalid("env[" + i + "] repeats a variable name");
                 }
                 buf.skipBytes(len);

@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -70,7 +71,7 @@ public final class GoldenVectors {
                 new Message.Dispatch(List.of(new Message.DispatchedTask(1, 0, trueSpec, ExtField.NONE)))));
         TaskSpec rich = TaskSpec.builder("/usr/bin/env", "héllo ✓", "")
                 .env("A", "1").env("PATH_EXTRA", "/opt/x")
-                .workDir("/tmp/work").wallTime(java.time.Duration.ofMillis(2500)).build();
+                .workDir("/tmp/work").wallTime(Duration.ofMillis(2500)).build();
         TaskSpec withExt = TaskSpec.builder("/bin/echo", "a\tb\"c\\d\n")
                 .ext(new ExtField(0x8001, new byte[]{1, 2, (byte) 0xff})).build();
         v.add(new Vector("11_dispatch_bundle",

@@ -14,6 +14,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.time.Duration;
 
 class MessageCodecTest {
 
@@ -124,7 +125,7 @@ class MessageCodecTest {
         assertThatThrownBy(() -> TaskSpec.of()).hasMessageContaining("argv is empty");
         assertThatThrownBy(() -> TaskSpec.of("")).hasMessageContaining("argv[0] (the command) is empty");
         assertThatThrownBy(() -> TaskSpec.builder("x").env("A=B", "1").build()).hasMessageContaining("A=B");
-        assertThatThrownBy(() -> TaskSpec.builder("x").wallTime(java.time.Duration.ofDays(100)).build())
+        assertThatThrownBy(() -> TaskSpec.builder("x").wallTime(Duration.ofDays(100)).build())
                 .hasMessageContaining("out of range");
     }
 
@@ -167,7 +168,7 @@ class MessageCodecTest {
     @Test
     void roundTripOfSpecsKeepsEveryField() {
         TaskSpec s = TaskSpec.builder(List.of("a", "b c", "")).env("K", "v=w").workDir("/w")
-                .wallTime(java.time.Duration.ofSeconds(3)).ext(new ExtField(0x8000, new byte[]{9})).build();
+                .wallTime(Duration.ofSeconds(3)).ext(new ExtField(0x8000, new byte[]{9})).build();
         assertThat(TaskSpecCodec.decode(TaskSpecCodec.encode(s))).isEqualTo(s);
     }
 }

@@ -1,6 +1,7 @@
 package io.falkon.provisioner;
 
 import java.util.Locale;
+import java.util.function.ToIntFunction;
 
 /**
  * How many nodes to ask for when the queue holds more work than the executors (registered and on
@@ -53,7 +54,7 @@ public interface AcquisitionPolicy {
         };
     }
 
-    private static AcquisitionPolicy named(String name, java.util.function.ToIntFunction<Demand> rule) {
+    private static AcquisitionPolicy named(String name, ToIntFunction<Demand> rule) {
         return new AcquisitionPolicy() {
             @Override
             public String name() {

@@ -4,10 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.falkon.provisioner.core.Allocation;
-import io.falkon.provisioner.core.Planner;
 import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;
+import io.falkon.provisioner.core.Allocation;
+import io.falkon.provisioner.core.Planner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -203,12 +204,12 @@ public final class Provisioner implements AutoCloseable {
             n.put("name", a.name());
             n.put("jobId", a.jobId());
             n.put("nodes", a.nodes());
-            n.put("stage", a.stage().name().toLowerCase(java.util.Locale.ROOT));
+            n.put("stage", a.stage().name().toLowerCase(Locale.ROOT));
             n.put("registered", a.registered());
             ObjectNode at = n.putObject("secondsAfterStart");
             for (Allocation.Stage s : Allocation.Stage.values()) {
                 if (a.at(s) >= 0) {
-                    at.put(s.name().toLowerCase(java.util.Locale.ROOT), (a.at(s) - startedMillis) / 1000.0);
+                    at.put(s.name().toLowerCase(Locale.ROOT), (a.at(s) - startedMillis) / 1000.0);
                 }
             }
         }

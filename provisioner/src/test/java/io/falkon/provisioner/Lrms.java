@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import java.io.IOException;
 
 /**
  * Real batch schedulers on this machine for the adapter tests: started with the project's scripts
@@ -31,7 +32,7 @@ final class Lrms {
     }
 
     /** Slurm's PBS/Torque wrappers (qsub, qstat, qdel) over the SLURM above: PBS syntax, not PBS itself. */
-    static java.util.Map<String, String> requirePbsWrappers() throws Exception {
+    static Map<String, String> requirePbsWrappers() throws Exception {
         requireSlurm();
         Path bin = Path.of("/opt/lrm/slurm-torque/usr/bin");
         if (!Files.isExecutable(bin.resolve("qsub"))) {
@@ -99,7 +100,7 @@ final class Lrms {
         Process p;
         try {
             p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return new Ran(127, e.getMessage()); // not installed
         }
         String out = new String(p.getInputStream().readAllBytes());

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import org.assertj.core.api.Assertions;
 
 /** The planner step by step, time given by the test: acquisition policies, stages, releases, bounds. */
 class PlannerTest {
@@ -118,7 +119,7 @@ class PlannerTest {
         for (String n : List.of("one-at-a-time", "additive", "exponential", "all-at-once", "optimal")) {
             assertThat(AcquisitionPolicy.byName(n).name()).isEqualTo(n);
         }
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> AcquisitionPolicy.byName("greedy"))
+        Assertions.assertThatThrownBy(() -> AcquisitionPolicy.byName("greedy"))
                 .hasMessageContaining("unknown acquisition policy 'greedy'");
     }
 }

@@ -15,6 +15,7 @@ import java.util.stream.Collectors;
 
 import static io.falkon.bench.report.Result.num;
 import static io.falkon.bench.report.Result.str;
+import java.util.Locale;
 
 /**
  * Which paper figure each benchmark reproduces, what the paper reports there, and how to plot our
@@ -148,11 +149,11 @@ final class Figures {
         List<Map<String, Object>> rows = all.get("bundling").rows();
         XYChart c = Charts.xy("Tasks/s vs client bundle size (no-exec executors)", "tasks per bundle", "tasks/s",
                 true, true);
-        Result.group(rows, r -> str(r, "transport").toUpperCase(java.util.Locale.ROOT) + " (this machine)")
+        Result.group(rows, r -> str(r, "transport").toUpperCase(Locale.ROOT) + " (this machine)")
                 .forEach((name, g) -> Charts.line(c, name, col(g, "bundle"), col(g, "tasksPerSecond")));
         Charts.paperPoints(c, "SC07 Fig. 5: GT4 WS, 2007", List.of(1.0, 300.0), List.of(20.0, 1500.0));
         XYChart cost = Charts.xy("Cost per task vs client bundle size", "tasks per bundle", "ms per task", true, true);
-        Result.group(rows, r -> str(r, "transport").toUpperCase(java.util.Locale.ROOT) + " (this machine)")
+        Result.group(rows, r -> str(r, "transport").toUpperCase(Locale.ROOT) + " (this machine)")
                 .forEach((name, g) -> Charts.line(cost, name, col(g, "bundle"), col(g, "msPerTask")));
         Charts.paperPoints(cost, "SC07 Fig. 5: GT4 WS, 2007", List.of(1.0, 300.0), List.of(50.0, 1000 / 1500.0));
         return List.of(c, cost);

@@ -17,6 +17,8 @@ import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 
 class ReportCommandTest {
     @TempDir
@@ -98,8 +100,8 @@ class ReportCommandTest {
         Path results = results();
         Files.writeString(results.resolve("broken.json"), "{\"not\": \"a result\"}");
         Path docs = dir.resolve("docs");
-        java.io.StringWriter err = new java.io.StringWriter();
-        int rc = new CommandLine(new ReportCommand()).setErr(new java.io.PrintWriter(err))
+        StringWriter err = new StringWriter();
+        int rc = new CommandLine(new ReportCommand()).setErr(new PrintWriter(err))
                 .execute("--results", results.toString(), "--docs", docs.toString());
         assertThat(rc).isEqualTo(2);
         assertThat(err.toString()).contains("broken.json").contains("not a benchmark result");

@@ -39,6 +39,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.falkon.protocol.soap.SoapXml.NS;
 import static io.falkon.protocol.soap.SoapXml.PREFIX;
+import java.io.IOException;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * A {@link Connection} over the dispatcher's Web Services interface ({@code docs/ws.md}): SOAP 1.1
@@ -79,7 +82,7 @@ public final class WsConnection implements Connection {
     private final Map<Long, Poller> pollers = new ConcurrentHashMap<>();
     /** The key each instance was created with, which every call about it presents. */
     private final Map<Long, String> keys = new ConcurrentHashMap<>();
-    private final java.util.Queue<Runnable> waitingSubmits = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final Queue<Runnable> waitingSubmits = new ConcurrentLinkedQueue<>();
     private final AtomicInteger activeSubmits = new AtomicInteger();
     private volatile boolean closed;
 
@@ -287,7 +290,7 @@ public final class WsConnection implements Connection {
                 JsonNode d = JSON.readTree(doc);
                 return new Message.Attached(0, instanceId, d.path("highestTaskId").asLong(-1),
                         d.path("unfetched").asInt());
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 throw new CompletionException(new FalkonException("unreadable GetStatus document from " + uri, e));
             }
         }).whenComplete((a, err) -> {

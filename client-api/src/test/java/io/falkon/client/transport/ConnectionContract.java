@@ -29,6 +29,7 @@ import java.util.function.Supplier;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import io.falkon.client.ConnectionLostException;
 
 /**
  * What every {@link Connection} must do, whatever carries it (TCP frames, SOAP over HTTP): the
@@ -177,6 +178,6 @@ abstract class ConnectionContract {
         connection.close();
         assertThat(connection.connected()).isFalse();
         assertThatThrownBy(() -> connection.status(0).get(30, TimeUnit.SECONDS))
-                .cause().isInstanceOf(io.falkon.client.ConnectionLostException.class);
+                .cause().isInstanceOf(ConnectionLostException.class);
     }
 }

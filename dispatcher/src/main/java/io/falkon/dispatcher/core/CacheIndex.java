@@ -6,6 +6,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * The dispatcher's index of which executor caches which object (data diffusion), kept loosely
@@ -82,7 +83,7 @@ final class CacheIndex {
      * The executor caching the most bytes of the inputs among those {@code eligible} accepts, or
      * {@code null} if none caches any. Ties go to the holder listed first.
      */
-    ExecutorState best(String[] ids, long[] sizes, java.util.function.Predicate<ExecutorState> eligible) {
+    ExecutorState best(String[] ids, long[] sizes, Predicate<ExecutorState> eligible) {
         if (ids.length == 1) {
             for (ExecutorState e : holders(ids[0])) {
                 if (eligible.test(e)) {

@@ -1,5 +1,7 @@
 package io.falkon.dispatcher.core;
 
+import java.util.Arrays;
+
 /**
  * An executor's recent outcomes, counted in a sliding window of fixed buckets (six per window), so
  * that keeping it costs the same at 1 task per minute and 100,000 per second.
@@ -57,8 +59,8 @@ final class OutcomeWindow {
     }
 
     void clear() {
-        java.util.Arrays.fill(bucketStart, 0);
-        java.util.Arrays.fill(failures, 0);
-        java.util.Arrays.fill(total, 0);
+        Arrays.fill(bucketStart, 0);
+        Arrays.fill(failures, 0);
+        Arrays.fill(total, 0);
     }
 }

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
@@ -40,7 +41,7 @@ public final class StatusReporter {
     public void refresh() {
         Runtime rt = Runtime.getRuntime();
         jvm = new JvmSample(rt.totalMemory() - rt.freeMemory(), rt.maxMemory(), liveAfterGc());
-        Map<String, String> fresh = new java.util.LinkedHashMap<>();
+        Map<String, String> fresh = new LinkedHashMap<>();
         suppliers.forEach((name, supplier) -> {
             try {
                 fresh.put(name, supplier.get());

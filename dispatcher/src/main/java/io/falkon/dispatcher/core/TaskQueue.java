@@ -1,5 +1,6 @@
 package io.falkon.dispatcher.core;
 
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /** The dispatcher's FIFO wait queue: an intrusive doubly-linked list of {@link Task}s. */
@@ -67,7 +68,7 @@ final class TaskQueue {
     }
 
     /** Removes every task matching {@code filter}, calling {@code removed} for each, in queue order. */
-    void removeIf(Predicate<Task> filter, java.util.function.Consumer<Task> removed) {
+    void removeIf(Predicate<Task> filter, Consumer<Task> removed) {
         Task t = head;
         while (t != null) {
             Task next = t.next;

@@ -18,6 +18,7 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -25,6 +26,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -59,7 +61,7 @@ public final class FileJournal implements Journal, AutoCloseable {
     private sealed interface Command permits Append, Compact, Barrier, Stop {
     }
 
-    private record Barrier(java.util.concurrent.CompletableFuture<Void> done) implements Command {
+    private record Barrier(CompletableFuture<Void> done) implements Command {
     }
 
     private record Append(ByteBuf data, Runnable send) implements Command {
@@ -112,7 +114,7 @@ public final class FileJournal implements Journal, AutoCloseable {
         FileLock lock;
         try {
             lock = lockChannel.tryLock();
-        } catch (java.nio.channels.OverlappingFileLockException e) {
+        } catch (OverlappingFileLockException e) {
             lock = null; // held by this very JVM
         }
         if (lock == null) {
@@ -446,7 +448,7 @@ public final class FileJournal implements Journal, AutoCloseable {
      * sent.
      */
     public void sync() {
-        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Void> done = new CompletableFuture<>();
         commands.add(new Barrier(done));
         done.join();
     }

@@ -9,6 +9,9 @@ import io.falkon.protocol.WireReader;
 import io.falkon.protocol.WireWriter;
 import io.netty.buffer.ByteBuf;
 
+import java.util.function.Consumer;
+import java.util.zip.CRC32C;
+
 /**
  * The journal's record bodies (each framed on disk as {@code length:u32 crc32c:u32 body}):
  *
@@ -35,13 +38,13 @@ final class Records {
     }
 
     /** Appends a framed record: reserves length and CRC, writes the body through {@code body}, fills both. */
-    static void frame(ByteBuf out, java.util.function.Consumer<ByteBuf> body) {
+    static void frame(ByteBuf out, Consumer<ByteBuf> body) {
         int at = out.writerIndex();
         out.writeInt(0);
         out.writeInt(0);
         body.accept(out);
         int len = out.writerIndex() - at - 8;
-        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        CRC32C crc = new CRC32C();
         crc.update(out.nioBuffer(at + 8, len));
         out.setInt(at, len);
         out.setInt(at + 4, (int) crc.getValue());

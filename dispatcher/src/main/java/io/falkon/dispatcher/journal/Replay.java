@@ -3,10 +3,15 @@ package io.falkon.dispatcher.journal;
 import io.falkon.dispatcher.core.InstanceRecord;
 import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.protocol.Message;
+import io.netty.buffer.ByteBuf;
 
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * The live state rebuilt from a journal's records, applied in order. Every record is idempotent
@@ -23,7 +28,7 @@ final class Replay {
         long[] acceptedRanges = new long[0];
         final Map<Long, Accepted> pending = new LinkedHashMap<>();
         final TreeMap<Long, Message.DeliveredResult> unacked = new TreeMap<>();
-        final java.util.Set<Long> finished = new java.util.HashSet<>();
+        final Set<Long> finished = new HashSet<>();
 
         InstanceState(long id) {
             this.id = id;
@@ -41,9 +46,9 @@ final class Replay {
 
     /** Folds the ids of every task seen so far into the instance record's ranges. */
     private static long[] ranges(InstanceState s) {
-        java.util.TreeSet<Long> ids = new java.util.TreeSet<>(s.finished);
+        TreeSet<Long> ids = new TreeSet<>(s.finished);
         ids.addAll(s.pending.keySet());
-        long[] out = java.util.Arrays.copyOf(s.acceptedRanges, s.acceptedRanges.length + 2 * ids.size());
+        long[] out = Arrays.copyOf(s.acceptedRanges, s.acceptedRanges.length + 2 * ids.size());
         int i = s.acceptedRanges.length;
         for (long id : ids) {
             out[i++] = id;
@@ -121,7 +126,7 @@ final class Replay {
     }
 
     /** Writes this state as records: the contents of a compacted journal. */
-    void writeTo(io.netty.buffer.ByteBuf out) {
+    void writeTo(ByteBuf out) {
         for (InstanceState s : instances.values()) {
             Records.instance(out, s.current());
             if (s.ackedUpTo > 0) {

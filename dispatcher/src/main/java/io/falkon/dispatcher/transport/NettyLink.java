@@ -5,6 +5,7 @@ import io.falkon.protocol.Message;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -72,7 +73,7 @@ final class NettyLink implements Link {
 
     @Override
     public String remoteHost() {
-        return channel.remoteAddress() instanceof java.net.InetSocketAddress a ? a.getAddress().getHostAddress()
+        return channel.remoteAddress() instanceof InetSocketAddress a ? a.getAddress().getHostAddress()
                 : "127.0.0.1";
     }
 

@@ -12,6 +12,7 @@ import java.util.List;
 import static io.falkon.dispatcher.core.SchedulerHarness.delivered;
 import static io.falkon.dispatcher.core.SchedulerHarness.dispatched;
 import static org.assertj.core.api.Assertions.assertThat;
+import java.util.ArrayList;
 
 /** An instance belongs to whoever holds its secret; client task ids are unique, and a re-sent bundle is not run twice. */
 class InstanceOwnershipTest {
@@ -19,7 +20,7 @@ class InstanceOwnershipTest {
 
     private void submit(FakeLink client, long instance, long requestId, long... ids) {
         byte[] spec = TaskSpecCodec.encode(TaskSpec.of("/bin/true"));
-        List<Message.SubmittedTask> tasks = new java.util.ArrayList<>();
+        List<Message.SubmittedTask> tasks = new ArrayList<>();
         TaskSpecCodec.Scan[] scans = new TaskSpecCodec.Scan[ids.length];
         for (int i = 0; i < ids.length; i++) {
             tasks.add(new Message.SubmittedTask(ids[i], spec));

@@ -4,6 +4,7 @@ import io.falkon.dispatcher.policy.DispatchPolicy;
 import io.falkon.protocol.Execution;
 import io.falkon.protocol.ExtField;
 import io.falkon.protocol.Message;
+import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.TaskStatus;
@@ -11,6 +12,8 @@ import io.falkon.protocol.TaskStatus;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * Drives a {@link Scheduler} the way the transport does, with fake links and a fake clock. The
@@ -34,7 +37,7 @@ public final class SchedulerHarness {
     }
 
     /** Checks the invariants whenever a batch commits: at the end of every batch. */
-    private record CheckingJournal(Journal inner, java.util.function.Supplier<Scheduler> scheduler) implements Journal {
+    private record CheckingJournal(Journal inner, Supplier<Scheduler> scheduler) implements Journal {
         @Override
         public void instanceCreated(InstanceRecord instance) {
             inner.instanceCreated(instance);
@@ -72,7 +75,7 @@ public final class SchedulerHarness {
         }
 
         @Override
-        public void compact(java.util.function.Consumer<Journal> snapshot) {
+        public void compact(Consumer<Journal> snapshot) {
             inner.compact(snapshot);
         }
     }
@@ -155,9 +158,9 @@ public final class SchedulerHarness {
 
     /** A task reading the given objects (1 MiB each). */
     public static TaskSpec reading(String... ids) {
-        List<io.falkon.protocol.TaskInput> inputs = new ArrayList<>();
+        List<TaskInput> inputs = new ArrayList<>();
         for (String id : ids) {
-            inputs.add(new io.falkon.protocol.TaskInput(id, "store/" + id, 1 << 20, "", 0, ""));
+            inputs.add(new TaskInput(id, "store/" + id, 1 << 20, "", 0, ""));
         }
         return TaskSpec.builder("/bin/true").inputs(inputs).build();
     }

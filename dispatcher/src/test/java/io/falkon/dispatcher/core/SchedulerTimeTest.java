@@ -12,6 +12,8 @@ import java.util.concurrent.TimeUnit;
 
 import static io.falkon.dispatcher.core.SchedulerHarness.dispatched;
 import static org.assertj.core.api.Assertions.assertThat;
+import io.falkon.protocol.TaskSpecCodec;
+import java.util.Map;
 
 /** Intervals run on the monotonic tick; finished tasks leave the deadline index; a failing event stops the loop. */
 class SchedulerTimeTest {
@@ -41,16 +43,16 @@ class SchedulerTimeTest {
         SplitClock clock = new SplitClock();
         Scheduler s = scheduler(clock);
         FakeLink exec = new FakeLink("e");
-        s.registerExecutor(exec, new Message.Register("e", "h", 1, 0, java.util.Map.of()));
+        s.registerExecutor(exec, new Message.Register("e", "h", 1, 0, Map.of()));
         s.credit(exec, 1);
         FakeLink client = new FakeLink("c");
         s.createInstance(client, new Message.CreateInstance(1, "c", 30));
         s.endBatch();
         long id = client.sent(Message.InstanceCreated.class).get(0).instanceId();
-        byte[] spec = io.falkon.protocol.TaskSpecCodec.encode(TaskSpec.builder("sleep", "1")
+        byte[] spec = TaskSpecCodec.encode(TaskSpec.builder("sleep", "1")
                 .wallTime(Duration.ofSeconds(1)).build());
         s.submit(client, new Message.Submit(2, id, List.of(new Message.SubmittedTask(0, spec))),
-                new io.falkon.protocol.TaskSpecCodec.Scan[]{io.falkon.protocol.TaskSpecCodec.scan(spec)});
+                new TaskSpecCodec.Scan[]{TaskSpecCodec.scan(spec)});
         s.endBatch();
         assertThat(dispatched(exec)).hasSize(1);
         s.clientDisconnected(client); // the lease of 30 s starts

@@ -24,6 +24,7 @@ import java.util.List;
 import static io.falkon.dispatcher.core.SchedulerHarness.dispatched;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.nio.ByteBuffer;
 
 class FileJournalTest {
     @TempDir
@@ -86,7 +87,7 @@ class FileJournalTest {
         long intact = Files.size(file);
         // half a record: the length says 100 bytes, 10 follow
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.APPEND)) {
-            ch.write(java.nio.ByteBuffer.wrap(new byte[]{0, 0, 0, 100, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}));
+            ch.write(ByteBuffer.wrap(new byte[]{0, 0, 0, 100, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}));
         }
         FileJournal j = FileJournal.open(dir, FsyncPolicy.ALWAYS);
         assertThat(j.restoredTasks()).isEqualTo(4);

@@ -7,6 +7,9 @@ import org.junit.jupiter.api.Test;
 import static io.falkon.dispatcher.core.SchedulerHarness.dispatched;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import io.falkon.protocol.ExtField;
+import io.falkon.protocol.Message;
+import java.util.List;
 
 class FirstAvailableTest extends DispatchPolicyContract {
     @Override
@@ -21,8 +24,8 @@ class FirstAvailableTest extends DispatchPolicyContract {
         FakeLink client = h.client("c");
         h.submit(client, 3);
         long first = dispatched(e).get(0).taskId();
-        h.complete(e, java.util.List.of(new io.falkon.protocol.Message.DispatchedTask(first, 0, new byte[0],
-                io.falkon.protocol.ExtField.NONE)));
+        h.complete(e, List.of(new Message.DispatchedTask(first, 0, new byte[0],
+                ExtField.NONE)));
         assertThat(dispatched(e).get(0).taskId()).isEqualTo(first + 1);
     }
 

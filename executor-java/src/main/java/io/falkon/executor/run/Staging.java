@@ -20,6 +20,7 @@ import io.falkon.protocol.TaskStatus;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -153,7 +154,7 @@ public final class Staging {
     }
 
     static void deleteTree(Path p) {
-        if (!Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
         try (Stream<Path> files = Files.walk(p)) { // does not follow the links into the cache

@@ -9,13 +9,16 @@ import io.falkon.protocol.TaskOutput;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskStatus;
 
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import javax.xml.stream.XMLStreamConstants;
 import javax.xml.stream.XMLStreamException;
 import javax.xml.stream.XMLStreamReader;
 import javax.xml.stream.XMLStreamWriter;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The XML forms of a task and of a result in the Web Services interface ({@code docs/ws.md}, the
@@ -127,7 +130,7 @@ public final class SoapXml {
         }
         List<String> argv = new ArrayList<>(4);
         String command = null;
-        java.util.Map<String, String> env = null;
+        Map<String, String> env = null;
         String workDir = null;
         long wallTime = 0;
         int retries = -1;
@@ -150,7 +153,7 @@ public final class SoapXml {
                                 + (var == null ? "none" : "'" + var + "'"));
                     }
                     if (env == null) {
-                        env = new java.util.LinkedHashMap<>();
+                        env = new LinkedHashMap<>();
                     }
                     env.put(var, r.getElementText());
                 }
@@ -198,7 +201,7 @@ public final class SoapXml {
             b.workDir(workDir);
         }
         if (wallTime > 0) {
-            b.wallTime(java.time.Duration.ofMillis(wallTime));
+            b.wallTime(Duration.ofMillis(wallTime));
         }
         if (retries >= 0) {
             b.retries(retries);

@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.util.ArrayList;
@@ -64,7 +65,7 @@ public final class ThrowawayCertificates {
             return "-----BEGIN PRIVATE KEY-----\n"
                     + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(k.getEncoded())
                     + "\n-----END PRIVATE KEY-----\n";
-        } catch (java.security.GeneralSecurityException e) {
+        } catch (GeneralSecurityException e) {
             throw new IOException("cannot read the test key: " + e.getMessage(), e);
         }
     }

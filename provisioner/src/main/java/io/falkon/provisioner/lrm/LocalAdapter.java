@@ -3,6 +3,7 @@ package io.falkon.provisioner.lrm;
 import io.falkon.provisioner.JobRequest;
 import io.falkon.provisioner.JobState;
 import io.falkon.provisioner.LrmAdapter;
+import org.slf4j.LoggerFactory;
 
 import java.io.File;
 import java.io.IOException;
@@ -124,7 +125,7 @@ public final class LocalAdapter implements LrmAdapter, AutoCloseable {
                     job.nodes.add(launcher.start(r, id, i));
                 } catch (IOException | RuntimeException e) {
                     // the node "failed": the job runs with fewer executors, as on a real cluster
-                    org.slf4j.LoggerFactory.getLogger(LocalAdapter.class).warn("{}: cannot start an executor: {}", id,
+                    LoggerFactory.getLogger(LocalAdapter.class).warn("{}: cannot start an executor: {}", id,
                             e.getMessage());
                 }
             }

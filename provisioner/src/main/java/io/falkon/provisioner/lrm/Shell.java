@@ -2,9 +2,12 @@ package io.falkon.provisioner.lrm;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -91,9 +94,9 @@ public class Shell {
             return cmd;
         }
         for (String dir : path.split(":")) {
-            java.nio.file.Path p = java.nio.file.Path.of(dir.isEmpty() ? "." : dir, cmd.get(0));
-            if (java.nio.file.Files.isExecutable(p)) {
-                List<String> out = new java.util.ArrayList<>(cmd);
+            Path p = Path.of(dir.isEmpty() ? "." : dir, cmd.get(0));
+            if (Files.isExecutable(p)) {
+                List<String> out = new ArrayList<>(cmd);
                 out.set(0, p.toString());
                 return out;
             }
@@ -101,7 +104,7 @@ public class Shell {
         return cmd;
     }
 
-    private static byte[] readAll(java.io.InputStream in) {
+    private static byte[] readAll(InputStream in) {
         try (in) {
             return in.readAllBytes();
         } catch (IOException e) {
