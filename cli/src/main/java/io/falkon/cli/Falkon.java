@@ -1,6 +1,5 @@
 package io.falkon.cli;
 
-import io.falkon.bench.BenchCommand;
 import io.falkon.client.FalkonException;
 import io.falkon.dispatcher.DispatcherCommand;
 import io.falkon.executor.Executor;
@@ -15,7 +14,7 @@ import java.io.IOException;
 @Command(name = "falkon", mixinStandardHelpOptions = true, versionProvider = Falkon.Version.class,
         description = "Fast and light-weight task execution: run millions of short command-line tasks.",
         subcommands = {RunCommand.class, DispatcherCommand.class, ExecutorCommand.class, SubmitCommand.class,
-                StatusCommand.class, ProvisionCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+                StatusCommand.class, ProvisionCommand.class, CommandLine.HelpCommand.class})
 public final class Falkon {
 
     /** Exit code for bad usage or bad input (a bad task file line, an unreachable dispatcher). */
@@ -26,8 +25,23 @@ public final class Falkon {
         System.exit(commandLine().execute(args));
     }
 
+    /**
+     * {@code falkon bench}, from the benchmarks module when it is on the class path (it is in the
+     * build and in bin/falkon). The cli does not compile against the benchmarks: they depend on
+     * every other module, and the everyday commands should not depend on them; the cli reaches them
+     * only through this one name.
+     */
+    static final String BENCH_COMMAND = "io.falkon.bench.BenchCommand";
+
     static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Falkon());
+        try {
+            cl.addSubcommand("bench", Class.forName(BENCH_COMMAND).getDeclaredConstructor().newInstance());
+        } catch (ClassNotFoundException e) {
+            // a deployment without the benchmarks: no `falkon bench`
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("cannot load " + BENCH_COMMAND + ": " + e, e);
+        }
         cl.setExecutionStrategy(parsed -> {
             // benchmarks print tables; the services they start should only log problems
             if (parsed.subcommand() != null && parsed.subcommand().commandSpec().name().equals("bench")) {
