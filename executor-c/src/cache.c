@@ -27,9 +27,15 @@ struct fk_entry {
     char *key;
     char *id;
     int packed;                 /* the stored form (indexed, served to peers) */
-    char *path;
+    char *path;                 /* moved aside (under the lock) when it leaves the cache while in use */
     int64_t size;
+    int64_t packed_size;        /* the stored form's size (for an unpacked form: its archive's) */
+    char sha256[65];            /* the stored form's SHA-256, recorded on arrival */
+    char md5[33];               /* its MD5, once a task declared one ("" until then) */
+    int64_t stamp_size;         /* the store file when copied: size and mtime (ns); -1: none */
+    int64_t stamp_mtime;
     int pins;
+    int retired;                /* out of the cache, still pinned: freed by the last release */
 };
 
 /* A fetch in progress: later askers for the same key wait for it (single flight). */
@@ -39,11 +45,14 @@ typedef struct flight {
     int done;
     int failed;
     int waiters;
+    int permanent;
     char err[512];
 } flight;
 
 struct fk_cache {
     pthread_mutex_t lock;
+    int revalidate;             /* enum fk_revalidate */
+    uint64_t refetches;
     pthread_cond_t landed;
     char dir[PATH_MAX];
     char tmp[PATH_MAX];
@@ -62,6 +71,7 @@ struct fk_cache {
     flight *flights;
 };
 
+static void free_entry(fk_entry *e);
 static void fmt(char *err, size_t errlen, const char *f, ...) __attribute__((format(printf, 3, 4)));
 static void fmt(char *err, size_t errlen, const char *f, ...) {
     va_list ap;
@@ -107,13 +117,6 @@ static void push_newest(fk_cache *c, fk_entry *e) {
     c->recency.older = e;
 }
 
-static void push_oldest(fk_cache *c, fk_entry *e) {
-    e->older = &c->recency;
-    e->newer = c->recency.newer;
-    c->recency.newer->older = e;
-    c->recency.newer = e;
-}
-
 static void grow(fk_cache *c) {
     size_t n = c->nbuckets * 2;
     fk_entry **b = calloc(n, sizeof *b);
@@ -156,14 +159,8 @@ static void drop(fk_cache *c, fk_entry *e) {
     unlink_recency(e);
 }
 
-static void free_entry(fk_entry *e) {
-    free(e->key);
-    free(e->id);
-    free(e->path);
-    free(e);
-}
 
-fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_root, const char *token,
+fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_root, const char *token, int revalidate,
                         fk_cache_listener listener, void *ctx, char *err, size_t errlen) {
     if (capacity <= 0) {
         fmt(err, errlen, "cache capacity must be positive");
@@ -191,6 +188,7 @@ fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_roo
     c->store_root = store_root ? xstrdup(store_root) : NULL;
     c->token = xstrdup(token ? token : "");
     c->capacity = capacity;
+    c->revalidate = revalidate;
     c->listener = listener;
     c->ctx = ctx;
     c->nbuckets = 64;
@@ -227,21 +225,84 @@ int64_t fk_cache_capacity(const fk_cache *c) {
 
 static void pin(fk_entry *e, fk_lease *out, int source, int64_t moved) {
     e->pins++;
+    memset(out, 0, sizeof *out);
     out->entry = e;
     out->path = e->path;
     out->size = e->size;
     out->source = source;
     out->moved = moved;
+    out->cached = 1;
+    snprintf(out->sha256, sizeof out->sha256, "%s", e->packed ? e->sha256 : "");
+}
+
+static void free_entry(fk_entry *e) {
+    free(e->key);
+    free(e->id);
+    free(e->path);
+    free(e);
+}
+
+/* Takes an entry out of the cache (lock held): off the books, its file moved aside at once so that
+ * a new copy of the same key can take its name. Returns 1 when nothing holds it any more (the
+ * caller deletes its file and frees it, outside the lock), 0 when the last release will. */
+static int retire(fk_cache *c, fk_entry *e) {
+    drop(c, e);
+    c->used -= e->size;
+    e->retired = 1;
+    char aside[PATH_MAX];
+    snprintf(aside, sizeof aside, "%s/d%llu", c->tmp, (unsigned long long)++c->seq);
+    if (rename(e->path, aside) == 0) {
+        free(e->path);
+        e->path = xstrdup(aside);
+    }
+    return e->pins == 0;
+}
+
+static void forget(fk_cache *c, fk_entry *e, int tell) {
+    fk_rmtree(e->path);
+    if (tell && e->packed && c->listener) {
+        c->listener(c->ctx, e->id, -1);
+    }
+    free_entry(e);
 }
 
 void fk_cache_release(fk_cache *c, fk_lease *l) {
+    if (l->own) {
+        fk_rmtree(l->own); /* a read-through copy not given to a task */
+        free(l->own);
+        l->own = NULL;
+    }
     if (!l->entry) {
         return;
     }
     pthread_mutex_lock(&c->lock);
-    l->entry->pins--;
+    fk_entry *e = l->entry;
+    int last = --e->pins == 0 && e->retired;
     pthread_mutex_unlock(&c->lock);
+    if (last) {
+        forget(c, e, 0);
+    }
     l->entry = NULL;
+}
+
+int fk_lease_copy(fk_lease *l, const char *target) {
+    if (l->own) {
+        int rc = fk_move(l->own, target) == 0 ? 0 : fk_clone(l->own, target);
+        if (rc == 0) {
+            fk_rmtree(l->own); /* gone after a move; the source of a copy */
+            free(l->own);
+            l->own = NULL;
+        }
+        return rc;
+    }
+    return fk_clone(l->path, target);
+}
+
+uint64_t fk_cache_refetches(fk_cache *c) {
+    pthread_mutex_lock(&c->lock);
+    uint64_t n = c->refetches;
+    pthread_mutex_unlock(&c->lock);
+    return n;
 }
 
 static void next_tmp(fk_cache *c, char *out, size_t len, char kind) {
@@ -251,103 +312,114 @@ static void next_tmp(fk_cache *c, char *out, size_t len, char kind) {
     snprintf(out, len, "%s/%c%llu", c->tmp, kind, (unsigned long long)n);
 }
 
-/* Makes room and moves file in under its hashed name; returns it pinned in out, or -1. */
-static int insert(fk_cache *c, const char *key, const char *id, int packed, const char *file, int64_t size,
-                  int source, int64_t moved, fk_lease *out, char *err, size_t errlen) {
+/* A copy that has just arrived in the tmp directory, with what is known of it. */
+typedef struct {
+    const char *file;
+    int64_t size;
+    int64_t packed_size;
+    const char *sha256;
+    int64_t stamp_size, stamp_mtime;
+    int source;
+    int64_t moved;
+    int refetched;
+} arrival;
+
+/* Whether size bytes fit once every unpinned object is evicted (lock held). */
+static int room_for(fk_cache *c, int64_t size) {
+    if (c->used + size <= c->capacity) {
+        return 1;
+    }
+    int64_t pinned = 0;
+    for (fk_entry *e = c->recency.newer; e != &c->recency; e = e->newer) {
+        pinned += e->pins > 0 ? e->size : 0;
+    }
+    return pinned + size <= c->capacity;
+}
+
+/* Makes room and moves the arrival in under its hashed name; returns it pinned in out. When it
+ * cannot be cached (larger than the cache, or no room because the rest is in use) it is read
+ * through: out owns the file, which the task gets and the cache does not keep. 0 or -1. */
+static int insert(fk_cache *c, const char *key, const char *id, int packed, const arrival *a, fk_lease *out,
+                  char *err, size_t errlen) {
     char hex[65];
     fk_sha256_hex(key, strlen(key), hex);
     char target[PATH_MAX];
     snprintf(target, sizeof target, "%s/%s", c->dir, hex);
-    fk_entry *victims = NULL;
+    fk_entry *victims = NULL; /* retired and unpinned: deleted below */
     pthread_mutex_lock(&c->lock);
-    if (size > c->capacity) {
-        pthread_mutex_unlock(&c->lock);
-        fk_rmtree(file);
-        fmt(err, errlen, "%s (%lld bytes) is larger than the whole cache (%lld bytes)", id, (long long)size,
-            (long long)c->capacity);
-        return -1;
-    }
-    while (c->used + size > c->capacity) {
-        fk_entry *v = c->recency.newer;
-        while (v != &c->recency && v->pins > 0) {
-            v = v->newer;
+    fk_entry *present = find(c, key);
+    if (present) { /* an output registered meanwhile, or a copy fetched while this one travelled */
+        int gone = retire(c, present);
+        if (gone) {
+            present->chain = victims;
+            victims = present;
         }
-        if (v == &c->recency) {
-            /* put back what was taken out, in its old places */
+    }
+    int cached = a->size <= c->capacity && room_for(c, a->size);
+    if (cached) {
+        while (c->used + a->size > c->capacity) {
+            fk_entry *v = c->recency.newer;
+            while (v != &c->recency && v->pins > 0) {
+                v = v->newer;
+            }
+            retire(c, v); /* room_for said it exists, and it is unpinned */
+            c->evictions++;
+            v->chain = victims;
+            victims = v;
+        }
+        if (rename(a->file, target) != 0) {
+            int e = errno;
+            pthread_mutex_unlock(&c->lock);
+            fk_rmtree(a->file);
             while (victims) {
                 fk_entry *next = victims->chain;
-                add(c, victims);
-                unlink_recency(victims);
-                push_oldest(c, victims);
-                c->used += victims->size;
-                c->evictions--;
+                forget(c, victims, 1);
                 victims = next;
             }
-            int64_t busy = c->used;
-            pthread_mutex_unlock(&c->lock);
-            fk_rmtree(file);
-            fmt(err, errlen, "no room for %s (%lld bytes): the other %lld MiB of the cache are in use by running tasks",
-                id, (long long)size, (long long)(busy >> 20));
+            fmt(err, errlen, "cannot store %s in the cache: %s", id, strerror(e));
             return -1;
         }
-        drop(c, v);
-        c->used -= v->size;
-        c->evictions++;
-        v->chain = victims;
-        victims = v;
-    }
-    /* victims' files move aside under the lock: a new object with the same hashed name (the same
-     * key fetched again) must never be deleted by a late clean-up */
-    for (fk_entry *v = victims; v; v = v->chain) {
-        char aside[PATH_MAX];
-        snprintf(aside, sizeof aside, "%s/d%llu", c->tmp, (unsigned long long)++c->seq);
-        if (rename(v->path, aside) == 0) {
-            free(v->path);
-            v->path = xstrdup(aside);
+        struct stat st;
+        if (lstat(target, &st) == 0 && S_ISREG(st.st_mode)) {
+            chmod(target, 0444); /* tasks get copies; nothing writes the cache's own */
         }
-    }
-    if (rename(file, target) != 0) {
-        int e = errno;
-        while (victims) {
-            fk_entry *next = victims->chain;
-            fk_rmtree(victims->path);
-            free_entry(victims);
-            victims = next;
+        fk_entry *e = calloc(1, sizeof *e);
+        if (!e) {
+            abort();
         }
-        pthread_mutex_unlock(&c->lock);
-        fk_rmtree(file);
-        fmt(err, errlen, "cannot store %s in the cache: %s", id, strerror(e));
-        return -1;
+        e->key = xstrdup(key);
+        e->id = xstrdup(id);
+        e->packed = packed;
+        e->path = xstrdup(target);
+        e->size = a->size;
+        e->packed_size = a->packed_size;
+        snprintf(e->sha256, sizeof e->sha256, "%s", a->sha256 ? a->sha256 : "");
+        e->stamp_size = a->stamp_size;
+        e->stamp_mtime = a->stamp_mtime;
+        add(c, e);
+        c->used += a->size;
+        pin(e, out, a->source, a->moved);
     }
-    struct stat st;
-    if (lstat(target, &st) == 0 && S_ISREG(st.st_mode)) {
-        chmod(target, 0444); /* write-once: tasks read it through a link, never change it */
-    }
-    fk_entry *e = calloc(1, sizeof *e);
-    if (!e) {
-        abort();
-    }
-    e->key = xstrdup(key);
-    e->id = xstrdup(id);
-    e->packed = packed;
-    e->path = xstrdup(target);
-    e->size = size;
-    add(c, e);
-    c->used += size;
-    pin(e, out, source, moved);
     pthread_mutex_unlock(&c->lock);
     while (victims) {
         fk_entry *next = victims->chain;
-        fk_rmtree(victims->path);
-        if (victims->packed && c->listener) {
-            c->listener(c->ctx, victims->id, -1);
-        }
-        free_entry(victims);
+        forget(c, victims, 1);
         victims = next;
     }
-    if (packed && c->listener) {
-        c->listener(c->ctx, id, size);
+    if (!cached) {
+        memset(out, 0, sizeof *out);
+        out->own = xstrdup(a->file);
+        out->path = out->own;
+        out->size = a->size;
+        out->source = a->source;
+        out->moved = a->moved;
+        snprintf(out->sha256, sizeof out->sha256, "%s", packed && a->sha256 ? a->sha256 : "");
+        fk_debug("%s (%lld bytes) read through: %s", id, (long long)a->size,
+                 a->size > c->capacity ? "larger than the cache" : "the rest of the cache is in use");
+    } else if (packed && c->listener) {
+        c->listener(c->ctx, id, a->size);
     }
+    out->refetched = a->refetched;
     return 0;
 }
 
@@ -355,8 +427,9 @@ static int insert(fk_cache *c, const char *key, const char *id, int packed, cons
 
 typedef struct {
     int fd;
-    fk_hash hash;
-    int hashing;
+    fk_hash sha;
+    fk_hash declared; /* MD5, when the task declared one */
+    int md5;
     int64_t n;
     char *err;
     size_t errlen;
@@ -378,8 +451,9 @@ static int to_file(void *ctx, const void *data, size_t len) {
         p += w;
         left -= (size_t)w;
     }
-    if (s->hashing) {
-        fk_hash_update(&s->hash, data, len);
+    fk_hash_update(&s->sha, data, len);
+    if (s->md5) {
+        fk_hash_update(&s->declared, data, len);
     }
     s->n += (int64_t)len;
     return 0;
@@ -431,9 +505,10 @@ static int percent_decode(char *s) {
     return 0;
 }
 
-/* Opens a store source that is a file; -1 with err. */
-static int open_store_file(const char *root, const char *src, char *err, size_t errlen) {
-    char path[PATH_MAX];
+/* The file a store source names, in path; -1 with err (every such failure is permanent). A
+ * relative source must stay inside the store root, links followed: a link in the store pointing
+ * outside it is refused. */
+static int store_path(const char *root, const char *src, char *path, size_t len, char *err, size_t errlen) {
     if (strncmp(src, "file:", 5) == 0) {
         const char *p = src + 5;
         if (strncmp(p, "//", 2) == 0) {
@@ -441,50 +516,104 @@ static int open_store_file(const char *root, const char *src, char *err, size_t 
             const char *slash = strchr(p, '/'); /* skip an authority (file://host/path) */
             p = slash ? slash : "";
         }
-        snprintf(path, sizeof path, "%s", p);
+        snprintf(path, len, "%s", p);
         if (path[0] != '/' || percent_decode(path) != 0) {
-            fmt(err, errlen, "'%s' is not a file: URL with an absolute path", src);
+            fmt(err, errlen, "'%s' is not an absolute file: URL (file:/path/to/object; a path relative to the "
+                "store root is written without file:)", src);
             return -1;
         }
-    } else if (src[0] == '/') {
-        snprintf(path, sizeof path, "%s", src);
-    } else if (!root) {
+        return 0;
+    }
+    if (src[0] == '/') {
+        snprintf(path, len, "%s", src);
+        return 0;
+    }
+    if (!root) {
         fmt(err, errlen, "'%s' is a relative source but the executor has no shared store root (--store DIR)", src);
         return -1;
-    } else if (under_root(root, src, path, sizeof path) != 0) {
+    }
+    if (under_root(root, src, path, len) != 0) {
         fmt(err, errlen, "'%s' leaves the shared store root", src);
         return -1;
     }
+    char real[PATH_MAX], realroot[PATH_MAX];
+    if (realpath(path, real) && realpath(root, realroot)) {
+        size_t n = strlen(realroot);
+        if (strncmp(real, realroot, n) != 0 || (real[n] != '/' && real[n] != 0)) {
+            fmt(err, errlen, "'%s' is a link to %s, outside the shared store root", src, real);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The store file's size and mtime now (-1, -1 when it is not a file, or is gone). */
+static void stamp_of(const char *root, const fk_input *ref, int64_t *size, int64_t *mtime) {
+    *size = *mtime = -1;
+    char path[PATH_MAX], why[256];
+    if (strncmp(ref->source.s, "http://", 7) == 0 || strncmp(ref->source.s, "https://", 8) == 0
+        || store_path(root, ref->source.s, path, sizeof path, why, sizeof why) != 0) {
+        return;
+    }
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fmt(err, errlen, "%s does not exist in the shared store", path);
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        *size = st.st_size;
+        *mtime = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    }
+}
+
+/* Opens a store source that is a file, stamping it; -1 with err (permanent). */
+static int open_store_file(const char *root, const char *src, int64_t *ssize, int64_t *smtime, char *err,
+                           size_t errlen) {
+    char path[PATH_MAX];
+    if (store_path(root, src, path, sizeof path, err, errlen) != 0) {
         return -1;
     }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        fmt(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (fd >= 0) {
+            close(fd);
+        }
+        fmt(err, errlen, "%s does not exist in the shared store", path);
+        return -1;
     }
+    *ssize = st.st_size;
+    *smtime = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
     return fd;
 }
 
-/* Copies from a peer (peer != NULL) or the shared store into out, verifying size and checksum.
- * Returns the bytes copied, or -1 with err. */
-static int64_t copy_verified(const char *root, const char *peer, const char *token, const fk_input *ref,
-                             const char *out, char *err,
-                             size_t errlen) {
+/* What copy_verified learnt of a copy. */
+typedef struct {
+    int64_t size;
+    char sha256[65];
+    int64_t stamp_size, stamp_mtime;
+} copied;
+
+/* Copies from a peer (peer != NULL) or the shared store into out, hashing it (SHA-256) and
+ * verifying it against the task's declared size and checksum and, from a peer, the peer's own
+ * record. 0, or -1 with err; *permanent says the store itself does not have it as declared. */
+static int copy_verified(const char *root, const char *peer, const char *token, const fk_input *ref,
+                         const char *out, copied *got, int *permanent, char *err, size_t errlen) {
     copy_sink s;
     memset(&s, 0, sizeof s);
+    memset(got, 0, sizeof *got);
+    got->stamp_size = got->stamp_mtime = -1;
+    *permanent = 0;
     s.err = err;
     s.errlen = errlen;
     const char *sum = ref->checksum.s;
+    fk_hash_init(&s.sha, 0);
     if (ref->checksum.len) {
-        int md5 = strncmp(sum, "md5:", 4) == 0;
-        if (!md5 && strncmp(sum, "sha256:", 7) != 0) {
+        s.md5 = strncmp(sum, "md5:", 4) == 0;
+        if (!s.md5 && strncmp(sum, "sha256:", 7) != 0) {
             fmt(err, errlen, "checksum of %s must be sha256:HEX or md5:HEX, got %s", ref->id.s, sum);
+            *permanent = 1;
             return -1;
         }
-        fk_hash_init(&s.hash, md5);
-        s.hashing = 1;
+        if (s.md5) {
+            fk_hash_init(&s.declared, 1);
+        }
     }
     char from[600];
     if (peer) {
@@ -497,6 +626,7 @@ static int64_t copy_verified(const char *root, const char *peer, const char *tok
         fmt(err, errlen, "cannot create %s: %s", out, strerror(errno));
         return -1;
     }
+    char recorded[65] = "";
     int rc;
     if (peer || strncmp(ref->source.s, "http://", 7) == 0 || strncmp(ref->source.s, "https://", 8) == 0) {
         char *url;
@@ -512,12 +642,21 @@ static int64_t copy_verified(const char *root, const char *peer, const char *tok
         } else {
             url = xstrdup(ref->source.s);
         }
-        rc = fk_http_get(url, peer ? token : NULL, to_file, &s, err, errlen);
+        rc = fk_http_get(url, peer ? token : NULL, peer ? recorded : NULL, to_file, &s, err, errlen);
         free(url);
+        if (rc == 404 && !peer) {
+            *permanent = 1; /* the store has no such object */
+        }
         rc = rc == 0 ? 0 : -1;
+        if (rc == 0 && peer && !recorded[0]) {
+            fmt(err, errlen, "peer %s did not say what it recorded of %s (no " FK_SHA256_HEADER " header)", peer,
+                ref->id.s);
+            rc = -1;
+        }
     } else {
-        int in = open_store_file(root, ref->source.s, err, errlen);
+        int in = open_store_file(root, ref->source.s, &got->stamp_size, &got->stamp_mtime, err, errlen);
         rc = in < 0 ? -1 : 0;
+        *permanent = in < 0;
         char buf[65536];
         while (rc == 0) {
             ssize_t n = read(in, buf, sizeof buf);
@@ -544,29 +683,44 @@ static int64_t copy_verified(const char *root, const char *peer, const char *tok
     if (rc != 0) {
         return -1;
     }
+    fk_hash_hex(&s.sha, got->sha256);
+    got->size = s.n;
     if (ref->size >= 0 && s.n != ref->size) {
-        fmt(err, errlen, "got %lld bytes from %s, expected %lld", (long long)s.n, from, (long long)ref->size);
+        fmt(err, errlen, "got %lld bytes from %s, the task declared %lld", (long long)s.n, from, (long long)ref->size);
+        *permanent = !peer;
         return -1;
     }
-    if (s.hashing) {
-        char got[65];
-        fk_hash_hex(&s.hash, got);
+    if (ref->checksum.len) {
+        char declared[65];
+        if (s.md5) {
+            fk_hash_hex(&s.declared, declared);
+        } else {
+            snprintf(declared, sizeof declared, "%s", got->sha256);
+        }
         const char *want = strchr(sum, ':') + 1;
-        if (strcasecmp(got, want) != 0) {
-            fmt(err, errlen, "checksum mismatch from %s: %.*s %s, expected %s", from, (int)(want - 1 - sum), sum, got,
-                want);
+        if (strcasecmp(declared, want) != 0) {
+            fmt(err, errlen, "checksum mismatch from %s: %.*s %s, the task declared %s", from, (int)(want - 1 - sum),
+                sum, declared, want);
+            *permanent = !peer;
             return -1;
         }
     }
-    return s.n;
+    if (peer && strcasecmp(recorded, got->sha256) != 0) {
+        fmt(err, errlen, "peer %s sent bytes that do not match its own record of %s (sha256 %s, recorded %s)", peer,
+            ref->id.s, got->sha256, recorded);
+        return -1;
+    }
+    return 0;
 }
 
-int64_t fk_store_copy(const char *store_root, const fk_input *ref, const char *out, char *err, size_t errlen) {
-    int64_t n = copy_verified(store_root, NULL, NULL, ref, out, err, errlen);
-    if (n < 0) {
+int64_t fk_store_copy(const char *store_root, const fk_input *ref, const char *out, int *permanent, char *err,
+                      size_t errlen) {
+    copied got;
+    if (copy_verified(store_root, NULL, NULL, ref, out, &got, permanent, err, errlen) != 0) {
         unlink(out);
+        return -1;
     }
-    return n;
+    return got.size;
 }
 
 /* ---- unpacking, with the system's gzip and tar ---- */
@@ -613,8 +767,7 @@ int64_t fk_unpack(const char *packed, int mode, const char *target, char *err, s
             fmt(err, errlen, "cannot create %s: %s", target, strerror(errno));
             return -1;
         }
-        /* GNU tar refuses members that would land outside the directory; links are removed below,
-         * as the Java unpacker skips them: data objects are plain files */
+        /* GNU tar refuses members that would land outside the directory; links are refused below */
         char *argv[] = {"tar", mode == 3 ? "-xzf" : "-xf", (char *)packed, "-C", (char *)target, "--no-same-owner",
                         "--no-same-permissions", NULL};
         rc = run_tool(argv, NULL, err, errlen);
@@ -626,10 +779,18 @@ int64_t fk_unpack(const char *packed, int mode, const char *target, char *err, s
         fk_rmtree(target);
         return -1;
     }
-    int64_t n = fk_tree_size_unlinking(target);
-    if (n < 0) {
+    char link[PATH_MAX];
+    int64_t n = fk_tree_size_plain(target, link, sizeof link);
+    if (n == -2) {
+        /* a link could lead a task, or the cache, to a file outside the object */
+        fmt(err, errlen, "the archive holds a link ('%s'): archives unpacked for tasks may hold only files and "
+            "directories", link);
+    } else if (n < 0) {
         fmt(err, errlen, "cannot measure %s: %s", target, strerror(errno));
+    }
+    if (n < 0) {
         fk_rmtree(target);
+        return -1;
     }
     return n;
 }
@@ -641,61 +802,125 @@ static const char *form_name(int unpack) {
     return names[unpack & 3];
 }
 
-static int fetch_packed(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t npeers, fk_lease *out,
-                        char *err, size_t errlen) {
+static int fetch_packed(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t npeers, int refetched,
+                        fk_lease *out, int *permanent, char *err, size_t errlen) {
     char tried[2048] = "";
     size_t k = 0;
-    char why[600];
+    char why[800];
     char path[PATH_MAX];
+    copied got;
     for (size_t i = 0; i < npeers; i++) {
         next_tmp(c, path, sizeof path, 'p');
-        int64_t n = copy_verified(c->store_root, peers[i].s, c->token, ref, path, why, sizeof why);
-        if (n >= 0) {
-            return insert(c, ref->id.s, ref->id.s, 1, path, n, FK_SRC_PEER, n, out, err, errlen);
+        int ignored;
+        if (copy_verified(c->store_root, peers[i].s, c->token, ref, path, &got, &ignored, why, sizeof why) == 0) {
+            arrival a = {path, got.size, got.size, got.sha256, -1, -1, FK_SRC_PEER, got.size, refetched};
+            return insert(c, ref->id.s, ref->id.s, 1, &a, out, err, errlen);
         }
         /* a stale hint, a peer gone, a bad copy: fall through to the next source */
         unlink(path);
+        if (strstr(why, "its own record")) {
+            fk_warn("refused a copy of %s: %s", ref->id.s, why); /* changed where it was cached */
+        }
         k += (size_t)snprintf(tried + k, k < sizeof tried ? sizeof tried - k : 0, "peer %s: %s; ", peers[i].s, why);
         k = k < sizeof tried ? k : sizeof tried - 1;
     }
     next_tmp(c, path, sizeof path, 's');
-    int64_t n = copy_verified(c->store_root, NULL, NULL, ref, path, why, sizeof why);
-    if (n < 0) {
+    if (copy_verified(c->store_root, NULL, NULL, ref, path, &got, permanent, why, sizeof why) != 0) {
         unlink(path);
         fmt(err, errlen, "cannot fetch %s (%sthe shared store (%s): %s)", ref->id.s, tried, ref->source.s, why);
         return -1;
     }
-    return insert(c, ref->id.s, ref->id.s, 1, path, n, FK_SRC_STORE, n, out, err, errlen);
+    arrival a = {path, got.size, got.size, got.sha256, got.stamp_size, got.stamp_mtime, FK_SRC_STORE, got.size,
+                 refetched};
+    return insert(c, ref->id.s, ref->id.s, 1, &a, out, err, errlen);
 }
 
-static int fetch(fk_cache *c, const char *key, const fk_input *ref, const fk_str *peers, size_t npeers,
-                 fk_lease *out, char *err, size_t errlen) {
+static int fetch(fk_cache *c, const char *key, const fk_input *ref, const fk_str *peers, size_t npeers, int refetched,
+                 fk_lease *out, int *permanent, char *err, size_t errlen) {
     if (ref->unpack == 0) {
-        return fetch_packed(c, ref, peers, npeers, out, err, errlen);
+        return fetch_packed(c, ref, peers, npeers, refetched, out, permanent, err, errlen);
     }
     fk_input packed = *ref;
     packed.unpack = 0;
     fk_lease pl;
-    if (fk_cache_lease(c, &packed, peers, npeers, &pl, err, errlen) != 0) {
+    if (fk_cache_lease(c, &packed, peers, npeers, &pl, permanent, err, errlen) != 0) {
         return -1;
     }
     char path[PATH_MAX];
     next_tmp(c, path, sizeof path, 'u');
-    char why[512];
+    char why[800];
     int64_t size = fk_unpack(pl.path, ref->unpack, path, why, sizeof why);
     int rc;
     if (size < 0) {
         fmt(err, errlen, "cannot unpack %s as %s: %s", ref->id.s, form_name(ref->unpack), why);
+        *permanent = 1; /* the archive is what the store holds */
         rc = -1;
     } else {
-        rc = insert(c, key, ref->id.s, 0, path, size, pl.source, pl.moved, out, err, errlen);
+        int64_t ss = -1, sm = -1;
+        if (pl.entry) {
+            ss = pl.entry->stamp_size;
+            sm = pl.entry->stamp_mtime;
+        }
+        arrival a = {path, size, pl.size, pl.sha256, ss, sm, pl.source, pl.moved, refetched || pl.refetched};
+        rc = insert(c, key, ref->id.s, 0, &a, out, err, errlen);
     }
     fk_cache_release(c, &pl);
     return rc;
 }
 
-int fk_cache_lease(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t npeers, fk_lease *out, char *err,
-                   size_t errlen) {
+/* Why a cached copy may not serve ref (in why), or 0 if it may: it must match the size and checksum
+ * the task declares and, with FK_REVALIDATE_STAT, the store file as it is now. */
+static int stale(fk_cache *c, fk_entry *e, const fk_input *ref, char *why, size_t len) {
+    if (ref->size >= 0 && ref->size != e->packed_size) {
+        fmt(why, len, "the cached copy has %lld bytes, the task declares %lld", (long long)e->packed_size,
+            (long long)ref->size);
+        return 1;
+    }
+    if (ref->checksum.len) {
+        const char *sum = ref->checksum.s;
+        const char *want = strchr(sum, ':') ? strchr(sum, ':') + 1 : "";
+        int md5 = strncmp(sum, "md5:", 4) == 0;
+        const char *have = md5 ? e->md5 : e->sha256;
+        if (md5 && !have[0] && e->packed) {
+            /* computed once, the first time a task declares an MD5 */
+            int fd = open(e->path, O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                fk_hash h;
+                fk_hash_init(&h, 1);
+                char buf[65536];
+                ssize_t n;
+                while ((n = read(fd, buf, sizeof buf)) > 0) {
+                    fk_hash_update(&h, buf, (size_t)n);
+                }
+                close(fd);
+                if (n == 0) {
+                    char hex[65];
+                    fk_hash_hex(&h, hex);
+                    pthread_mutex_lock(&c->lock);
+                    snprintf(e->md5, sizeof e->md5, "%s", hex);
+                    pthread_mutex_unlock(&c->lock);
+                }
+            }
+        }
+        if (!have[0] || strcasecmp(have, want) != 0) {
+            fmt(why, len, "the cached copy does not match the declared %s", md5 ? "md5" : "sha256");
+            return 1;
+        }
+    }
+    if (c->revalidate == FK_REVALIDATE_STAT && e->stamp_size >= 0) {
+        int64_t size, mtime;
+        stamp_of(c->store_root, ref, &size, &mtime);
+        if (size >= 0 && (size != e->stamp_size || mtime != e->stamp_mtime)) {
+            fmt(why, len, "the store file changed (%lld bytes when copied, now %lld)", (long long)e->stamp_size,
+                (long long)size);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int fk_cache_lease(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t npeers, fk_lease *out,
+                   int *permanent, char *err, size_t errlen) {
     char key[PATH_MAX];
     if (ref->unpack == 0) {
         snprintf(key, sizeof key, "%s", ref->id.s);
@@ -703,6 +928,8 @@ int fk_cache_lease(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t
         snprintf(key, sizeof key, "%s#%s", ref->id.s, form_name(ref->unpack));
     }
     memset(out, 0, sizeof *out);
+    *permanent = 0;
+    int refetched = 0;
     pthread_mutex_lock(&c->lock);
     for (;;) {
         fk_entry *e = find(c, key);
@@ -711,7 +938,32 @@ int fk_cache_lease(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t
             push_newest(c, e);
             pin(e, out, FK_SRC_LOCAL, 0);
             pthread_mutex_unlock(&c->lock);
-            return 0;
+            char why[512];
+            if (!stale(c, e, ref, why, sizeof why)) {
+                out->refetched = refetched;
+                return 0;
+            }
+            pthread_mutex_lock(&c->lock);
+            int mine = find(c, key) == e;
+            if (mine) {
+                retire(c, e);
+                c->refetches++;
+            }
+            int last = --e->pins == 0 && e->retired;
+            pthread_mutex_unlock(&c->lock);
+            if (mine) {
+                fk_info("cached copy of %s is stale, fetching it again: %s", e->id, why);
+                if (e->packed && c->listener) {
+                    c->listener(c->ctx, e->id, -1);
+                }
+            }
+            if (last) {
+                forget(c, e, 0);
+            }
+            memset(out, 0, sizeof *out);
+            refetched = 1;
+            pthread_mutex_lock(&c->lock);
+            continue;
         }
         flight *f = c->flights;
         while (f && strcmp(f->key, key) != 0) {
@@ -729,6 +981,7 @@ int fk_cache_lease(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t
         int failed = f->failed;
         if (failed) {
             snprintf(err, errlen, "%s", f->err);
+            *permanent = f->permanent;
         }
         if (f->waiters == 0) {
             free(f->key);
@@ -748,7 +1001,7 @@ int fk_cache_lease(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t
     c->flights = mine;
     pthread_mutex_unlock(&c->lock);
 
-    int rc = fetch(c, key, ref, peers, npeers, out, err, errlen);
+    int rc = fetch(c, key, ref, peers, npeers, refetched, out, permanent, err, errlen);
 
     pthread_mutex_lock(&c->lock);
     flight **p = &c->flights;
@@ -758,6 +1011,7 @@ int fk_cache_lease(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t
     *p = mine->next;
     mine->done = 1;
     mine->failed = rc != 0;
+    mine->permanent = *permanent;
     if (rc != 0) {
         snprintf(mine->err, sizeof mine->err, "%s", err);
     }
@@ -779,18 +1033,30 @@ int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, 
         fmt(err, errlen, "cannot register output %s as %s: %s", file, id, strerror(errno));
         return -1;
     }
-    pthread_mutex_lock(&c->lock);
-    int held = find(c, id) != NULL;
-    pthread_mutex_unlock(&c->lock);
-    if (held) {
-        unlink(staged); /* write-once: the id already names these bytes */
-        return 0;
+    int fd = open(staged, O_RDONLY | O_CLOEXEC);
+    fk_hash h;
+    fk_hash_init(&h, 0);
+    char buf[65536];
+    ssize_t n = fd < 0 ? -1 : 0;
+    while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0) {
+        fk_hash_update(&h, buf, (size_t)n);
     }
-    fk_lease l;
-    if (insert(c, id, id, 1, staged, st.st_size, FK_SRC_LOCAL, 0, &l, err, errlen) != 0) {
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (n != 0) {
+        unlink(staged);
+        fmt(err, errlen, "cannot read output %s: %s", file, strerror(errno));
         return -1;
     }
-    fk_cache_release(c, &l);
+    char sha[65];
+    fk_hash_hex(&h, sha);
+    arrival a = {staged, st.st_size, st.st_size, sha, -1, -1, FK_SRC_LOCAL, 0, 0};
+    fk_lease l;
+    if (insert(c, id, id, 1, &a, &l, err, errlen) != 0) {
+        return -1;
+    }
+    fk_cache_release(c, &l); /* not cached (no room): it was saved already, the copy just goes */
     return 0;
 }
 
@@ -804,6 +1070,7 @@ int fk_cache_peek(fk_cache *c, const char *id, fk_lease *out) {
     pthread_mutex_unlock(&c->lock);
     return ok ? 0 : -1;
 }
+
 
 size_t fk_cache_contents(fk_cache *c, fk_cached **out) {
     pthread_mutex_lock(&c->lock);

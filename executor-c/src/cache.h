@@ -1,10 +1,12 @@
 /* The executor's local data cache (data diffusion), with the Java CacheStore's semantics
- * (docs/data-diffusion.md): up to a byte capacity of write-once objects stored under the
- * SHA-256 of their key; a lease pins an object and is a local hit, or a fetch made once however
- * many slots ask at the same time (single flight) from the peers in the hints, then the shared
- * store, with size and checksum verified; unpacked forms cached too; room made by evicting
- * unpinned objects in least-recently-used order; every add and eviction of a stored-form object
- * reported to the listener. */
+ * (docs/data-diffusion.md): up to a byte capacity of objects stored under the SHA-256 of their key;
+ * a lease is a local hit, checked fresh (against the task's declared size and checksum, and with
+ * FK_REVALIDATE_STAT against the store file), or a fetch made once however many slots ask at the
+ * same time (single flight) from the peers in the hints, then the shared store; every arrival is
+ * hashed (SHA-256) and verified against what the task declares and, from a peer, what the peer
+ * recorded; tasks get their own copies (fk_lease_copy); an object that cannot be cached (too large,
+ * or no room) is read through; room made by evicting unpinned objects in least-recently-used order;
+ * every add and removal of a stored-form object reported to the listener. */
 #ifndef FK_CACHE_H
 #define FK_CACHE_H
 
@@ -20,28 +22,42 @@ typedef struct fk_entry fk_entry;
 /* Told (on the thread that made the change) about objects added (size >= 0) or removed (-1). */
 typedef void (*fk_cache_listener)(void *ctx, const char *id, int64_t size);
 
+/* When a cached copy is checked against its store file before use (docs/data-diffusion.md). */
+enum fk_revalidate { FK_REVALIDATE_NEVER = 0, FK_REVALIDATE_STAT = 1 };
+
 typedef struct {
-    fk_entry *entry;
-    const char *path; /* the cached file or directory, valid while leased */
+    fk_entry *entry;  /* NULL for a read-through copy */
+    char *own;        /* a read-through copy (not cached): the task's to take, deleted on release */
+    const char *path; /* the object's file or directory, valid while leased; never handed to a task */
     int64_t size;
     int source;       /* enum fk_source */
     int64_t moved;    /* bytes that travelled to get it */
+    char sha256[65];  /* the stored form's SHA-256 recorded on arrival ("" for an unpacked form) */
+    int cached;       /* 0: read through */
+    int refetched;    /* the cached copy was stale and was fetched again */
 } fk_lease;
 
 /* dir is emptied first; store_root resolves relative sources (may be NULL); token is what peers'
- * cache servers require ("" for none). NULL on error. */
-fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_root, const char *token,
+ * cache servers require ("" for none); revalidate is an enum fk_revalidate. NULL on error. */
+fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_root, const char *token, int revalidate,
                         fk_cache_listener listener, void *ctx, char *err, size_t errlen);
 void fk_cache_close(fk_cache *c);
 int64_t fk_cache_capacity(const fk_cache *c);
 
-/* Pins the object in ref (fetching it if needed); peers are host:port of peers that may hold it.
- * Returns 0, or -1 with err saying why no source could provide it. */
-int fk_cache_lease(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t npeers, fk_lease *out, char *err,
-                   size_t errlen);
+/* The object in ref, pinned (fetching it if needed); peers are host:port of peers that may hold it.
+ * Returns 0, or -1 with err saying why no source could provide it; *permanent is then set when
+ * no executor could do better (not in the store, outside it, not as declared there). */
+int fk_cache_lease(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t npeers, fk_lease *out,
+                   int *permanent, char *err, size_t errlen);
 void fk_cache_release(fk_cache *c, fk_lease *l);
+/* Gives a task its own copy of a leased object at target (a read-through one is moved there).
+ * 0 or -1 (errno set). */
+int fk_lease_copy(fk_lease *l, const char *target);
+/* Cached copies found stale and fetched again so far. */
+uint64_t fk_cache_refetches(fk_cache *c);
 
-/* Adopts file (moved in) as the object id. */
+/* Adopts file (moved in) as the object id; an output that cannot be cached is dropped (it was
+ * saved to the output store first). */
 int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, size_t errlen);
 
 /* Pins a stored-form object for a peer; 0 if held, -1 if not. */
@@ -52,9 +68,11 @@ size_t fk_cache_contents(fk_cache *c, fk_cached **out);
 void fk_cached_free(fk_cached *list, size_t n);
 
 /* Copies ref's stored form from the shared store to out (no cache): verified. Returns the bytes,
- * or -1 with err. */
-int64_t fk_store_copy(const char *store_root, const fk_input *ref, const char *out, char *err, size_t errlen);
-/* Unpacks packed into target (unpack mode 1 gzip, 2 tar, 3 tar.gz); returns bytes written or -1. */
+ * or -1 with err (and *permanent as for fk_cache_lease). */
+int64_t fk_store_copy(const char *store_root, const fk_input *ref, const char *out, int *permanent, char *err,
+                      size_t errlen);
+/* Unpacks packed into target (unpack mode 1 gzip, 2 tar, 3 tar.gz); returns bytes written or -1
+ * (an archive holding links is refused). */
 int64_t fk_unpack(const char *packed, int mode, const char *target, char *err, size_t errlen);
 
 #endif

@@ -959,7 +959,8 @@ int fk_executor_run(const fk_config *cfg) {
         } else {
             snprintf(dir, sizeof dir, "%s/cache", e.spool);
         }
-        e.cache = fk_cache_open(dir, cfg->cache_size, cfg->store, cfg->token, cache_changed, &e, err, sizeof err);
+        e.cache = fk_cache_open(dir, cfg->cache_size, cfg->store, cfg->token, cfg->revalidate, cache_changed, &e, err,
+                                sizeof err);
         if (!e.cache) {
             fprintf(stderr, "falkon-executor-c: cannot set up the data cache: %s\n", err);
             goto out;
@@ -975,6 +976,7 @@ int fk_executor_run(const fk_config *cfg) {
     mkdir(sandboxes, 0700);
     e.staging.cache = e.cache;
     e.staging.store = cfg->store;
+    e.staging.outputs = cfg->output_dir ? cfg->output_dir : cfg->store;
     e.staging.sandboxes = sandboxes;
     if (!cfg->no_exec) {
         e.nthreads = cfg->slots;

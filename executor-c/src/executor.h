@@ -25,6 +25,8 @@ typedef struct {
     int64_t cache_size;     /* 0: no cache */
     const char *cache_dir;  /* NULL: under the spool directory */
     const char *store;      /* root of the shared store for relative sources, or NULL */
+    const char *output_dir; /* where declared outputs are saved (ROOT/ID); NULL: the store root */
+    int revalidate;         /* enum fk_revalidate: when a cached copy is checked against its store file */
     int cache_port;
     const char *cache_host;
 } fk_config;

@@ -7,6 +7,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,7 +58,7 @@ int fk_mkdirs(const char *path) {
 }
 
 /* Recursive, thread-safe (nftw would need shared state for the total). */
-static int64_t tree_size(int dirfd) {
+static int64_t tree_size(int dirfd, const char *rel, char *link, size_t linklen) {
     DIR *d = fdopendir(dirfd);
     if (!d) {
         close(dirfd);
@@ -68,33 +70,152 @@ static int64_t tree_size(int dirfd) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
             continue;
         }
+        char name[PATH_MAX];
+        snprintf(name, sizeof name, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
         struct stat st;
         if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
             total = -1;
         } else if (S_ISLNK(st.st_mode)) {
-            unlinkat(dirfd, e->d_name, 0);
+            snprintf(link, linklen, "%s", name);
+            total = -2;
         } else if (S_ISREG(st.st_mode)) {
             total += st.st_size;
         } else if (S_ISDIR(st.st_mode)) {
             int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            int64_t n = sub < 0 ? -1 : tree_size(sub);
-            total = n < 0 ? -1 : total + n;
+            int64_t n = sub < 0 ? -1 : tree_size(sub, name, link, linklen);
+            total = n < 0 ? n : total + n;
         }
     }
     closedir(d);
     return total;
 }
 
-int64_t fk_tree_size_unlinking(const char *path) {
+int64_t fk_tree_size_plain(const char *path, char *link, size_t linklen) {
     struct stat st;
     if (lstat(path, &st) != 0) {
         return -1;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        snprintf(link, linklen, ".");
+        return -2;
     }
     if (!S_ISDIR(st.st_mode)) {
         return st.st_size;
     }
     int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    return fd < 0 ? -1 : tree_size(fd);
+    return fd < 0 ? -1 : tree_size(fd, "", link, linklen);
+}
+
+/* Copies the bytes of in to out: a reflink if the file system shares extents, else in the kernel. */
+static int copy_fd(int in, int out, off_t size) {
+#ifdef FICLONE
+    if (ioctl(out, FICLONE, in) == 0) {
+        return 0;
+    }
+#endif
+    off_t done = 0;
+    while (done < size) {
+        ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)(size - done), 0);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break; /* not supported here (or a short file): read and write what is left */
+        }
+        done += n;
+    }
+    char buf[65536];
+    while (done < size) {
+        ssize_t n = pread(in, buf, sizeof buf, done);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            return n == 0 ? 0 : -1;
+        }
+        for (ssize_t w = 0; w < n;) {
+            ssize_t k = pwrite(out, buf + w, (size_t)(n - w), done + w);
+            if (k < 0 && errno == EINTR) {
+                continue;
+            }
+            if (k <= 0) {
+                return -1;
+            }
+            w += k;
+        }
+        done += n;
+    }
+    return 0;
+}
+
+static int clone_file(const char *from, const char *to, int durable) {
+    int in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (in < 0) {
+        return -1;
+    }
+    struct stat st;
+    int out = fstat(in, &st) == 0 ? open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+    if (out < 0) {
+        close(in);
+        return -1;
+    }
+    int rc = copy_fd(in, out, st.st_size);
+    if (rc == 0 && durable) {
+        rc = fsync(out);
+    }
+    int saved = errno;
+    close(in);
+    if (close(out) != 0 && rc == 0) {
+        rc = -1;
+        saved = errno;
+    }
+    if (rc != 0) {
+        unlink(to);
+        errno = saved;
+    }
+    return rc;
+}
+
+int fk_copy_durably(const char *from, const char *to) {
+    return clone_file(from, to, 1);
+}
+
+int fk_clone(const char *from, const char *to) {
+    struct stat st;
+    if (lstat(from, &st) != 0) {
+        return -1;
+    }
+    if (S_ISREG(st.st_mode)) {
+        return clone_file(from, to, 0);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        errno = EINVAL; /* links and devices have no place in a data object */
+        return -1;
+    }
+    if (mkdir(to, 0755) != 0 && errno != EEXIST) {
+        return -1;
+    }
+    DIR *d = opendir(from);
+    if (!d) {
+        return -1;
+    }
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
+            continue;
+        }
+        char a[PATH_MAX], b[PATH_MAX];
+        if (snprintf(a, sizeof a, "%s/%s", from, e->d_name) >= (int)sizeof a
+            || snprintf(b, sizeof b, "%s/%s", to, e->d_name) >= (int)sizeof b) {
+            errno = ENAMETOOLONG;
+            rc = -1;
+        } else {
+            rc = fk_clone(a, b);
+        }
+    }
+    closedir(d);
+    return rc;
 }
 
 int fk_move(const char *from, const char *to) {

@@ -2,15 +2,22 @@
 #ifndef FK_FSUTIL_H
 #define FK_FSUTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Removes a file or directory tree without following symbolic links; ignores what is missing. */
 void fk_rmtree(const char *path);
 /* Creates a directory and its parents; 0 or -1 (errno set). */
 int fk_mkdirs(const char *path);
-/* Total bytes of the regular files under path (a file: its size); symbolic links are removed
- * on the way, as the Java unpacker skips them. -1 on error. */
-int64_t fk_tree_size_unlinking(const char *path);
+/* Total bytes of the regular files under path (a file: its size). -1 on error; -2 when the tree
+ * holds a symbolic link (its name, relative to path, in link; nothing is followed). */
+int64_t fk_tree_size_plain(const char *path, char *link, size_t linklen);
+/* A private copy of a file or directory tree (links are not followed): reflinked where the file
+ * system can (FICLONE), else copied in the kernel (copy_file_range), else read and written.
+ * 0 or -1 (errno set). */
+int fk_clone(const char *from, const char *to);
+/* Copies a file to to (created or replaced), forcing it to disk before it returns; 0 or -1. */
+int fk_copy_durably(const char *from, const char *to);
 /* Moves a file, copying when rename cannot cross file systems; 0 or -1 (errno set). */
 int fk_move(const char *from, const char *to);
 

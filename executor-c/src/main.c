@@ -1,5 +1,6 @@
 /* falkon-executor-c: the command line of the C executor. Options match `falkon executor`
  * (docs/cli.md) so the two executors are interchangeable on a compute node. */
+#include "cache.h"
 #include "executor.h"
 #include "log.h"
 
@@ -37,6 +38,10 @@ static void usage(FILE *f) {
             "  --cache-dir DIR         where the data cache lives (default: a temporary directory)\n"
             "  --eviction POLICY       cache eviction policy: lru (the only one the C executor has)\n"
             "  --store DIR             the shared store's root, for relative input sources\n"
+            "  --output-dir DIR        where declared outputs are saved, as DIR/ID, before their task is\n"
+            "                          reported successful (default: the --store root)\n"
+            "  --revalidate WHEN       check a cached copy against its store file before each use: stat\n"
+            "                          (size and modification time, default) or never (ids are immutable)\n"
             "  --cache-port PORT       port of the cache server peers fetch from (default: any free one)\n"
             "  --cache-host HOST       the address peers should use for this node's cache server\n"
             "  --log-level LEVEL       debug, info, warn or error (default: info)\n"
@@ -168,6 +173,7 @@ int main(int argc, char **argv) {
         {"idle-exit", required_argument, 0, 'I'},
         {"cache-dir", required_argument, 0, 'C'},  {"eviction", required_argument, 0, 'e'},
         {"store", required_argument, 0, 'S'},      {"cache-port", required_argument, 0, 'P'},
+        {"output-dir", required_argument, 0, 'O'}, {"revalidate", required_argument, 0, 'W'},
         {"cache-host", required_argument, 0, 'H'}, {"verbose", no_argument, 0, 'v'}, {"log-level", required_argument, 0, 'L'},
         {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
@@ -176,6 +182,7 @@ int main(int argc, char **argv) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     cfg.slots = cores > 0 ? (int)cores : 1;
     cfg.output_cap = 64 * 1024;
+    cfg.revalidate = FK_REVALIDATE_STAT;
     cfg.reconnect_for_s = 600;
     const char *token = NULL, *token_file = NULL;
     const char *dispatcher = NULL;
@@ -242,6 +249,16 @@ int main(int argc, char **argv) {
             }
             break;
         case 'S': cfg.store = optarg; break;
+        case 'O': cfg.output_dir = optarg; break;
+        case 'W':
+            if (strcmp(optarg, "stat") == 0) {
+                cfg.revalidate = FK_REVALIDATE_STAT;
+            } else if (strcmp(optarg, "never") == 0) {
+                cfg.revalidate = FK_REVALIDATE_NEVER;
+            } else {
+                return bad("--revalidate must be stat or never", optarg);
+            }
+            break;
         case 'P':
             if (parse_int(optarg, 0, 65535, &v) != 0) {
                 return bad("--cache-port must be 0..65535", optarg);

@@ -211,7 +211,10 @@ static int rd_body(reader *r, int64_t n, fk_sink sink, void *ctx, char *err, siz
     return 0;
 }
 
-int fk_http_get(const char *url, const char *token, fk_sink sink, void *ctx, char *err, size_t errlen) {
+int fk_http_get(const char *url, const char *token, char *sha, fk_sink sink, void *ctx, char *err, size_t errlen) {
+    if (sha) {
+        sha[0] = 0;
+    }
     if (strncmp(url, "https://", 8) == 0) {
         snprintf(err, errlen, "%s: https sources need the Java executor (the C executor speaks plain http)", url);
         return -1;
@@ -296,6 +299,12 @@ int fk_http_get(const char *url, const char *token, fk_sink sink, void *ctx, cha
             length = strtoll(line + 15, NULL, 10);
         } else if (strncasecmp(line, "Transfer-Encoding:", 18) == 0 && strcasestr(line + 18, "chunked")) {
             chunked = 1;
+        } else if (sha && strncasecmp(line, FK_SHA256_HEADER ":", sizeof FK_SHA256_HEADER) == 0) {
+            const char *v = line + sizeof FK_SHA256_HEADER;
+            while (*v == ' ') {
+                v++;
+            }
+            snprintf(sha, 65, "%.64s", v);
         }
     }
     int result;
@@ -469,11 +478,13 @@ static int serve_one(fk_peer_server *s, reader *r) {
         fk_cache_release(s->cache, &lease);
         return reply(r->fd, 500, "Internal Server Error", "cannot read the cached object\n", 0), 0;
     }
-    char head[256];
+    /* what this cache recorded when the object arrived: the receiver checks the bytes against it, so
+     * a copy changed here since (by anyone) is refused rather than spread */
+    char head[384];
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %lld\r\n"
-                     "Connection: %s\r\n\r\n",
-                     (long long)st.st_size, keep_alive ? "keep-alive" : "close");
+                     FK_SHA256_HEADER ": %s\r\nConnection: %s\r\n\r\n",
+                     (long long)st.st_size, lease.sha256, keep_alive ? "keep-alive" : "close");
     int sent = write_all(r->fd, head, (size_t)n) == 0;
     off_t off = 0;
     while (sent && off < st.st_size) {

@@ -15,9 +15,13 @@
 /* Receives the body in pieces; returns 0 to go on, -1 to stop (err set by the sink). */
 typedef int (*fk_sink)(void *ctx, const void *data, size_t len);
 
-/* GETs url and streams the body to sink, presenting token (NULL or "": none). Returns 0 on 200;
+/* The header with which a peer says what it recorded of the object it sends (its SHA-256). */
+#define FK_SHA256_HEADER "X-Falkon-SHA256"
+
+/* GETs url and streams the body to sink, presenting token (NULL or "": none); with sha (65 bytes,
+ * or NULL) it receives the X-Falkon-SHA256 header's value ("" if absent). Returns 0 on 200;
  * 404 when not found; -1 otherwise, with err saying why. */
-int fk_http_get(const char *url, const char *token, fk_sink sink, void *ctx, char *err, size_t errlen);
+int fk_http_get(const char *url, const char *token, char *sha, fk_sink sink, void *ctx, char *err, size_t errlen);
 
 /* url-encodes like java.net.URLEncoder (UTF-8 bytes; space as '+'). Caller frees. */
 char *fk_url_encode(const char *s);

@@ -36,7 +36,8 @@ enum fk_status {
     FK_EXECUTOR_LOST = 3,
     FK_CANCELLED = 4,
     FK_REJECTED = 5,
-    FK_FETCH_FAILED = 6
+    FK_FETCH_FAILED = 6,
+    FK_OUTPUT_FAILED = 7
 };
 
 enum fk_error_code {
@@ -52,6 +53,8 @@ enum fk_error_code {
 #define FK_FLAG_STDOUT_TRUNCATED 1
 #define FK_FLAG_STDERR_TRUNCATED 2
 #define FK_FLAG_NO_EXEC 4
+/* the failure would happen on any executor: not retried (docs/protocol.md) */
+#define FK_FLAG_PERMANENT 8
 
 enum fk_ext_tag {
     FK_EXT_RETRIES = 0x0001,
@@ -201,6 +204,7 @@ typedef struct {
 
 typedef struct {
     uint64_t local_hits, peer_hits, misses, bytes_local, bytes_peer, bytes_store;
+    uint64_t refetched; /* cached copies found stale and fetched again */
 } fk_data_stats;
 
 /* Decodes one frame body (the type byte and what follows). Returns 0, or -1 with err filled

@@ -1,6 +1,7 @@
 #include "staging.h"
 
 #include "fsutil.h"
+#include "log.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -26,9 +27,10 @@ static const char *file_name(const fk_input *in) {
     return slash ? slash + 1 : in->id.s;
 }
 
-static void fetch_failed(fk_exec *out, const char *why) {
+static void fetch_failed(fk_exec *out, const char *why, int permanent) {
     memset(out, 0, sizeof *out);
     out->status = FK_FETCH_FAILED;
+    out->flags = permanent ? FK_FLAG_PERMANENT : 0;
     out->exit_code = -1;
     out->started_us = out->finished_us = fk_now_micros();
     out->out = fk_str_dup("", 0);
@@ -56,30 +58,32 @@ static char *env_var(const char *name, const char *value) {
     return s;
 }
 
-/* Stages one input at link; counts[source] and counts[3 + source] (bytes) are bumped. */
+/* Puts the task's own copy of one input at target; counts[source] and counts[3 + source] (bytes)
+ * are bumped, counts[6] when a stale cached copy was fetched again. */
 static int stage(fk_staging *st, const fk_input *in, const fk_hint *hints, size_t nhints, int bypass,
-                 const char *link, fk_lease *lease, uint64_t *counts, char *err, size_t errlen) {
+                 const char *target, uint64_t *counts, int *permanent, char *err, size_t errlen) {
     if (!st->cache || bypass) {
         /* no data diffusion: this task's own copy, straight from the shared store */
         char packed[PATH_MAX];
         if (in->unpack == 0) {
-            snprintf(packed, sizeof packed, "%s", link);
+            snprintf(packed, sizeof packed, "%s", target);
         } else {
-            const char *slash = strrchr(link, '/');
-            snprintf(packed, sizeof packed, "%.*s/.packed-%s", (int)(slash - link), link, slash + 1);
+            const char *slash = strrchr(target, '/');
+            snprintf(packed, sizeof packed, "%.*s/.packed-%s", (int)(slash - target), target, slash + 1);
         }
         fk_input stored = *in;
         stored.unpack = 0;
-        int64_t n = fk_store_copy(st->store, &stored, packed, err, errlen);
+        int64_t n = fk_store_copy(st->store, &stored, packed, permanent, err, errlen);
         if (n < 0) {
             return -1;
         }
         if (in->unpack != 0) {
             char why[512];
-            int64_t u = fk_unpack(packed, in->unpack, link, why, sizeof why);
+            int64_t u = fk_unpack(packed, in->unpack, target, why, sizeof why);
             unlink(packed);
             if (u < 0) {
                 snprintf(err, errlen, "cannot unpack %s: %s", in->id.s, why);
+                *permanent = 1;
                 return -1;
             }
         }
@@ -95,30 +99,78 @@ static int stage(fk_staging *st, const fk_input *in, const fk_hint *hints, size_
             npeers = hints[i].npeers;
         }
     }
-    if (fk_cache_lease(st->cache, in, peers, npeers, lease, err, errlen) != 0) {
+    fk_lease lease;
+    if (fk_cache_lease(st->cache, in, peers, npeers, &lease, permanent, err, errlen) != 0) {
         return -1;
     }
-    if (symlink(lease->path, link) != 0) {
-        snprintf(err, errlen, "cannot link %s into the sandbox: %s", in->id.s, strerror(errno));
+    /* the lease pins the cached copy only while this task's copy is made */
+    int rc = fk_lease_copy(&lease, target);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot copy %s into the sandbox: %s", in->id.s, strerror(errno));
+    } else {
+        int k = lease.source;
+        counts[k]++;
+        counts[3 + k] += (uint64_t)(k == FK_SRC_LOCAL ? lease.size : lease.moved);
+        counts[6] += lease.refetched ? 1 : 0;
+    }
+    fk_cache_release(st->cache, &lease);
+    return rc;
+}
+
+/* Saves output id for good: ROOT/ID, copied to a partial file, forced to disk, renamed into place.
+ * 0, or -1 with err. */
+static int save_output(const char *root, const char *id, const char *file, char *err, size_t errlen) {
+    /* the id must stay inside the root */
+    if (!id[0] || id[0] == '/' || strstr(id, "..")) {
+        const char *p = id;
+        int bad = !id[0] || id[0] == '/';
+        while (!bad && *p) {
+            const char *slash = strchr(p, '/');
+            size_t n = slash ? (size_t)(slash - p) : strlen(p);
+            bad = n == 2 && p[0] == '.' && p[1] == '.';
+            p = slash ? slash + 1 : p + n;
+        }
+        if (bad) {
+            snprintf(err, errlen, "output id '%s' leaves the output directory %s", id, root);
+            return -1;
+        }
+    }
+    char target[PATH_MAX], partial[PATH_MAX + 64];
+    if (snprintf(target, sizeof target, "%s/%s", root, id) >= (int)sizeof target) {
+        snprintf(err, errlen, "output id '%s' is too long", id);
         return -1;
     }
-    int k = lease->source;
-    counts[k]++;
-    counts[3 + k] += (uint64_t)(k == FK_SRC_LOCAL ? lease->size : lease->moved);
+    char *slash = strrchr(target, '/');
+    *slash = 0;
+    int made = fk_mkdirs(target);
+    *slash = '/';
+    snprintf(partial, sizeof partial, "%.*s/.%s.partial-%d-%lu", (int)(slash - target), target, slash + 1,
+             (int)getpid(), atomic_fetch_add(&sandbox_seq, 1) + 1);
+    if (made != 0 || fk_copy_durably(file, partial) != 0 || rename(partial, target) != 0) {
+        snprintf(err, errlen, "cannot save output %s to %s: %s", id, target, strerror(errno));
+        unlink(partial);
+        return -1;
+    }
     return 0;
 }
 
-/* Registers the task's outputs; returns what went wrong (malloc'd), or NULL. */
-static char *register_outputs(fk_staging *st, const fk_spec *spec, const char *dir, int bypass) {
+/* Saves the task's declared outputs (written through), then keeps them in the cache; returns what
+ * went wrong (malloc'd), or NULL. */
+static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, int bypass) {
     const fk_ext *x = fk_ext_find(&spec->ext, FK_EXT_OUTPUTS);
-    if (!x || !st->cache || bypass) {
+    if (!x) {
         return NULL;
     }
     fk_output *outs;
     size_t n;
-    char err[512];
+    char err[1024];
     if (fk_outputs_decode(&x->value, &outs, &n, err, sizeof err) != 0) {
         return strdup(err);
+    }
+    if (n > 0 && !st->outputs) {
+        fk_outputs_free(outs, n);
+        return strdup("the task declares outputs but this executor has nowhere to save them "
+                      "(falkon-executor-c --store DIR or --output-dir DIR)");
     }
     char problems[2048] = "";
     size_t k = 0;
@@ -127,10 +179,13 @@ static char *register_outputs(fk_staging *st, const fk_spec *spec, const char *d
         struct stat s;
         const char *why = NULL;
         if (stat(file, &s) != 0 || !S_ISREG(s.st_mode)) {
-            snprintf(err, sizeof err, "output %s was not written", outs[i].path.s);
+            snprintf(err, sizeof err, "declared output %s (id %s) was not written", outs[i].path.s, outs[i].id.s);
             why = err;
-        } else if (fk_cache_register(st->cache, outs[i].id.s, file, err, sizeof err) != 0) {
+        } else if (save_output(st->outputs, outs[i].id.s, file, err, sizeof err) != 0) {
             why = err;
+        } else if (st->cache && !bypass && fk_cache_register(st->cache, outs[i].id.s, file, err, sizeof err) != 0) {
+            /* saved already: the cache only keeps a copy for later tasks here */
+            fk_debug("output %s not kept in the cache: %s", outs[i].id.s, err);
         }
         if (why && k < sizeof problems) {
             k += (size_t)snprintf(problems + k, sizeof problems - k, "%s%s", k ? "; " : "", why);
@@ -150,21 +205,21 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
     if (x && fk_inputs_decode(&x->value, &inputs, &nin, err, sizeof err) != 0) {
         char why[1100];
         snprintf(why, sizeof why, "undecodable inputs: %s", err);
-        fetch_failed(out, why);
+        fetch_failed(out, why, 1);
         return;
     }
     char sandbox[PATH_MAX];
     snprintf(sandbox, sizeof sandbox, "%s/task-%llu-%lu", st->sandboxes, (unsigned long long)task_id,
              atomic_fetch_add(&sandbox_seq, 1) + 1);
-    fk_lease *leases = calloc(nin ? nin : 1, sizeof *leases);
     char **env = calloc(nin + 3, sizeof *env);
     char **paths = calloc(nin ? nin : 1, sizeof *paths);
-    if (!leases || !env || !paths) {
+    if (!env || !paths) {
         abort();
     }
-    uint64_t counts[6] = {0};
+    uint64_t counts[7] = {0};
     size_t nenv = 0;
     int failed = 0;
+    int permanent = 0;
     if (mkdir(sandbox, 0755) != 0) {
         snprintf(err, sizeof err, "cannot create the sandbox %s: %s", sandbox, strerror(errno));
         failed = 1;
@@ -173,10 +228,10 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
     for (size_t i = 0; i < nin && !failed; i++) {
         paths[i] = join(sandbox, file_name(&inputs[i]));
         joined += strlen(paths[i]) + 1;
-        failed = stage(st, &inputs[i], hints, nhints, bypass, paths[i], &leases[i], counts, err, sizeof err) != 0;
+        failed = stage(st, &inputs[i], hints, nhints, bypass, paths[i], counts, &permanent, err, sizeof err) != 0;
     }
     if (failed) {
-        fetch_failed(out, err);
+        fetch_failed(out, err, permanent);
     } else {
         env[nenv++] = env_var("FALKON_INPUT_DIR", sandbox);
         for (size_t i = 0; i < nin; i++) {
@@ -198,21 +253,15 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         free(all);
         const char *dir = spec->workdir.len ? spec->workdir.s : sandbox;
         fk_run(r, task_id, spec, env, sandbox, out);
-        char *problem = out->status == FK_EXITED && out->exit_code == 0 ? register_outputs(st, spec, dir, bypass)
-                                                                          : NULL;
+        char *problem = out->status == FK_EXITED && out->exit_code == 0 ? save_outputs(st, spec, dir, bypass) : NULL;
         if (problem) {
-            size_t n = out->detail.len + strlen(problem) + 3;
-            char *d = malloc(n);
-            if (!d) {
-                abort();
-            }
-            snprintf(d, n, "%s%s%s", out->detail.s, out->detail.len ? "; " : "", problem);
+            /* exit 0 is not success while a declared output is missing or unsaved */
+            out->status = FK_OUTPUT_FAILED;
             fk_str_free(&out->detail);
-            out->detail = fk_str_of(d);
-            free(d);
+            out->detail = fk_str_of(problem);
             free(problem);
         }
-        fk_data_stats stats = {counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]};
+        fk_data_stats stats = {counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6]};
         fk_buf b;
         fk_buf_init(&b);
         fk_stats_encode(&stats, &b);
@@ -225,7 +274,6 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         fk_buf_free(&b);
     }
     for (size_t i = 0; i < nin; i++) {
-        fk_cache_release(st->cache, &leases[i]);
         free(paths[i]);
     }
     for (size_t i = 0; i < nenv; i++) {
@@ -233,7 +281,6 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
     }
     free(env);
     free(paths);
-    free(leases);
     fk_inputs_free(inputs, nin);
-    fk_rmtree(sandbox); /* does not follow the links into the cache */
+    fk_rmtree(sandbox);
 }

@@ -1,7 +1,9 @@
 /* Data diffusion around one task, as the Java executor's Staging does: inputs fetched (cache,
- * peer or shared store) and linked into a fresh sandbox that becomes the working directory
- * unless the task names one; FALKON_INPUT_DIR, FALKON_INPUT_<i> and FALKON_INPUTS set; after
- * success, declared outputs registered in the cache; a DATA_STATS extension on the result. */
+ * peer or shared store) and copied into a fresh sandbox (the task's own copies) that becomes the
+ * working directory unless the task names one; FALKON_INPUT_DIR, FALKON_INPUT_<i> and
+ * FALKON_INPUTS set; after exit 0, declared outputs saved to the output store (written through)
+ * and kept in the cache, else the result is OUTPUT_FAILED; a DATA_STATS extension on the result;
+ * fetch failures that would recur anywhere flagged permanent. */
 #ifndef FK_STAGING_H
 #define FK_STAGING_H
 
@@ -11,6 +13,7 @@
 typedef struct {
     fk_cache *cache;       /* NULL: inputs copied from the store for each task */
     const char *store;     /* store root for relative sources, or NULL */
+    const char *outputs;   /* where declared outputs are saved (ROOT/ID), or NULL: nowhere */
     char *sandboxes;       /* where sandboxes are made */
 } fk_staging;
 

@@ -39,7 +39,7 @@ static int count_bytes(void *ctx, const void *data, size_t len) {
 static int fk_http_get_path(const char *peer, const char *path, const char *token, struct counter *c) {
     char url[512], err[512];
     snprintf(url, sizeof url, "http://%s%s", peer, path);
-    int rc = fk_http_get(url, token, count_bytes, c, err, sizeof err);
+    int rc = fk_http_get(url, token, NULL, count_bytes, c, err, sizeof err);
     return rc == 0 ? 200 : strstr(err, "HTTP 401") ? 401 : rc;
 }
 
@@ -294,7 +294,8 @@ static void test_cache(void) {
     }
     changes ch = {{0}};
     char err[1024];
-    fk_cache *c = fk_cache_open(dir, 250, store, TOKEN, listen_changes, &ch, err, sizeof err);
+    int perm = 0;
+    fk_cache *c = fk_cache_open(dir, 250, store, TOKEN, FK_REVALIDATE_STAT, listen_changes, &ch, err, sizeof err);
     CHECK(c != NULL, "open: %s", err);
     if (!c) {
         return;
@@ -302,24 +303,28 @@ static void test_cache(void) {
     fk_input o0 = input("o0", "obj0", 100, "", 0), o1 = input("o1", "obj1", 100, "", 0),
              o2 = input("o2", "obj2", 100, "", 0);
     fk_lease l0, l1, l2;
-    CHECK(fk_cache_lease(c, &o0, NULL, 0, &l0, err, sizeof err) == 0 && l0.source == FK_SRC_STORE && l0.moved == 100,
+    CHECK(fk_cache_lease(c, &o0, NULL, 0, &l0, &perm, err, sizeof err) == 0 && l0.source == FK_SRC_STORE && l0.moved == 100,
           "first lease from the store: %s", err);
     fk_cache_release(c, &l0);
-    CHECK(fk_cache_lease(c, &o0, NULL, 0, &l0, err, sizeof err) == 0 && l0.source == FK_SRC_LOCAL, "then a hit");
+    CHECK(fk_cache_lease(c, &o0, NULL, 0, &l0, &perm, err, sizeof err) == 0 && l0.source == FK_SRC_LOCAL, "then a hit");
     struct stat st;
     CHECK(stat(l0.path, &st) == 0 && st.st_size == 100 && (st.st_mode & 0222) == 0, "cached read-only file");
     fk_cache_release(c, &l0);
-    CHECK(fk_cache_lease(c, &o1, NULL, 0, &l1, err, sizeof err) == 0, "o1: %s", err);
+    CHECK(fk_cache_lease(c, &o1, NULL, 0, &l1, &perm, err, sizeof err) == 0, "o1: %s", err);
     fk_cache_release(c, &l1);
     /* touch o0 so that o1 is the least recently used; o2 then evicts o1 */
-    CHECK(fk_cache_lease(c, &o0, NULL, 0, &l0, err, sizeof err) == 0, "o0 again");
+    CHECK(fk_cache_lease(c, &o0, NULL, 0, &l0, &perm, err, sizeof err) == 0, "o0 again");
     fk_cache_release(c, &l0);
-    CHECK(fk_cache_lease(c, &o2, NULL, 0, &l2, err, sizeof err) == 0, "o2: %s", err);
+    CHECK(fk_cache_lease(c, &o2, NULL, 0, &l2, &perm, err, sizeof err) == 0, "o2: %s", err);
     CHECK(strcmp(ch.log, "+o0 +o1 -o1 +o2 ") == 0, "LRU eviction reported: '%s'", ch.log);
-    /* pinned objects are never evicted: with o2 and o0 pinned there is no room for o1 */
-    CHECK(fk_cache_lease(c, &o0, NULL, 0, &l0, err, sizeof err) == 0, "pin o0");
-    CHECK(fk_cache_lease(c, &o1, NULL, 0, &l1, err, sizeof err) == -1 && strstr(err, "no room for o1"),
-          "no room: %s", err);
+    /* pinned objects are never evicted: with o2 and o0 pinned there is no room for o1, which is read
+     * through (the task gets it, the cache does not keep it) */
+    CHECK(fk_cache_lease(c, &o0, NULL, 0, &l0, &perm, err, sizeof err) == 0, "pin o0");
+    CHECK(fk_cache_lease(c, &o1, NULL, 0, &l1, &perm, err, sizeof err) == 0 && !l1.cached && l1.own != NULL,
+          "no room: read through: %s", err);
+    snprintf(path, sizeof path, "%s/o1-copy", scratch);
+    CHECK(fk_lease_copy(&l1, path) == 0 && access(path, R_OK) == 0, "the task gets the read-through copy");
+    fk_cache_release(c, &l1);
     fk_cache_release(c, &l0);
     fk_cache_release(c, &l2);
     fk_cached *all;
@@ -329,11 +334,11 @@ static void test_cache(void) {
 
     /* verification: a wrong size or checksum is refused, and says where from */
     fk_input bad = input("bad", "obj3", 99, "", 0);
-    CHECK(fk_cache_lease(c, &bad, NULL, 0, &l0, err, sizeof err) == -1 && strstr(err, "got 100 bytes"),
-          "size check: %s", err);
+    CHECK(fk_cache_lease(c, &bad, NULL, 0, &l0, &perm, err, sizeof err) == -1 && strstr(err, "got 100 bytes") && perm,
+          "size check (permanent: the store has it so): %s", err);
     free_input(&bad);
     bad = input("bad2", "obj3", -1, "md5:00000000000000000000000000000000", 0);
-    CHECK(fk_cache_lease(c, &bad, NULL, 0, &l0, err, sizeof err) == -1 && strstr(err, "checksum mismatch"),
+    CHECK(fk_cache_lease(c, &bad, NULL, 0, &l0, &perm, err, sizeof err) == -1 && strstr(err, "checksum mismatch"),
           "checksum check: %s", err);
     free_input(&bad);
     char sum[65];
@@ -341,11 +346,12 @@ static void test_cache(void) {
     char checksum[80];
     snprintf(checksum, sizeof checksum, "sha256:%s", sum);
     fk_input good = input("good", "obj3", 100, checksum, 0);
-    CHECK(fk_cache_lease(c, &good, NULL, 0, &l0, err, sizeof err) == 0, "sha256 verified: %s", err);
+    CHECK(fk_cache_lease(c, &good, NULL, 0, &l0, &perm, err, sizeof err) == 0, "sha256 verified: %s", err);
     fk_cache_release(c, &l0);
     free_input(&good);
     bad = input("escape", "../outside", -1, "", 0);
-    CHECK(fk_cache_lease(c, &bad, NULL, 0, &l0, err, sizeof err) == -1 && strstr(err, "leaves the shared store"),
+    CHECK(fk_cache_lease(c, &bad, NULL, 0, &l0, &perm, err, sizeof err) == -1 && strstr(err, "leaves the shared store")
+              && perm,
           "store root kept: %s", err);
     free_input(&bad);
 
@@ -357,18 +363,18 @@ static void test_cache(void) {
              store);
     CHECK(system(cmd) == 0, "making archives");
     fk_cache_close(c);
-    fk_cache *big = fk_cache_open(dir, 1 << 20, store, TOKEN, NULL, NULL, err, sizeof err);
+    fk_cache *big = fk_cache_open(dir, 1 << 20, store, TOKEN, FK_REVALIDATE_STAT, NULL, NULL, err, sizeof err);
     fk_input tgz = input("t.tgz", "t.tgz", -1, "", 3);
-    CHECK(fk_cache_lease(big, &tgz, NULL, 0, &l0, err, sizeof err) == 0 && l0.size == 5, "tar.gz: %s (size %lld)", err,
+    CHECK(fk_cache_lease(big, &tgz, NULL, 0, &l0, &perm, err, sizeof err) == 0 && l0.size == 5, "tar.gz: %s (size %lld)", err,
           (long long)l0.size);
     snprintf(path, sizeof path, "%s/sub/a.txt", l0.path);
     CHECK(access(path, R_OK) == 0, "extracted %s", path);
     fk_cache_release(big, &l0);
     fk_input gz = input("ten.gz", "ten.gz", -1, "", 1);
-    CHECK(fk_cache_lease(big, &gz, NULL, 0, &l0, err, sizeof err) == 0 && l0.size == 10, "gzip: %s", err);
+    CHECK(fk_cache_lease(big, &gz, NULL, 0, &l0, &perm, err, sizeof err) == 0 && l0.size == 10, "gzip: %s", err);
     fk_cache_release(big, &l0);
     fk_input broken = input("o0", "obj0", 100, "", 1); /* not a gzip file */
-    CHECK(fk_cache_lease(big, &broken, NULL, 0, &l0, err, sizeof err) == -1 && strstr(err, "cannot unpack o0"),
+    CHECK(fk_cache_lease(big, &broken, NULL, 0, &l0, &perm, err, sizeof err) == -1 && strstr(err, "cannot unpack o0"),
           "damaged archive: %s", err);
     free_input(&broken);
 
@@ -388,14 +394,14 @@ static void test_cache(void) {
     char dir2[PATH_MAX];
     snprintf(dir2, sizeof dir2, "%s/cache2", scratch);
     changes ch2 = {{0}};
-    fk_cache *other = fk_cache_open(dir2, 1 << 20, NULL, TOKEN, listen_changes, &ch2, err, sizeof err);
+    fk_cache *other = fk_cache_open(dir2, 1 << 20, NULL, TOKEN, FK_REVALIDATE_STAT, listen_changes, &ch2, err, sizeof err);
     fk_input via = input("results/1", "/nowhere/else", 6, "", 0);
     fk_str peers[2] = {fk_str_of("127.0.0.1:1"), fk_str_of(peer)}; /* a dead hint first: falls through */
-    CHECK(fk_cache_lease(other, &via, peers, 2, &l1, err, sizeof err) == 0 && l1.source == FK_SRC_PEER && l1.moved == 6,
+    CHECK(fk_cache_lease(other, &via, peers, 2, &l1, &perm, err, sizeof err) == 0 && l1.source == FK_SRC_PEER && l1.moved == 6,
           "fetched from a peer: %s", err);
     fk_cache_release(other, &l1);
     fk_input missing = input("not/here", "/nowhere/else", -1, "", 0);
-    CHECK(fk_cache_lease(other, &missing, peers + 1, 1, &l1, err, sizeof err) == -1 && strstr(err, "HTTP 404")
+    CHECK(fk_cache_lease(other, &missing, peers + 1, 1, &l1, &perm, err, sizeof err) == -1 && strstr(err, "HTTP 404")
               && strstr(err, "does not exist in the shared store"),
           "stale hint and no store copy: %s", err);
     CHECK(strcmp(ch2.log, "+results/1 ") == 0, "peer copy reported: '%s'", ch2.log);
@@ -404,9 +410,9 @@ static void test_cache(void) {
      * has no copy either: the failure names both */
     char dir3[PATH_MAX];
     snprintf(dir3, sizeof dir3, "%s/cache3", scratch);
-    fk_cache *stranger = fk_cache_open(dir3, 1 << 20, NULL, "not-the-token", NULL, NULL, err, sizeof err);
+    fk_cache *stranger = fk_cache_open(dir3, 1 << 20, NULL, "not-the-token", FK_REVALIDATE_STAT, NULL, NULL, err, sizeof err);
     fk_input again = input("results/1", "/nowhere/else", 6, "", 0);
-    CHECK(fk_cache_lease(stranger, &again, peers + 1, 1, &l1, err, sizeof err) == -1 && strstr(err, "HTTP 401"),
+    CHECK(fk_cache_lease(stranger, &again, peers + 1, 1, &l1, &perm, err, sizeof err) == -1 && strstr(err, "HTTP 401"),
           "a peer refuses a fetch without the token: %s", err);
     free_input(&again);
     fk_cache_close(stranger);

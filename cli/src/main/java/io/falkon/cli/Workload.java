@@ -106,6 +106,9 @@ final class Workload {
             while (file.hasNext()) {
                 TaskFile.Entry e = file.next();
                 read++;
+                if (!e.spec().inputs().isEmpty()) {
+                    sawInputs = true; // the summary then says where inputs came from, even if none arrived
+                }
                 remember(submitted, e.line());
                 try {
                     instance.submit(e.spec()); // the instance bundles and applies backpressure

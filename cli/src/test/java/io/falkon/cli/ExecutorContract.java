@@ -9,6 +9,7 @@ import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.policy.DispatchPolicy;
 import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.dispatcher.policy.GoodCacheCompute;
+import io.falkon.dispatcher.policy.MaxComputeUtil;
 import io.falkon.protocol.DataStats;
 import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskOutput;
@@ -26,6 +27,7 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -269,6 +271,154 @@ abstract class ExecutorContract {
         assertThat(d.status()).doesNotContain("wrong-ca");
     }
 
+    static String sha256(byte[] b) throws Exception {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
+    }
+
+    static TaskSpec hashing(String id, String source, long size, String checksum) {
+        return TaskSpec.builder("/bin/sh", "-c", "sha256sum in.bin | cut -d' ' -f1")
+                .inputs(List.of(new TaskInput(id, source, size, checksum, TaskInput.AS_STORED, "in.bin"))).build();
+    }
+
+    @Test
+    void aStaleCachedCopyIsNeverServed() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new GoodCacheCompute(0.9));
+        executor(d.port(), "stat", "--slots", "1", "--cache-size", "4m", "--store", store.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "stale");
+        byte[] v1 = new byte[100_000];
+        new Random(1).nextBytes(v1);
+        Path file = Files.write(store.resolve("obj"), v1);
+        assertThat(in.submit(hashing("obj", "obj", -1, "")).get(60, TimeUnit.SECONDS).stdout().trim())
+                .isEqualTo(sha256(v1));
+        // the store file is replaced under the same id: the default revalidation (stat) sees it
+        byte[] v2 = new byte[120_000];
+        new Random(2).nextBytes(v2);
+        Files.write(file, v2);
+        TaskResult r = in.submit(hashing("obj", "obj", -1, "")).get(60, TimeUnit.SECONDS);
+        assertThat(r.stdout().trim()).isEqualTo(sha256(v2));
+        assertThat(r.data().refetched()).isEqualTo(1);
+        // replaced again, this time keeping size and modification time: only a declared checksum tells
+        byte[] v3 = new byte[120_000];
+        new Random(3).nextBytes(v3);
+        FileTime mtime = Files.getLastModifiedTime(file);
+        Files.write(file, v3);
+        Files.setLastModifiedTime(file, mtime);
+        r = in.submit(hashing("obj", "obj", -1, "sha256:" + sha256(v3))).get(60, TimeUnit.SECONDS);
+        assertThat(r.succeeded()).as(r.execution().detail()).isTrue();
+        assertThat(r.stdout().trim()).isEqualTo(sha256(v3));
+        assertThat(r.data().refetched()).isEqualTo(1);
+        // and a declared size the cached copy does not have
+        Files.write(file, new byte[5]);
+        r = in.submit(hashing("obj", "obj", 5, "")).get(60, TimeUnit.SECONDS);
+        assertThat(r.stdout().trim()).isEqualTo(sha256(new byte[5]));
+    }
+
+    @Test
+    void aTaskCannotChangeTheCachedCopyAndAChangedCopyDoesNotSpreadToPeers() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Path cacheA = dir.resolve("cache-a");
+        Dispatcher d = dispatcher(new MaxComputeUtil());
+        executor(d.port(), "a", "--slots", "1", "--cache-size", "4m", "--store", store.toString(), "--cache-dir",
+                cacheA.toString(), "--cache-host", "127.0.0.1");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        byte[] bytes = new byte[50_000];
+        new Random(5).nextBytes(bytes);
+        Files.write(store.resolve("obj"), bytes);
+        Instance in = instance(d.port(), "tamper");
+        // a task (as the executor's user, here root) that writes to its input
+        TaskSpec vandal = TaskSpec.builder("/bin/sh", "-c", "chmod u+w in.bin; echo CORRUPT >> in.bin; "
+                + "sha256sum in.bin | cut -d' ' -f1")
+                .inputs(List.of(new TaskInput("obj", "obj", -1, "", TaskInput.AS_STORED, "in.bin"))).build();
+        TaskResult v = in.submit(vandal).get(60, TimeUnit.SECONDS);
+        assertThat(v.stdout().trim()).as("its own copy changed").isNotEqualTo(sha256(bytes));
+        assertThat(in.submit(hashing("obj", "obj", -1, "")).get(60, TimeUnit.SECONDS).stdout().trim())
+                .as("the next task on the same executor").isEqualTo(sha256(bytes));
+        // now the cache's own copy is changed behind its back (as root could): a peer that fetches it
+        // refuses the bytes, which no longer match a's record, and reads the store instead
+        try (var files = Files.walk(cacheA.resolve("objects"))) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                f.toFile().setWritable(true);
+                Files.writeString(f, "CORRUPT", java.nio.file.StandardOpenOption.APPEND);
+            }
+        }
+        executor(d.port(), "b", "--slots", "1", "--cache-size", "4m", "--store", store.toString(),
+                "--cache-host", "127.0.0.1");
+        d.awaitExecutors(2, Duration.ofSeconds(60));
+        in.submit(TaskSpec.of("sleep", "3")); // keeps a busy: max-compute-util sends the next task to b
+        await().atMost(Duration.ofSeconds(30)).until(() -> d.status().contains("\"running\":1"));
+        TaskResult b = in.submit(hashing("obj", "obj", -1, "")).get(60, TimeUnit.SECONDS);
+        assertThat(b.executorId()).isEqualTo("b");
+        assertThat(b.stdout().trim()).isEqualTo(sha256(bytes));
+        assertThat(b.data().peerHits()).as("the peer's copy was refused").isZero();
+        assertThat(b.data().misses()).isEqualTo(1);
+        assertThat(Files.readString(log("b"))).as("b tried a and refused its copy")
+                .contains("do not match its own record");
+    }
+
+    @Test
+    void declaredOutputsReachTheStoreUnderFirstAvailableAndWithoutACacheOrTheTaskFails() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new FirstAvailable());
+        Process p = executor(d.port(), "plain", "--slots", "1", "--store", store.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "outputs");
+        TaskResult ok = in.submit(TaskSpec.builder("/bin/sh", "-c", "mkdir -p sub && echo kept > sub/r.txt")
+                .outputs(List.of(new TaskOutput("sub/r.txt", "results/r.txt"))).build()).get(60, TimeUnit.SECONDS);
+        assertThat(ok.succeeded()).as(ok.execution().detail()).isTrue();
+        assertThat(store.resolve("results/r.txt")).hasContent("kept");
+        TaskResult missing = in.submit(TaskSpec.builder("/bin/true")
+                .outputs(List.of(new TaskOutput("never.txt", "results/never"))).build()).get(60, TimeUnit.SECONDS);
+        assertThat(missing.status()).isEqualTo(TaskStatus.OUTPUT_FAILED);
+        assertThat(missing.succeeded()).isFalse();
+        assertThat(missing.execution().detail()).contains("never.txt").contains("was not written");
+        // the output outlives its executor: it is in the store, not only in a cache
+        d.close();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(store.resolve("results/r.txt")).hasContent("kept");
+    }
+
+    @Test
+    void anObjectLargerThanTheCacheIsReadThroughWithoutFailureOrSuspension() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new GoodCacheCompute(0.9));
+        executor(d.port(), "small", "--slots", "2", "--cache-size", "1m", "--store", store.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        byte[] big = new byte[2 << 20];
+        new Random(7).nextBytes(big);
+        Files.write(store.resolve("big"), big);
+        Instance in = instance(d.port(), "big");
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            specs.add(hashing("big", "big", big.length, ""));
+        }
+        for (TaskResult r : all(in.submit(specs))) {
+            assertThat(r.succeeded()).as(r.execution().detail()).isTrue();
+            assertThat(r.stdout().trim()).isEqualTo(sha256(big));
+            assertThat(r.data().misses()).isEqualTo(1);
+        }
+        assertThat(d.status()).contains("\"suspended\":0").doesNotContain("\"state\":\"suspended\"");
+    }
+
+    @Test
+    void aFetchFailureThatWouldRecurAnywhereIsNotRetried() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "perm", "--slots", "1", "--cache-size", "1m", "--store", store.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "perm");
+        for (String source : List.of("../outside", "no-such-object", "file:relative")) {
+            TaskResult r = in.submit(TaskSpec.builder("/bin/true")
+                    .inputs(List.of(new TaskInput("x-" + source, source, -1, "", TaskInput.AS_STORED, "x"))).build())
+                    .get(60, TimeUnit.SECONDS);
+            assertThat(r.status()).isEqualTo(TaskStatus.FETCH_FAILED);
+            assertThat(r.attempt()).as("%s: not retried", source).isZero();
+            assertThat(r.execution().permanent()).isTrue();
+        }
+        assertThat(d.status()).contains("\"retried\":0");
+    }
+
     String object(Path store, String name, int size) throws Exception {
         byte[] b = new byte[size];
         new Random(name.hashCode()).nextBytes(b);
@@ -317,8 +467,9 @@ abstract class ExecutorContract {
         TaskSpec produce = TaskSpec.builder("/bin/sh", "-c", "echo made-by-task > out.txt")
                 .outputs(List.of(new TaskOutput("out.txt", "derived/1"))).build();
         assertThat(in.submit(produce).get(60, TimeUnit.SECONDS).succeeded()).isTrue();
+        assertThat(store.resolve("derived/1")).as("written through to the store").hasContent("made-by-task");
         TaskSpec consume = TaskSpec.builder("/bin/sh", "-c", "cat \"$FALKON_INPUT_0\"")
-                .inputs(List.of(new TaskInput("derived/1", "not/in/the/store", -1, "", TaskInput.AS_STORED,
+                .inputs(List.of(new TaskInput("derived/1", "derived/1", -1, "", TaskInput.AS_STORED,
                         "data.txt"))).build();
         TaskResult r = in.submit(consume).get(60, TimeUnit.SECONDS);
         assertThat(r.succeeded()).as(r.execution().detail()).isTrue();

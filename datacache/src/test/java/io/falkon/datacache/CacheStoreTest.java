@@ -58,8 +58,12 @@ class CacheStoreTest {
     }
 
     CacheStore cache(Path dir, long capacity) throws IOException {
+        return cache(dir, capacity, Revalidate.STAT);
+    }
+
+    CacheStore cache(Path dir, long capacity, Revalidate revalidate) throws IOException {
         CacheStore c = new CacheStore(dir, capacity, new Lru(), new StoreFetcher(store, http, null), http, token,
-                new CacheListener() {
+                revalidate, new CacheListener() {
                     @Override
                     public void added(String id, long size) {
                         events.add("+" + id);
@@ -144,13 +148,37 @@ class CacheStoreTest {
         assertThat(events).containsExactly("+a", "+b", "-b", "+c");
         assertThat(c.contains("a")).isTrue();
         assertThat(Files.exists(a.path())).isTrue();
-        object("d", 700);
-        assertThatThrownBy(() -> c.lease(ObjectRef.of("d", "d"), List.of())).isInstanceOf(FetchException.class)
-                .hasMessageContaining("no room for d");
         a.close();
+    }
+
+    @Test
+    void anObjectThatCannotBeCachedIsReadThroughNotRefused() throws Exception {
+        object("a", 400);
+        object("d", 700);
         object("huge", 5000);
-        assertThatThrownBy(() -> c.lease(ObjectRef.of("huge", "huge"), List.of()))
-                .hasMessageContaining("larger than the whole cache");
+        CacheStore c = cache(cacheDir, 1000);
+        Lease a = c.lease(ObjectRef.of("a", "a"), List.of());
+        // no room while a is in use: d is read through, and the cache is as it was
+        Path copy;
+        try (Lease d = c.lease(ObjectRef.of("d", "d"), List.of())) {
+            assertThat(d.cached()).isFalse();
+            assertThat(d.source()).isEqualTo(Source.STORE);
+            copy = otherDir.resolve("d-copy");
+            d.copyTo(copy);
+        }
+        assertThat(Files.readAllBytes(copy)).isEqualTo(Files.readAllBytes(store.resolve("d")));
+        assertThat(c.contains("d")).isFalse();
+        a.close();
+        // larger than the whole cache: read through as well
+        try (Lease h = c.lease(ObjectRef.of("huge", "huge"), List.of())) {
+            assertThat(h.cached()).isFalse();
+            assertThat(h.size()).isEqualTo(5000);
+        }
+        assertThat(c.contains("huge")).isFalse();
+        assertThat(events).containsExactly("+a");
+        try (var left = Files.list(cacheDir.resolve("incoming"))) {
+            assertThat(left).as("read-through copies are gone once their lease closes").isEmpty();
+        }
     }
 
     @Test
@@ -159,7 +187,8 @@ class CacheStoreTest {
         String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(src)));
         CacheStore c = cache(cacheDir, 10_000);
         assertThatThrownBy(() -> c.lease(new ObjectRef("x", "x", 99, "", ObjectRef.Unpack.NONE), List.of()))
-                .hasMessageContaining("got 100 bytes").hasMessageContaining("expected 99");
+                .hasMessageContaining("got 100 bytes").hasMessageContaining("declared 99")
+                .matches(e -> ((FetchException) e).permanent(), "permanent: the store has it so");
         assertThatThrownBy(() -> c.lease(new ObjectRef("x", "x", -1, "sha256:" + "0".repeat(64),
                 ObjectRef.Unpack.NONE), List.of())).hasMessageContaining("checksum mismatch");
         assertThat(c.contains("x")).isFalse();
@@ -167,9 +196,116 @@ class CacheStoreTest {
             assertThat(ok.source()).isEqualTo(Source.STORE);
         }
         assertThatThrownBy(() -> c.lease(ObjectRef.of("nope", "no/such/file"), List.of()))
-                .hasMessageContaining("cannot fetch nope").hasMessageContaining("does not exist in the shared store");
+                .hasMessageContaining("cannot fetch nope").hasMessageContaining("does not exist in the shared store")
+                .matches(e -> ((FetchException) e).permanent(), "permanent");
         assertThatThrownBy(() -> c.lease(ObjectRef.of("escape", "../../etc/passwd"), List.of()))
-                .hasMessageContaining("leaves the shared store root");
+                .hasMessageContaining("leaves the shared store root")
+                .matches(e -> ((FetchException) e).permanent(), "permanent");
+        assertThatThrownBy(() -> c.lease(ObjectRef.of("rel", "file:x"), List.of()))
+                .hasMessageContaining("not an absolute file: URL")
+                .matches(e -> ((FetchException) e).permanent(), "permanent");
+        Files.createSymbolicLink(store.resolve("link-out"), otherDir.resolve("outside"));
+        Files.writeString(otherDir.resolve("outside"), "not the store's");
+        assertThatThrownBy(() -> c.lease(ObjectRef.of("out", "link-out"), List.of()))
+                .hasMessageContaining("outside the shared store root");
+    }
+
+    @Test
+    void aCopyThatNoLongerMatchesWhatTheTaskDeclaresIsFetchedAgain() throws Exception {
+        Path src = object("v", 1000);
+        CacheStore c = cache(cacheDir, 100_000, Revalidate.NEVER);
+        try (Lease l = c.lease(ObjectRef.of("v", "v"), List.of())) {
+            assertThat(l.source()).isEqualTo(Source.STORE);
+        }
+        // the store file is replaced; the id stays, and NEVER does not look at the store
+        byte[] next = "version two".getBytes(StandardCharsets.UTF_8);
+        Files.write(src, next);
+        try (Lease stale = c.lease(ObjectRef.of("v", "v"), List.of())) {
+            assertThat(stale.source()).as("NEVER trusts the id").isEqualTo(Source.LOCAL);
+        }
+        String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(next));
+        try (Lease l = c.lease(new ObjectRef("v", "v", -1, "sha256:" + sha, ObjectRef.Unpack.NONE), List.of())) {
+            assertThat(l.source()).isEqualTo(Source.STORE);
+            assertThat(l.refetched()).isTrue();
+            assertThat(Files.readAllBytes(l.path())).isEqualTo(next);
+        }
+        Files.write(src, new byte[500]);
+        try (Lease l = c.lease(new ObjectRef("v", "v", 500, "", ObjectRef.Unpack.NONE), List.of())) {
+            assertThat(l.refetched()).as("a declared size the copy does not have").isTrue();
+            assertThat(l.size()).isEqualTo(500);
+        }
+        assertThat(c.refetches()).isEqualTo(2);
+        assertThat(events).containsExactly("+v", "-v", "+v", "-v", "+v");
+    }
+
+    @Test
+    void withStatRevalidationAChangedStoreFileIsFetchedAgain() throws Exception {
+        Path src = object("s", 1000);
+        CacheStore c = cache(cacheDir, 100_000, Revalidate.STAT);
+        c.lease(ObjectRef.of("s", "s"), List.of()).close();
+        try (Lease l = c.lease(ObjectRef.of("s", "s"), List.of())) {
+            assertThat(l.source()).as("unchanged: a hit").isEqualTo(Source.LOCAL);
+        }
+        Files.write(src, "changed".getBytes(StandardCharsets.UTF_8));
+        Files.setLastModifiedTime(src, java.nio.file.attribute.FileTime.fromMillis(
+                Files.getLastModifiedTime(src).toMillis() + 5000));
+        try (Lease l = c.lease(ObjectRef.of("s", "s"), List.of())) {
+            assertThat(l.refetched()).isTrue();
+            assertThat(Files.readString(l.path())).isEqualTo("changed");
+        }
+    }
+
+    @Test
+    void aTaskChangingItsCopyLeavesTheCachedCopyAndWhatPeersGetIntact() throws Exception {
+        Path src = object("t", 4000);
+        byte[] original = Files.readAllBytes(src);
+        CacheStore holder = cache(otherDir, 100_000);
+        Path taskCopy = store.resolve("task-sandbox-in.bin");
+        try (Lease l = holder.lease(ObjectRef.of("t", "t"), List.of())) {
+            l.copyTo(taskCopy);
+        }
+        taskCopy.toFile().setWritable(true);
+        Files.writeString(taskCopy, "CORRUPT", java.nio.file.StandardOpenOption.APPEND);
+        try (Lease l = holder.lease(ObjectRef.of("t", "t"), List.of())) {
+            assertThat(Files.readAllBytes(l.path())).isEqualTo(original);
+        }
+        PeerServer server = PeerServer.start(holder, "127.0.0.1", 0, token);
+        closing.add(server);
+        String peer = "127.0.0.1:" + server.port();
+        try (Lease l = cache(cacheDir, 100_000).lease(ObjectRef.of("t", "t"), List.of(peer))) {
+            assertThat(l.source()).isEqualTo(Source.PEER);
+            assertThat(Files.readAllBytes(l.path())).isEqualTo(original);
+        }
+    }
+
+    @Test
+    void aCachedCopyChangedBehindTheCachesBackIsRefusedByThePeerThatReceivesIt() throws Exception {
+        Path src = object("r", 4000);
+        CacheStore holder = cache(otherDir, 100_000);
+        Path cached;
+        try (Lease l = holder.lease(ObjectRef.of("r", "r"), List.of())) {
+            cached = l.path();
+        }
+        // what root could do to the cache directory itself
+        cached.toFile().setWritable(true);
+        Files.writeString(cached, "CORRUPT", java.nio.file.StandardOpenOption.APPEND);
+        PeerServer server = PeerServer.start(holder, "127.0.0.1", 0, token);
+        closing.add(server);
+        try (Lease l = cache(cacheDir, 100_000).lease(ObjectRef.of("r", "r"), List.of("127.0.0.1:" + server.port()))) {
+            assertThat(l.source()).as("the peer's bytes do not match its own record").isEqualTo(Source.STORE);
+            assertThat(Files.readAllBytes(l.path())).isEqualTo(Files.readAllBytes(src));
+        }
+    }
+
+    @Test
+    void outputsAreSavedWholeUnderTheirIdAndMayNotLeaveTheOutputDirectory() throws Exception {
+        OutputStore out = new OutputStore(store.resolve("outputs"));
+        Path file = Files.writeString(otherDir.resolve("o.txt"), "result");
+        Path saved = out.save("run-1/o.txt", file);
+        assertThat(saved).isEqualTo(store.resolve("outputs/run-1/o.txt"));
+        assertThat(Files.readString(saved)).isEqualTo("result");
+        assertThat(file).as("the task's file stays for the cache").exists();
+        assertThatThrownBy(() -> out.save("../escape", file)).hasMessageContaining("leaves the output directory");
     }
 
     @Test
@@ -220,7 +356,7 @@ class CacheStoreTest {
         assertThat(right.body()).isEqualTo(Files.readAllBytes(store.resolve("secret-data")));
         // and a cache that does not hold the token falls back to the store: the peer refused it
         CacheStore stranger = new CacheStore(cacheDir, 100_000, new Lru(), new StoreFetcher(store, http, null), http,
-                Token.of("another-deployment"), new CacheListener() {
+                Token.of("another-deployment"), Revalidate.STAT, new CacheListener() {
                     @Override
                     public void added(String id, long size) {
                     }
@@ -277,6 +413,22 @@ class CacheStoreTest {
         assertThatThrownBy(() -> c.lease(new ObjectRef("evil", "evil.tar", -1, "", ObjectRef.Unpack.TAR), List.of()))
                 .hasMessageContaining("outside its directory");
         assertThat(cacheDir.getParent().resolve("evil.txt")).doesNotExist();
+    }
+
+    @Test
+    void aTarEntryThatIsALinkIsRefusedSayingSo() throws Exception {
+        ByteArrayOutputStream t = new ByteArrayOutputStream();
+        try (TarArchiveOutputStream tar = new TarArchiveOutputStream(t)) {
+            TarArchiveEntry link = new TarArchiveEntry("passwd", TarArchiveEntry.LF_SYMLINK);
+            link.setLinkName("/etc/passwd");
+            tar.putArchiveEntry(link);
+            tar.closeArchiveEntry();
+        }
+        Files.write(store.resolve("links.tar"), t.toByteArray());
+        CacheStore c = cache(cacheDir, 1_000_000);
+        assertThatThrownBy(() -> c.lease(new ObjectRef("links", "links.tar", -1, "", ObjectRef.Unpack.TAR), List.of()))
+                .hasMessageContaining("is a symbolic link to '/etc/passwd'")
+                .matches(e -> ((FetchException) e).permanent(), "permanent");
     }
 
     @Test

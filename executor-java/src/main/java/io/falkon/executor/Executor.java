@@ -1,6 +1,7 @@
 package io.falkon.executor;
 
 import io.falkon.datacache.CacheStore;
+import io.falkon.datacache.OutputStore;
 import io.falkon.datacache.eviction.EvictionPolicies;
 import io.falkon.datacache.fetch.StoreFetcher;
 import io.falkon.datacache.peer.PeerServer;
@@ -129,7 +130,7 @@ public final class Executor implements AutoCloseable {
         if (config.cacheCapacity() > 0 && !config.noExec()) {
             Path dir = config.cacheDir() != null ? config.cacheDir() : spoolDir.resolve("cache");
             this.cache = new CacheStore(dir, config.cacheCapacity(), EvictionPolicies.byName(config.eviction()), store,
-                    http, token, cacheReports);
+                    http, token, config.revalidate(), cacheReports);
             cacheReports.attach(cache);
             // peers on other nodes reach it; they present the deployment's token like everyone else
             this.peerServer = PeerServer.start(cache, "0.0.0.0", config.cachePort(), token);
@@ -141,7 +142,8 @@ public final class Executor implements AutoCloseable {
                 this::waitingJobs);
         this.slots = config.noExec() ? null : new SlotPool(config.slots(), config.runner(), spoolDir,
                 config.outputCap(), config.spoolLimit(), config.workDir(),
-                new Staging(cache, store, spoolDir.resolve("sandboxes")), (job, r) -> results.add(job.generation(), r));
+                new Staging(cache, store, config.outputRoot() == null ? null : new OutputStore(config.outputRoot()),
+                        spoolDir.resolve("sandboxes")), (job, r) -> results.add(job.generation(), r));
     }
 
     /** Jobs received and not started yet. */

@@ -1,5 +1,6 @@
 package io.falkon.executor;
 
+import io.falkon.datacache.Revalidate;
 import io.falkon.datacache.eviction.EvictionPolicies;
 import io.falkon.executor.run.SlotPool;
 import io.falkon.protocol.HostPort;
@@ -90,6 +91,14 @@ public final class ExecutorCommand implements Callable<Integer> {
             + "as relative paths (e.g. a shared file system mount)")
     Path store;
 
+    @Option(names = "--output-dir", paramLabel = "DIR", description = "where declared outputs are saved, as DIR/ID, "
+            + "before their task is reported successful (default: the --store root)")
+    Path outputDir;
+
+    @Option(names = "--revalidate", description = "check a cached copy against its store file before each use: "
+            + "stat (size and modification time, default) or never (ids are immutable)")
+    String revalidate = "stat";
+
     @Option(names = "--cache-port", description = "port of the cache server peers fetch from (default: any free one)")
     int cachePort;
 
@@ -147,7 +156,8 @@ public final class ExecutorCommand implements Callable<Integer> {
         }
         try {
             ExecutorConfig.Builder b = cfg.toBuilder().eviction(eviction).storeRoot(store).cacheDir(cacheDir)
-                    .cachePort(cachePort).cacheHost(cacheHost);
+                    .cachePort(cachePort).cacheHost(cacheHost).outputRoot(outputDir)
+                    .revalidate(Revalidate.parse(revalidate));
             if (cacheSize != null) {
                 b.cacheCapacity(Bytes.parse(cacheSize));
             }

@@ -1,5 +1,6 @@
 package io.falkon.executor;
 
+import io.falkon.datacache.Revalidate;
 import io.falkon.datacache.fetch.TokenBucket;
 import io.falkon.protocol.tls.Tls;
 import io.falkon.executor.run.SlotPool;
@@ -34,6 +35,8 @@ public final class ExecutorConfig {
     private final Path cacheDir;
     private final String eviction;
     private final Path storeRoot;
+    private final Path outputRoot;
+    private final Revalidate revalidate;
     private final TokenBucket storeBandwidth;
     private final String cacheHost;
     private final int cachePort;
@@ -61,6 +64,8 @@ public final class ExecutorConfig {
         this.cacheDir = b.cacheDir;
         this.eviction = Objects.requireNonNull(b.eviction, "eviction");
         this.storeRoot = b.storeRoot;
+        this.outputRoot = b.outputRoot;
+        this.revalidate = Objects.requireNonNull(b.revalidate, "revalidate");
         this.storeBandwidth = b.storeBandwidth;
         this.cacheHost = b.cacheHost;
         this.cachePort = b.cachePort;
@@ -190,6 +195,20 @@ public final class ExecutorConfig {
         return storeRoot;
     }
 
+    /**
+     * Where declared outputs are saved ({@code ROOT/ID}) before a task is reported successful: the
+     * directory given for outputs, else the shared store root; null when there is neither (a task
+     * that declares outputs then fails, saying so).
+     */
+    public Path outputRoot() {
+        return outputRoot != null ? outputRoot : storeRoot;
+    }
+
+    /** When a cached copy is checked against the store before a task uses it. */
+    public Revalidate revalidate() {
+        return revalidate;
+    }
+
     /** A cap on the bytes per second read from the shared store: an emulation, for benchmarks; null for none. */
     public TokenBucket storeBandwidth() {
         return storeBandwidth;
@@ -277,6 +296,8 @@ public final class ExecutorConfig {
         b.cacheDir = cacheDir;
         b.eviction = eviction;
         b.storeRoot = storeRoot;
+        b.outputRoot = outputRoot;
+        b.revalidate = revalidate;
         b.storeBandwidth = storeBandwidth;
         b.cacheHost = cacheHost;
         b.cachePort = cachePort;
@@ -304,10 +325,22 @@ public final class ExecutorConfig {
         private Path cacheDir;
         private String eviction = "lru";
         private Path storeRoot;
+        private Path outputRoot;
+        private Revalidate revalidate = Revalidate.STAT;
         private TokenBucket storeBandwidth;
         private String cacheHost;
         private int cachePort;
         private Tls tls;
+
+        public Builder outputRoot(Path v) {
+            outputRoot = v;
+            return this;
+        }
+
+        public Builder revalidate(Revalidate v) {
+            revalidate = v;
+            return this;
+        }
 
         public Builder tls(Tls v) {
             tls = v;

@@ -111,22 +111,29 @@ public final class DataCodec {
     }
 
     public static byte[] encodeStats(DataStats s) {
-        ByteBuf b = Unpooled.buffer(36);
+        ByteBuf b = Unpooled.buffer(40);
         WireWriter.u32(b, Math.min(s.localHits(), 0xFFFF_FFFFL), "localHits");
         WireWriter.u32(b, Math.min(s.peerHits(), 0xFFFF_FFFFL), "peerHits");
         WireWriter.u32(b, Math.min(s.misses(), 0xFFFF_FFFFL), "misses");
         b.writeLong(s.bytesLocal());
         b.writeLong(s.bytesPeer());
         b.writeLong(s.bytesStore());
+        WireWriter.u32(b, Math.min(s.refetched(), 0xFFFF_FFFFL), "refetched");
         return bytes(b);
     }
 
+    /** Decodes DATA_STATS; {@code refetched} is optional (absent in the first form: 0). */
     public static DataStats decodeStats(byte[] value) {
         WireReader in = new WireReader(Unpooled.wrappedBuffer(value));
-        DataStats s = new DataStats(in.u32("localHits"), in.u32("peerHits"), in.u32("misses"), in.u64("bytesLocal"),
-                in.u64("bytesPeer"), in.u64("bytesStore"));
+        long localHits = in.u32("localHits");
+        long peerHits = in.u32("peerHits");
+        long misses = in.u32("misses");
+        long bytesLocal = in.u64("bytesLocal");
+        long bytesPeer = in.u64("bytesPeer");
+        long bytesStore = in.u64("bytesStore");
+        long refetched = value.length > 36 ? in.u32("refetched") : 0;
         in.end("data stats");
-        return s;
+        return new DataStats(localHits, peerHits, misses, bytesLocal, bytesPeer, bytesStore, refetched);
     }
 
     /** The DATA_STATS of an execution, or {@link DataStats#ZERO} if it has none (or an undecodable one). */

@@ -10,14 +10,22 @@ package io.falkon.protocol;
  * @param bytesLocal bytes of the local hits
  * @param bytesPeer  bytes copied from peers
  * @param bytesStore bytes read from the shared store
+ * @param refetched  cached copies found stale (the store changed, or they did not match the size or
+ *                   checksum the task declared) and fetched again; each is also counted where the
+ *                   new copy came from
  */
 public record DataStats(long localHits, long peerHits, long misses, long bytesLocal, long bytesPeer,
-                        long bytesStore) {
-    public static final DataStats ZERO = new DataStats(0, 0, 0, 0, 0, 0);
+                        long bytesStore, long refetched) {
+    public static final DataStats ZERO = new DataStats(0, 0, 0, 0, 0, 0, 0);
+
+    public DataStats(long localHits, long peerHits, long misses, long bytesLocal, long bytesPeer, long bytesStore) {
+        this(localHits, peerHits, misses, bytesLocal, bytesPeer, bytesStore, 0);
+    }
 
     public DataStats plus(DataStats o) {
         return new DataStats(localHits + o.localHits, peerHits + o.peerHits, misses + o.misses,
-                bytesLocal + o.bytesLocal, bytesPeer + o.bytesPeer, bytesStore + o.bytesStore);
+                bytesLocal + o.bytesLocal, bytesPeer + o.bytesPeer, bytesStore + o.bytesStore,
+                refetched + o.refetched);
     }
 
     public long accesses() {

@@ -11,7 +11,7 @@ import java.util.Objects;
  *
  * @param status         how it ended
  * @param exitCode       the process exit status for {@link TaskStatus#EXITED}, else -1
- * @param flags          {@link #STDOUT_TRUNCATED}, {@link #STDERR_TRUNCATED}, {@link #NO_EXEC}
+ * @param flags          {@link #STDOUT_TRUNCATED}, {@link #STDERR_TRUNCATED}, {@link #NO_EXEC}, {@link #PERMANENT}
  * @param startedMicros  executor clock, microseconds since the epoch (0 = unknown)
  * @param finishedMicros executor clock, microseconds since the epoch (0 = unknown)
  * @param stdout         the first bytes written to standard output (up to the executor's cap)
@@ -26,6 +26,11 @@ public record Execution(TaskStatus status, int exitCode, int flags, long started
     public static final int STDERR_TRUNCATED = 2;
     /** The executor ran in no-exec mode: nothing was executed (benchmarking only). */
     public static final int NO_EXEC = 4;
+    /**
+     * The failure would happen on any executor (an input missing from the store, a source outside
+     * it): the dispatcher does not retry it, and it does not count against the executor.
+     */
+    public static final int PERMANENT = 8;
 
     private static final byte[] EMPTY = new byte[0];
 
@@ -45,9 +50,18 @@ public record Execution(TaskStatus status, int exitCode, int flags, long started
         return new Execution(status, -1, 0, 0, nowMicros, EMPTY, EMPTY, detail, ExtField.NONE);
     }
 
+    /** The same, with flags (e.g. {@link #PERMANENT}). */
+    public static Execution of(TaskStatus status, int flags, String detail, long nowMicros) {
+        return new Execution(status, -1, flags, 0, nowMicros, EMPTY, EMPTY, detail, ExtField.NONE);
+    }
+
     /** Did the task run and exit with status 0? */
     public boolean succeeded() {
         return status == TaskStatus.EXITED && exitCode == 0;
+    }
+
+    public boolean permanent() {
+        return (flags & PERMANENT) != 0;
     }
 
     public boolean stdoutTruncated() {

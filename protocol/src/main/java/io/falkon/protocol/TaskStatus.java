@@ -15,7 +15,12 @@ public enum TaskStatus {
     /** The executor refused it (shutting down, or over its capacity). */
     REJECTED(5),
     /** An input could not be fetched (data diffusion). */
-    FETCH_FAILED(6);
+    FETCH_FAILED(6),
+    /**
+     * The process exited 0 but a declared output could not be saved (not written, or the output
+     * store refused it): not a success, and not retried (the task decides what it writes).
+     */
+    OUTPUT_FAILED(7);
 
     private static final TaskStatus[] BY_CODE = values();
 

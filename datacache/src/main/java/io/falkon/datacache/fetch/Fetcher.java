@@ -1,6 +1,8 @@
 package io.falkon.datacache.fetch;
 
 import io.falkon.datacache.ObjectRef;
+import io.falkon.datacache.PermanentFetchException;
+import io.falkon.datacache.Stamp;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -9,12 +11,24 @@ import java.io.InputStream;
 public interface Fetcher {
 
     /**
+     * An object opened for reading.
+     *
+     * @param in           its bytes
+     * @param holderSha256 the SHA-256 (hex) its holder recorded when it got the object (a peer), or
+     *                     null: the bytes must match it
+     * @param stamp        the store file's size and modification time before reading (for
+     *                     revalidation), or null when the source is not a file
+     */
+    record Opened(InputStream in, String holderSha256, Stamp stamp) {
+    }
+
+    /**
      * Opens the object for reading.
      *
-     * @throws java.io.FileNotFoundException if it is not there
-     * @throws IOException                   if it cannot be read
+     * @throws PermanentFetchException if the shared store does not have it as the task describes it
+     * @throws IOException             if it cannot be read (a peer that no longer has it, ...)
      */
-    InputStream open(ObjectRef ref) throws IOException;
+    Opened open(ObjectRef ref) throws IOException;
 
     /** Where it reads from, for messages. */
     String describe(ObjectRef ref);

@@ -1,7 +1,6 @@
 package io.falkon.datacache.fetch;
 
 import io.falkon.datacache.ObjectRef;
-
 import io.falkon.protocol.auth.HttpAuth;
 import io.falkon.protocol.auth.Token;
 
@@ -10,6 +9,7 @@ import java.io.InputStream;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 
 /** Reads an object from a peer executor's cache, served by its {@link io.falkon.datacache.peer.PeerServer}. */
@@ -32,10 +32,20 @@ public final class PeerFetcher implements Fetcher {
         return URI.create("http://" + peer + "/objects?id=" + URLEncoder.encode(id, StandardCharsets.UTF_8));
     }
 
+    /** The header with which a peer says what it recorded of the object it sends. */
+    public static final String SHA256_HEADER = "X-Falkon-SHA256";
+
     @Override
-    public InputStream open(ObjectRef ref) throws IOException {
-        return StoreFetcher.HttpFetch.get(http, uri(peer, ref.id()), ref.id(),
+    public Opened open(ObjectRef ref) throws IOException {
+        HttpResponse<InputStream> resp = StoreFetcher.HttpFetch.send(http, uri(peer, ref.id()), ref.id(),
                 token.required() ? HttpAuth.bearer(token) : null);
+        String recorded = resp.headers().firstValue(SHA256_HEADER).orElse(null);
+        if (recorded == null) {
+            resp.body().close();
+            throw new IOException("peer " + peer + " did not say what it recorded of " + ref.id()
+                    + " (no " + SHA256_HEADER + " header)");
+        }
+        return new Opened(resp.body(), recorded, null);
     }
 
     @Override

@@ -1,6 +1,8 @@
 package io.falkon.datacache.fetch;
 
+import io.falkon.datacache.PermanentFetchException;
 import io.falkon.datacache.ObjectRef;
+import io.falkon.datacache.Stamp;
 
 import java.io.FileNotFoundException;
 import java.io.IOException;
@@ -10,7 +12,9 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 
 /**
@@ -35,36 +39,76 @@ public final class StoreFetcher implements Fetcher {
     }
 
     @Override
-    public InputStream open(ObjectRef ref) throws IOException {
+    public Opened open(ObjectRef ref) throws IOException {
         String src = ref.source();
-        InputStream in;
-        if (src.startsWith("http://") || src.startsWith("https://")) {
-            in = HttpFetch.get(http, URI.create(src), ref.id(), null);
-        } else {
-            Path p = path(src);
-            if (!Files.isRegularFile(p)) {
-                throw new FileNotFoundException(p + " does not exist in the shared store");
-            }
-            in = Files.newInputStream(p);
+        if (isHttp(src)) {
+            InputStream in = HttpFetch.get(http, URI.create(src), ref.id(), null);
+            return new Opened(bandwidth == null ? in : bandwidth.limit(in), null, null);
         }
-        return bandwidth == null ? in : bandwidth.limit(in);
+        Path p = path(src);
+        Stamp stamp = stamp(p);
+        if (stamp == null) {
+            throw new PermanentFetchException(p + " does not exist in the shared store");
+        }
+        InputStream in = Files.newInputStream(p);
+        return new Opened(bandwidth == null ? in : bandwidth.limit(in), null, stamp);
     }
 
+    /**
+     * The store file's size and modification time now, for revalidating a cached copy; null when
+     * the source is not a file (HTTP), or is gone.
+     */
+    public Stamp stamp(ObjectRef ref) throws IOException {
+        return isHttp(ref.source()) ? null : stamp(path(ref.source()));
+    }
+
+    private static Stamp stamp(Path p) throws IOException {
+        try {
+            BasicFileAttributes a = Files.readAttributes(p, BasicFileAttributes.class);
+            return a.isRegularFile() ? new Stamp(a.size(), a.lastModifiedTime().toMillis()) : null;
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    private static boolean isHttp(String src) {
+        return src.startsWith("http://") || src.startsWith("https://");
+    }
+
+    /**
+     * The file a source names. A relative source must stay inside the store root, following
+     * symbolic links too: a link in the store pointing outside it is refused.
+     */
     private Path path(String src) throws IOException {
         if (src.startsWith("file:")) {
-            return Path.of(URI.create(src));
+            if (!src.startsWith("file:/")) {
+                throw new PermanentFetchException("'" + src + "' is not an absolute file: URL (file:/path/to/object; "
+                        + "a path relative to the store root is written without file:)");
+            }
+            try {
+                return Path.of(URI.create(src));
+            } catch (IllegalArgumentException e) {
+                throw new PermanentFetchException("'" + src + "' is not a file: URL: " + e.getMessage());
+            }
         }
         Path p = Path.of(src);
         if (p.isAbsolute()) {
             return p;
         }
         if (root == null) {
-            throw new FileNotFoundException("'" + src + "' is a relative source but the executor has no shared "
+            throw new PermanentFetchException("'" + src + "' is a relative source but the executor has no shared "
                     + "store root (--store DIR)");
         }
         Path resolved = root.resolve(p).normalize();
         if (!resolved.startsWith(root.normalize())) {
-            throw new FileNotFoundException("'" + src + "' leaves the shared store root");
+            throw new PermanentFetchException("'" + src + "' leaves the shared store root");
+        }
+        if (Files.exists(resolved)) {
+            Path real = resolved.toRealPath();
+            if (!real.startsWith(root.toRealPath())) {
+                throw new PermanentFetchException("'" + src + "' is a link to " + real + ", outside the shared store "
+                        + "root");
+            }
         }
         return resolved;
     }
@@ -81,6 +125,12 @@ public final class StoreFetcher implements Fetcher {
 
         /** @param authorization an {@code Authorization} header value, or null */
         static InputStream get(HttpClient http, URI uri, String what, String authorization) throws IOException {
+            return send(http, uri, what, authorization).body();
+        }
+
+        /** The same, with the response's headers: a 200 response whose body is still to be read. */
+        static HttpResponse<InputStream> send(HttpClient http, URI uri, String what, String authorization)
+                throws IOException {
             HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(Duration.ofMinutes(10)).GET();
             if (authorization != null) {
                 b.header("Authorization", authorization);
@@ -101,7 +151,7 @@ public final class StoreFetcher implements Fetcher {
                 resp.body().close();
                 throw new IOException(uri + " answered HTTP " + resp.statusCode() + " for " + what);
             }
-            return resp.body();
+            return resp;
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.falkon.datacache.fetch;
 
+import io.falkon.datacache.PermanentFetchException;
 import io.falkon.datacache.ObjectRef;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
@@ -53,7 +54,14 @@ public final class Unpacker {
             while ((e = tar.getNextEntry()) != null) {
                 Path p = root.resolve(e.getName()).normalize();
                 if (!p.startsWith(root)) {
-                    throw new IOException("tar entry '" + e.getName() + "' would be written outside its directory");
+                    throw new PermanentFetchException("tar entry '" + e.getName()
+                            + "' would be written outside its directory");
+                }
+                if (e.isSymbolicLink() || e.isLink()) {
+                    // a link could lead a task, or the cache, to a file outside the object
+                    throw new PermanentFetchException("tar entry '" + e.getName() + "' is a " + (e.isSymbolicLink()
+                            ? "symbolic" : "hard") + " link to '" + e.getLinkName() + "': archives unpacked for "
+                            + "tasks may hold only files and directories");
                 }
                 if (e.isDirectory()) {
                     Files.createDirectories(p);
@@ -61,7 +69,7 @@ public final class Unpacker {
                     Files.createDirectories(p.getParent());
                     total += Files.copy(tar, p, StandardCopyOption.REPLACE_EXISTING);
                 }
-                // links and devices in an archive are skipped: data objects are plain files
+                // devices and fifos in an archive are skipped: data objects are plain files
             }
         }
         return total;

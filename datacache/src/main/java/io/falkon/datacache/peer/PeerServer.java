@@ -2,6 +2,7 @@ package io.falkon.datacache.peer;
 
 import io.falkon.datacache.CacheStore;
 import io.falkon.datacache.Lease;
+import io.falkon.datacache.fetch.PeerFetcher;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -147,6 +148,9 @@ public final class PeerServer implements AutoCloseable {
             DefaultHttpResponse resp = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
             HttpUtil.setContentLength(resp, size);
             resp.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/octet-stream");
+            // what this cache recorded when the object arrived: the receiver checks the bytes against it,
+            // so a copy changed here since (by anyone) is refused rather than spread
+            resp.headers().set(PeerFetcher.SHA256_HEADER, lease.sha256());
             boolean keepAlive = HttpUtil.isKeepAlive(req);
             HttpUtil.setKeepAlive(resp, keepAlive);
             ctx.write(resp);

@@ -87,6 +87,11 @@ final class Round implements SchedulingRound {
     }
 
     @Override
+    public double utilizationWithOneMore() {
+        return pool.totalSlots() == 0 ? 1.0 : Math.min(1.0, (ledger.running() + 1.0) / pool.totalSlots());
+    }
+
+    @Override
     public long cachedBytes(QueuedTask task, ExecutorView executor) {
         Task t = (Task) task;
         return t.inputIds == null ? 0 : pool.index().cachedBytes(t.inputIds, t.inputSizes, (ExecutorState) executor);

@@ -237,12 +237,12 @@ public final class Scheduler {
             e.completed++;
             Execution x = r.execution();
             if (x.status() != TaskStatus.CANCELLED) {
-                recordOutcome(e, !x.succeeded());
+                recordOutcome(e, !x.succeeded() && !x.permanent()); // a permanent failure is not the node's
             }
             if (t.inputIds != null) {
                 data = data.plus(DataCodec.statsOf(x));
             }
-            if (x.status().retryable() && t.canRetry()) {
+            if (x.status().retryable() && !x.permanent() && t.canRetry()) {
                 retry(t, e, x.status() + (x.detail().isEmpty() ? "" : " (" + x.detail() + ")"));
             } else {
                 complete(t, e.id, x);

@@ -3,7 +3,10 @@ package io.falkon.dispatcher.policy;
 /**
  * Good-cache-compute (GCC): max-cache-hit while processor utilization (busy slots over registered
  * slots) is at or above a threshold, max-compute-util below it. The papers use 0.9: processors stay
- * busy, and the scheduler still has room to wait for a cache hit.
+ * busy, and the scheduler still has room to wait for a cache hit. Utilization here counts the slot
+ * being filled ({@link SchedulingRound#utilizationWithOneMore()}): a decision happens when a slot
+ * frees, so busy over total alone would never reach 0.9 on a cluster of fewer than 10 slots, and
+ * GCC would never wait for a cache hit there.
  */
 public final class GoodCacheCompute implements DispatchPolicy {
     public static final String NAME = "good-cache-compute";
@@ -42,7 +45,7 @@ public final class GoodCacheCompute implements DispatchPolicy {
         int skipped = 0;
         QueuedTask t = round.head();
         while (t != null) {
-            if (round.utilization() < threshold) {
+            if (round.utilizationWithOneMore() < threshold) {
                 // MCU: keep processors busy
                 if (round.totalCredits() == 0) {
                     return;

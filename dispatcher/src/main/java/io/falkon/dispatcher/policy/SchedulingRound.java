@@ -37,6 +37,13 @@ public interface SchedulingRound {
     /** Busy slots over registered slots, counting this round's assignments so far. */
     double utilization();
 
+    /**
+     * The utilization once one more task runs: what an assignment being decided would bring about.
+     * (Decisions happen when a slot frees, so {@link #utilization()} itself never exceeds
+     * (n-1)/n with n slots.)
+     */
+    double utilizationWithOneMore();
+
     /** Bytes of {@code task}'s inputs that {@code executor} caches, according to the index. */
     long cachedBytes(QueuedTask task, ExecutorView executor);
 

@@ -107,20 +107,31 @@ class DataAwarePoliciesTest {
         low.submit(c1, 1, reading("x"));
         assertThat(dispatched(free)).hasSize(1);
 
-        // 9 of 10 slots busy: at the threshold, so the task waits for the holder
+        // utilization counts the slot being filled: 7 busy + 1 = 0.8 is MCU, 8 busy + 1 = 0.9 is MCH
         SchedulerHarness high = new SchedulerHarness(new GoodCacheCompute(0.9));
         FakeLink h2 = high.executor("holder", 1, 0);
         FakeLink f2 = high.executor("free", 9, 9);
         high.cached(h2, "x");
         FakeLink c2 = high.client("c");
-        high.submit(c2, 8, reading("other-" + 0)); // nobody caches these: they fill free's slots
-        assertThat(dispatched(f2)).hasSize(8);
+        high.submit(c2, 7, reading("other-" + 0)); // nobody caches these: they fill free's slots
+        assertThat(dispatched(f2)).hasSize(7);
         high.submit(c2, 1, reading("x"));
-        assertThat(dispatched(f2)).as("utilization 8/10 < 0.9: still MCU").hasSize(1);
+        assertThat(dispatched(f2)).as("(7 + 1)/10 < 0.9: still MCU").hasSize(1);
         FakeLink c3 = high.client("d");
         high.submit(c3, 1, reading("x"));
-        assertThat(dispatched(f2)).as("utilization 9/10 = 0.9: MCH waits for the holder").isEmpty();
+        assertThat(dispatched(f2)).as("(8 + 1)/10 = 0.9: MCH waits for the holder").isEmpty();
         assertThat(high.scheduler.queuedCount()).isEqualTo(1);
+
+        // and on a small cluster GCC can reach the threshold at all: 2 slots, 1 busy
+        SchedulerHarness small = new SchedulerHarness(new GoodCacheCompute(0.9));
+        FakeLink h3 = small.executor("holder", 1, 1);
+        FakeLink f3 = small.executor("free", 1, 1);
+        small.cached(h3, "x");
+        FakeLink c4 = small.client("e");
+        small.submit(c4, 1, reading("x"));
+        assertThat(dispatched(h3)).as("the holder takes the first").hasSize(1);
+        small.submit(c4, 1, reading("x"));
+        assertThat(dispatched(f3)).as("(1 + 1)/2 >= 0.9: MCH waits for the busy holder").isEmpty();
     }
 
     @Test

@@ -4,6 +4,8 @@ import io.falkon.datacache.CacheStore;
 import io.falkon.datacache.Copy;
 import io.falkon.datacache.FetchException;
 import io.falkon.datacache.Lease;
+import io.falkon.datacache.OutputStore;
+import io.falkon.datacache.PermanentFetchException;
 import io.falkon.datacache.ObjectRef;
 import io.falkon.datacache.Source;
 import io.falkon.datacache.fetch.StoreFetcher;
@@ -18,6 +20,9 @@ import io.falkon.protocol.TaskOutput;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskStatus;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -30,28 +35,37 @@ import java.util.stream.Stream;
 
 /**
  * Data diffusion around one task: before it runs, its inputs are fetched (from the cache, a peer or
- * the shared store) and linked into a fresh sandbox directory, which becomes its working directory
- * unless it names one; after it succeeds, its declared outputs are registered in the cache. The
- * task sees:
+ * the shared store) and copied into a fresh sandbox directory, which becomes its working directory
+ * unless it names one; after it exits 0, its declared outputs are saved to the output store (and
+ * kept in the cache), and only then is it reported successful. The task sees:
  * <ul>
- *   <li>each input as {@code NAME} in the sandbox (a symbolic link to the cached, read-only file or
- *       unpacked directory; NAME is the input's name, else the last part of its id);</li>
+ *   <li>each input as {@code NAME} in the sandbox: its own copy of the cached file or unpacked
+ *       directory, which it may change or delete without touching what other tasks and peers read
+ *       (NAME is the input's name, else the last part of its id);</li>
  *   <li>{@code FALKON_INPUT_DIR} = the sandbox, {@code FALKON_INPUT_0}, {@code FALKON_INPUT_1}, ... =
  *       the inputs' paths in order, {@code FALKON_INPUTS} = all of them separated by colons.</li>
  * </ul>
  * Without a cache (or when the dispatcher says to bypass it) inputs are copied from the shared
- * store into the sandbox for this task alone.
+ * store into the sandbox for this task alone. A failure to fetch that would recur anywhere is
+ * flagged permanent (not retried); a declared output that is missing or cannot be saved makes the
+ * result {@link TaskStatus#OUTPUT_FAILED}.
  */
 public final class Staging {
+    private static final Logger log = LoggerFactory.getLogger(Staging.class);
     private final CacheStore cache;
     private final StoreFetcher store;
+    private final OutputStore outputs;
     private final Path sandboxes;
     private final AtomicLong seq = new AtomicLong();
 
-    /** @param cache null for an executor without a cache */
-    public Staging(CacheStore cache, StoreFetcher store, Path sandboxes) throws IOException {
+    /**
+     * @param cache   null for an executor without a cache
+     * @param outputs where declared outputs are saved; null when the executor has nowhere to save them
+     */
+    public Staging(CacheStore cache, StoreFetcher store, OutputStore outputs, Path sandboxes) throws IOException {
         this.cache = cache;
         this.store = store;
+        this.outputs = outputs;
         this.sandboxes = Files.createDirectories(sandboxes);
     }
 
@@ -64,20 +78,30 @@ public final class Staging {
         return false;
     }
 
-    /** Stages, runs with {@code runner}, registers outputs, cleans up; the result carries DATA_STATS. */
+    /** Where the inputs of one task came from: local, peer, store hits; their bytes; copies refetched. */
+    private static final class Counts {
+        final long[] hits = new long[3];
+        final long[] bytes = new long[3];
+        long refetched;
+
+        DataStats stats() {
+            return new DataStats(hits[0], hits[1], hits[2], bytes[0], bytes[1], bytes[2], refetched);
+        }
+    }
+
+    /** Stages, runs with {@code runner}, saves outputs, cleans up; the result carries DATA_STATS. */
     Execution run(Job job, TaskRunner runner) {
         TaskSpec spec = job.spec();
         List<TaskInput> inputs = spec.inputs();
         Path sandbox = sandboxes.resolve("task-" + job.taskId() + "-" + seq.incrementAndGet());
-        List<Lease> leases = new ArrayList<>();
-        long[] counts = new long[6]; // local, peer, store hits; local, peer, store bytes
+        Counts counts = new Counts();
         try {
             Files.createDirectories(sandbox);
             List<String> paths = new ArrayList<>();
             for (TaskInput in : inputs) {
-                Path link = sandbox.resolve(in.fileName());
-                stage(in, job, link, leases, counts);
-                paths.add(link.toString());
+                Path target = sandbox.resolve(in.fileName());
+                stage(in, job, target, counts);
+                paths.add(target.toString());
             }
             TaskSpec.Builder b = spec.toBuilder();
             if (spec.workDir().isEmpty()) {
@@ -90,64 +114,87 @@ public final class Staging {
             b.env("FALKON_INPUTS", String.join(":", paths));
             TaskSpec staged = b.build();
             Execution x = runner.run(job.taskId(), staged);
-            String outputProblem = x.succeeded() ? register(staged, spec.outputs(), job.bypass()) : null;
-            DataStats stats = new DataStats(counts[0], counts[1], counts[2], counts[3], counts[4], counts[5]);
+            String outputProblem = x.succeeded() ? save(staged, spec.outputs(), job.bypass()) : null;
             List<ExtField> ext = new ArrayList<>(x.ext());
-            ext.add(new ExtField(ExtTags.DATA_STATS, DataCodec.encodeStats(stats)));
-            String detail = outputProblem == null ? x.detail()
-                    : (x.detail().isEmpty() ? "" : x.detail() + "; ") + outputProblem;
-            return new Execution(x.status(), x.exitCode(), x.flags(), x.startedMicros(), x.finishedMicros(),
-                    x.stdout(), x.stderr(), detail, ext);
-        } catch (FetchException | IOException e) {
-            return Execution.of(TaskStatus.FETCH_FAILED, e.getMessage(), TaskRunner.nowMicros());
+            ext.add(new ExtField(ExtTags.DATA_STATS, DataCodec.encodeStats(counts.stats())));
+            if (outputProblem == null) {
+                return new Execution(x.status(), x.exitCode(), x.flags(), x.startedMicros(), x.finishedMicros(),
+                        x.stdout(), x.stderr(), x.detail(), ext);
+            }
+            return new Execution(TaskStatus.OUTPUT_FAILED, x.exitCode(), x.flags(), x.startedMicros(),
+                    x.finishedMicros(), x.stdout(), x.stderr(), outputProblem, ext);
+        } catch (FetchException e) {
+            return Execution.of(TaskStatus.FETCH_FAILED, e.permanent() ? Execution.PERMANENT : 0, e.getMessage(),
+                    TaskRunner.nowMicros());
+        } catch (IOException e) {
+            return Execution.of(TaskStatus.FETCH_FAILED, e instanceof PermanentFetchException ? Execution.PERMANENT : 0,
+                    e.getMessage(), TaskRunner.nowMicros());
         } finally {
-            leases.forEach(Lease::close);
             deleteTree(sandbox);
         }
     }
 
-    private void stage(TaskInput in, Job job, Path link, List<Lease> leases, long[] counts)
-            throws FetchException, IOException {
+    /** Puts the task's own copy of one input at {@code target}. */
+    private void stage(TaskInput in, Job job, Path target, Counts counts) throws FetchException, IOException {
         ObjectRef ref = new ObjectRef(in.id(), in.source(), in.size(), in.checksum(),
                 ObjectRef.Unpack.values()[in.unpack()]);
         if (cache == null || job.bypass()) {
             // no data diffusion: this task's own copy, straight from the shared store
-            Path packed = in.unpack() == TaskInput.AS_STORED ? link : link.resolveSibling(".packed-" + link.getFileName());
-            long n = Copy.verified(store, ref.packed(), packed);
-            if (packed != link) {
-                Unpacker.unpack(packed, ref.unpack(), link);
+            Path packed = in.unpack() == TaskInput.AS_STORED ? target
+                    : target.resolveSibling(".packed-" + target.getFileName());
+            long n = Copy.verified(store, ref.packed(), packed).size();
+            if (packed != target) {
+                Unpacker.unpack(packed, ref.unpack(), target);
                 Files.delete(packed);
             }
-            counts[2]++;
-            counts[5] += n;
+            counts.hits[2]++;
+            counts.bytes[2] += n;
             return;
         }
-        Lease lease = cache.lease(ref, job.hints().getOrDefault(in.id(), List.of()));
-        leases.add(lease);
-        Files.createSymbolicLink(link, lease.path());
-        Source src = lease.source();
-        int k = src == Source.LOCAL ? 0 : src == Source.PEER ? 1 : 2;
-        counts[k]++;
-        counts[3 + k] += src == Source.LOCAL ? lease.size() : lease.bytesMoved();
+        // the lease pins the cached copy only while this task's copy is made
+        try (Lease lease = cache.lease(ref, job.hints().getOrDefault(in.id(), List.of()))) {
+            lease.copyTo(target);
+            Source src = lease.source();
+            int k = src == Source.LOCAL ? 0 : src == Source.PEER ? 1 : 2;
+            counts.hits[k]++;
+            counts.bytes[k] += src == Source.LOCAL ? lease.size() : lease.bytesMoved();
+            counts.refetched += lease.refetched() ? 1 : 0;
+        }
     }
 
-    /** Registers the task's outputs; returns what went wrong, or null. */
-    private String register(TaskSpec staged, List<TaskOutput> outputs, boolean bypass) {
-        if (outputs.isEmpty() || cache == null || bypass) {
+    /**
+     * Saves the task's declared outputs for good (written through to the output store), then keeps
+     * them in the cache; returns what went wrong, or null.
+     */
+    private String save(TaskSpec staged, List<TaskOutput> declared, boolean bypass) {
+        if (declared.isEmpty()) {
             return null;
+        }
+        if (outputs == null) {
+            return "the task declares outputs but this executor has nowhere to save them (falkon executor --store "
+                    + "DIR or --output-dir DIR)";
         }
         List<String> problems = new ArrayList<>();
         Path dir = Path.of(staged.workDir());
-        for (TaskOutput o : outputs) {
+        for (TaskOutput o : declared) {
             Path file = dir.resolve(o.path()).normalize();
             if (!Files.isRegularFile(file)) {
-                problems.add("output " + o.path() + " was not written");
+                problems.add("declared output " + o.path() + " (id " + o.id() + ") was not written");
                 continue;
             }
             try {
-                cache.register(o.id(), file);
-            } catch (FetchException e) {
+                outputs.save(o.id(), file);
+            } catch (IOException e) {
                 problems.add(e.getMessage());
+                continue;
+            }
+            if (cache != null && !bypass) {
+                try {
+                    cache.register(o.id(), file);
+                } catch (FetchException e) {
+                    // saved already: the cache only keeps a copy for later tasks here
+                    log.debug("output {} not kept in the cache: {}", o.id(), e.getMessage());
+                }
             }
         }
         return problems.isEmpty() ? null : String.join("; ", problems);
@@ -157,8 +204,11 @@ public final class Staging {
         if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
-        try (Stream<Path> files = Files.walk(p)) { // does not follow the links into the cache
-            files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        try (Stream<Path> files = Files.walk(p)) { // does not follow links
+            files.sorted(Comparator.reverseOrder()).forEach(f -> {
+                f.toFile().setWritable(true);
+                f.toFile().delete();
+            });
         } catch (IOException e) {
             // a leftover sandbox costs disk, not correctness
         }
