@@ -60,6 +60,7 @@ enum fk_ext_tag {
     FK_EXT_RETRIES = 0x0001,
     FK_EXT_INPUTS = 0x0002,
     FK_EXT_OUTPUTS = 0x0003,
+    FK_EXT_SHELL_LINE = 0x0004, /* the shell line this argv was split from: run it if the program cannot start */
     FK_EXT_HINTS = 0x0010,
     FK_EXT_BYPASS_CACHE = 0x0011,
     FK_EXT_DATA_STATS = 0x0020

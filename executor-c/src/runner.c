@@ -364,8 +364,8 @@ static void await_exit(fk_runner *r, pid_t pid, int64_t deadline) {
     }
 }
 
-void fk_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *extra_env, const char *workdir,
-            fk_exec *out) {
+static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *extra_env,
+                     const char *workdir, fk_exec *out) {
     int64_t started = fk_now_micros();
     const char *dir = spec->workdir.len ? spec->workdir.s : workdir ? workdir : r->workdir;
     int po[2], pe[2];
@@ -530,4 +530,24 @@ void fk_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *ex
     out->flags = (uint8_t)((tout ? FK_FLAG_STDOUT_TRUNCATED : 0) | (terr ? FK_FLAG_STDERR_TRUNCATED : 0));
     out->out = fk_str_dup((const char *)r->out, nout);
     out->err = fk_str_dup((const char *)r->err, nerr);
+}
+
+void fk_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *extra_env, const char *workdir,
+            fk_exec *out) {
+    run_once(r, task_id, spec, extra_env, workdir, out);
+    const fk_ext *line = fk_ext_find(&spec->ext, FK_EXT_SHELL_LINE);
+    if (out->status != FK_LAUNCH_FAILED || !line) {
+        return;
+    }
+    /* a shell line run without the shell whose program cannot start: run the line through the
+     * shell, so that the result is the shell's own (127 "not found", 126, a script without #!) */
+    fk_spec sh = *spec;
+    fk_str argv[3] = {fk_str_of("/bin/sh"), fk_str_of("-c"), fk_str_dup(line->value.s, line->value.len)};
+    sh.argc = 3;
+    sh.argv = argv;
+    fk_exec_free(out);
+    run_once(r, task_id, &sh, extra_env, workdir, out);
+    for (int i = 0; i < 3; i++) {
+        fk_str_free(&argv[i]);
+    }
 }

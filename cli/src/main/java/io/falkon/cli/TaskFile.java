@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.datacache.ObjectRef;
 import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskOutput;
+import io.falkon.protocol.ShellLine;
 import io.falkon.protocol.TaskSpec;
 
 import java.io.BufferedReader;
@@ -133,7 +134,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             if (line.indexOf('\0') >= 0) {
                 throw new BadLine(name, lineNo, "contains a NUL character");
             }
-            return new Entry(lineNo, jsonl ? parseJson(trimmed) : withDefaults(TaskSpec.builder("/bin/sh", "-c", line)));
+            return new Entry(lineNo, jsonl ? parseJson(trimmed) : withDefaults(ShellLine.task(line)));
         }
     }
 
@@ -167,11 +168,12 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             throw new BadLine(name, lineNo, "needs exactly one of \"shell\" (a command line) or \"args\" (an array)");
         }
         List<String> argv = new ArrayList<>();
+        TaskSpec.Builder b;
         if (shell != null) {
             if (!shell.isTextual() || shell.asText().isBlank()) {
                 throw new BadLine(name, lineNo, "\"shell\" must be a non-empty string");
             }
-            argv.addAll(List.of("/bin/sh", "-c", shell.asText()));
+            b = ShellLine.task(shell.asText());
         } else {
             if (!args.isArray() || args.isEmpty()) {
                 throw new BadLine(name, lineNo, "\"args\" must be a non-empty array of strings");
@@ -185,8 +187,8 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             if (argv.get(0).isEmpty()) {
                 throw new BadLine(name, lineNo, "\"args\"[0] (the program) is empty");
             }
+            b = TaskSpec.builder(argv);
         }
-        TaskSpec.Builder b = TaskSpec.builder(argv);
         JsonNode env = node.get("env");
         if (env != null) {
             if (!env.isObject()) {

@@ -11,6 +11,7 @@ import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.dispatcher.policy.GoodCacheCompute;
 import io.falkon.dispatcher.policy.MaxComputeUtil;
 import io.falkon.protocol.DataStats;
+import io.falkon.protocol.ShellLine;
 import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskOutput;
 import io.falkon.protocol.TaskSpec;
@@ -175,6 +176,29 @@ abstract class ExecutorContract {
             assertThat(r.succeeded()).as("heartbeat %d: %s", heartbeat, r).isTrue();
             assertThat(r.attempt()).as("heartbeat %d: never cut, never retried", heartbeat).isZero();
             assertThat(d.status()).contains("\"registered\":1");
+        }
+    }
+
+    @Test
+    void shellLinesRunWithoutTheShellEndExactlyAsTheyWouldThroughIt() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "lines", "--slots", "2");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Path script = Files.writeString(dir.resolve("noshebang.sh"), "echo from-script; exit 5\n");
+        script.toFile().setExecutable(true);
+        Path plain = Files.writeString(dir.resolve("not-executable"), "data\n");
+        Instance in = instance(d.port(), "lines");
+        for (String line : List.of("/bin/true", "/bin/sh -c exit", "no-such-program-anywhere arg",
+                script.toString(), plain.toString(), "/bin/ls /no/such/path", "ls " + dir)) {
+            TaskSpec direct = ShellLine.task(line).workDir(dir.toString()).build();
+            assertThat(ShellLine.of(direct)).as("%s runs directly", line).isNotNull();
+            TaskResult fast = in.submit(direct).get(60, TimeUnit.SECONDS);
+            TaskResult shell = in.submit(TaskSpec.builder("/bin/sh", "-c", line).workDir(dir.toString()).build())
+                    .get(60, TimeUnit.SECONDS);
+            assertThat(fast.status()).as(line).isEqualTo(shell.status());
+            assertThat(fast.exitCode()).as(line).isEqualTo(shell.exitCode());
+            assertThat(fast.stdout()).as(line).isEqualTo(shell.stdout());
+            assertThat(fast.stderr()).as(line).isEqualTo(shell.stderr());
         }
     }
 

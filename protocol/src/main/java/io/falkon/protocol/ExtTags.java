@@ -18,6 +18,13 @@ public final class ExtTags {
     /** In a TaskSpec: files the task writes that become cached objects ({@link DataCodec#encodeOutputs}). */
     public static final int OUTPUTS = 0x0003;
 
+    /**
+     * In a TaskSpec: the shell command line (UTF-8) that this task's argv was split from, run without
+     * the shell because it needs none ({@link ShellLine}). When the program cannot be started the
+     * executor runs this line with {@code /bin/sh -c} instead, so the result is the shell's.
+     */
+    public static final int SHELL_LINE = 0x0004;
+
     /** In a DispatchedTask: peers believed to cache the task's inputs ({@link DataCodec#encodeHints}). */
     public static final int HINTS = 0x0010;
 

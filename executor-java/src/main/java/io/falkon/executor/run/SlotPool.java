@@ -78,7 +78,8 @@ public final class SlotPool implements AutoCloseable {
                 runner = new JdkRunner(spoolDir, i, outputCap, spoolLimit, workDir);
             }
             runners.add(runner);
-            Thread t = new Thread(() -> work(runner), "falkon-slot-" + i);
+            TaskRunner slot = new ShellFallback(runner);
+            Thread t = new Thread(() -> work(slot), "falkon-slot-" + i);
             t.setDaemon(true);
             threads.add(t);
         }
