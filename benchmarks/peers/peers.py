@@ -8,7 +8,11 @@ Two workloads, W workers (one task at a time each) per system:
   noop  -- the dispatch path alone: a Python function that returns None (Dask, Parsl), Falkon's
            no-exec executors. HyperQueue has no in-worker no-op (every task is a process), so it
            has no noop row.
-Plus the physical limit for `true`: a C posix_spawn + waitpid loop with W spawners.
+Plus the physical limit for `true`: a C posix_spawn + waitpid loop with W spawners. And the tools a
+user would reach for on one node, given the same file of N `/bin/true` lines (wall time of the
+whole command, start-up included): `xargs -P W -I{} sh -c {}`, GNU parallel (`parallel -j W`, if
+installed: Debian package `parallel`), and `falkon run FILE` with no options at all, with
+`--executor c`, and the same tasks as a .jsonl file of args.
 Security off everywhere (Parsl's HTEX encryption disabled), as in the papers' comparisons.
 """
 import argparse
@@ -17,6 +21,7 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -146,19 +151,55 @@ def falkon_rows(args, tmp):
     return rows
 
 
+def shell_rows(args, tmp):
+    """The same N-line file through the tools a user would pick, wall time including start-up."""
+    txt = os.path.join(tmp, "tasks.txt")
+    jsonl = os.path.join(tmp, "tasks.jsonl")
+    with open(txt, "w") as f:
+        f.write("/bin/true\n" * args.tasks)
+    with open(jsonl, "w") as f:
+        f.write('{"args": ["/bin/true"]}\n' * args.tasks)
+
+    def timed(cmd, stdin=None):
+        times = []
+        for _ in range(args.rounds):
+            with open(stdin) if stdin else open(os.devnull) as inp:
+                t0 = time.perf_counter()
+                subprocess.run(cmd, stdin=inp, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                times.append(time.perf_counter() - t0)
+        return sorted(times)[len(times) // 2]
+
+    w = str(args.workers)
+    rows = [("xargs", f"xargs -P {w} -I{{}} sh -c {{}}", "true", args.tasks,
+             timed(["xargs", "-P", w, "-I{}", "sh", "-c", "{}"], txt))]
+    if shutil.which("parallel"):
+        rows.append(("gnu-parallel", f"parallel -j {w}", "true", args.tasks, timed(["parallel", "-j", w], txt)))
+    else:
+        print("peers: GNU parallel is not installed (Debian: apt-get install parallel): no row for it",
+              file=sys.stderr)
+    rows.append(("falkon-run", "falkon run FILE, no options (Java executor)", "true", args.tasks,
+                 timed([args.falkon, "run", txt])))
+    rows.append(("falkon-run-c", "falkon run --executor c FILE", "true", args.tasks,
+                 timed([args.falkon, "run", "--executor", "c", txt])))
+    rows.append(("falkon-run-jsonl", "falkon run --executor c FILE.jsonl (args)", "true", args.tasks,
+                 timed([args.falkon, "run", "--executor", "c", jsonl])))
+    return rows
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tasks", type=int, default=20000, help="tasks per `true` measurement (default 20000)")
     p.add_argument("--noop-tasks", type=int, default=50000, help="tasks per `noop` measurement (default 50000)")
     p.add_argument("--workers", type=int, default=os.cpu_count(), help="workers per system (default: cores)")
     p.add_argument("--rounds", type=int, default=1, help="rounds per measurement; the median is kept (default 1)")
-    p.add_argument("--only", default="falkon,dask,parsl,hq", help="systems to run (default: all)")
+    p.add_argument("--only", default="falkon,shell,dask,parsl,hq", help="systems to run (default: all)")
     p.add_argument("--falkon", required=True, help="the falkon command")
     p.add_argument("--spawnloop", help="(unused: the C loop is measured by falkon bench throughput)")
     p.add_argument("--out", default="bench-results", help="directory for peers.json and peers.csv")
     p.add_argument("--one", help=argparse.SUPPRESS)  # internal: measure one system, print its rows as JSON
     args = p.parse_args()
-    measurers = {"falkon": falkon_rows, "dask": lambda a, tmp: dask_rows(a), "parsl": parsl_rows, "hq": hq_rows}
+    measurers = {"falkon": falkon_rows, "shell": shell_rows, "dask": lambda a, tmp: dask_rows(a),
+                 "parsl": parsl_rows, "hq": hq_rows}
     if args.one:
         with tempfile.TemporaryDirectory(prefix=f"falkon-peers-{args.one}-") as tmp:
             print(json.dumps(measurers[args.one](args, tmp)))

@@ -10,6 +10,7 @@
 #include "staging.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -102,6 +103,10 @@ typedef struct {
     int exit_status;
     char exit_why[700]; /* why it stopped, for the last line it prints */
     int64_t idle_since; /* --idle-exit: when the executor last held no task (main thread) */
+    /* prefetch (main thread): extra credits granted now, and the tasks' running mean length */
+    int granted;
+    double mean_ms;
+    uint64_t samples;
 } ex;
 
 static volatile sig_atomic_t signalled;
@@ -320,7 +325,27 @@ static void flush_cache_changes(ex *e) {
     fk_msg_free(&m);
 }
 
-/* Every finished result of the current connection, with as many credits, in one frame. */
+/* Extra credits granted when registering. */
+static int prefetch_initial(const ex *e) {
+    return e->cfg->prefetch == FK_PREFETCH_AUTO ? 0 : e->cfg->prefetch;
+}
+
+/* The extra credits wanted now (see FK_PREFETCH_AUTO). */
+static int prefetch_target(const ex *e) {
+    if (e->cfg->prefetch != FK_PREFETCH_AUTO) {
+        return e->cfg->prefetch;
+    }
+    if (e->cache || e->samples < 8 || e->mean_ms >= 100.0) {
+        return 0;
+    }
+    /* enough per slot to cover a round trip to the dispatcher (4 ms assumed), 1 to 8 */
+    int per_slot = e->mean_ms <= 0.5 ? 8 : (int)ceil(4.0 / e->mean_ms);
+    per_slot = per_slot < 1 ? 1 : per_slot > 8 ? 8 : per_slot;
+    return e->cfg->slots * per_slot;
+}
+
+/* Every finished result of the current connection, with as many credits (adjusted by the change in
+ * prefetch), in one frame. */
 static void flush_results(ex *e) {
     pthread_mutex_lock(&e->lock);
     done *d = e->dhead;
@@ -349,14 +374,22 @@ static void flush_results(ex *e) {
             t->task_id = d->task_id;
             t->attempt = d->attempt;
             t->exec = d->exec;
+            double ms = (double)(d->exec.finished_us - d->exec.started_us) / 1000.0;
+            e->samples++;
+            e->mean_ms = e->samples == 1 ? ms : e->mean_ms + (ms - e->mean_ms) * 0.1;
         } else {
             fk_exec_free(&d->exec); /* the dispatcher has re-queued it already */
         }
         free(d);
         d = next;
     }
-    m.u.result.credits = (uint32_t)m.u.result.n;
+    int delta = prefetch_target(e) - e->granted;
+    if (delta < -(int)m.u.result.n) {
+        delta = -(int)m.u.result.n;
+    }
     if (m.u.result.n && live(e)) {
+        e->granted += delta;
+        m.u.result.credits = (uint32_t)((int)m.u.result.n + delta);
         send_msg(e, &m);
     }
     fk_msg_free(&m);
@@ -369,7 +402,11 @@ static void on_welcome(ex *e, const fk_msg *w) {
     e->heartbeat_ms = w->u.welcome.heartbeat_ms > INT32_MAX / 4 ? INT32_MAX / 4 : (int)w->u.welcome.heartbeat_ms;
     char pid[32], prefetch[32], port[32];
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
-    snprintf(prefetch, sizeof prefetch, "%d", c->prefetch);
+    if (c->prefetch == FK_PREFETCH_AUTO) {
+        snprintf(prefetch, sizeof prefetch, "auto");
+    } else {
+        snprintf(prefetch, sizeof prefetch, "%d", c->prefetch);
+    }
     fk_kv attrs[6];
     size_t na = 0;
     attrs[na].key = fk_str_of("impl");
@@ -413,7 +450,8 @@ static void on_welcome(ex *e, const fk_msg *w) {
     }
     memset(&m, 0, sizeof m);
     m.type = FK_CREDIT;
-    m.u.credit.credits = (uint32_t)(c->slots + c->prefetch);
+    e->granted = prefetch_initial(e);
+    m.u.credit.credits = (uint32_t)(c->slots + e->granted);
     send_msg(e, &m);
     if (e->disconnected_at >= 0) {
         e->reconnects++;
@@ -780,7 +818,7 @@ static void results_ready(ex *e, int64_t now) {
     if (ndone == 0) {
         return;
     }
-    int p = e->cfg->prefetch;
+    int p = e->granted;
     size_t enough = p / 2 > 1 ? (size_t)(p / 2) : 1;
     if (p == 0 || ndone >= enough || queued == 0) {
         flush_results(e);

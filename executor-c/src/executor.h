@@ -7,13 +7,16 @@
 #include <stdint.h>
 
 #define FK_AGENT "falkon-c/0.1.0"
+/* --prefetch auto: none at first, none while tasks are long (mean >= 100 ms) or with a data cache;
+ * once they are seen to be short, enough per slot to cover a 4 ms round trip (1 to 8) */
+#define FK_PREFETCH_AUTO (-1)
 
 typedef struct {
     const char *host;
     int port;
     const char *id;
     int slots;
-    int prefetch;
+    int prefetch;           /* tasks held beyond the free slots; FK_PREFETCH_AUTO: as the Java executor's auto */
     int no_exec;            /* BENCHMARKING ONLY: complete tasks without running them */
     uint32_t output_cap;
     const char *workdir;

@@ -29,7 +29,9 @@ static void usage(FILE *f) {
             "  --token TOKEN           the token itself (visible to ps: prefer the file or $FALKON_TOKEN)\n"
             "  --tls-ca PEM            connect over TLS, trusting the CA certificate(s) in PEM\n"
             "  --tls                   connect over TLS, trusting the system's CAs\n"
-            "  --prefetch N            tasks to hold beyond the free slots (default: 0)\n"
+            "  --prefetch N|auto       tasks to hold beyond the free slots (default: auto: one per slot\n"
+            "                          once tasks are seen to be short, none while they are long or with\n"
+            "                          a data cache)\n"
             "  --reconnect-for SECONDS after losing the dispatcher, keep dialling this long (default: 600;\n"
             "                          0 = exit at once)\n"
             "  --idle-exit SECONDS     leave after holding no task for this long (the provisioner's\n"
@@ -183,6 +185,7 @@ int main(int argc, char **argv) {
     cfg.slots = cores > 0 ? (int)cores : 1;
     cfg.output_cap = 64 * 1024;
     cfg.revalidate = FK_REVALIDATE_STAT;
+    cfg.prefetch = FK_PREFETCH_AUTO;
     cfg.reconnect_for_s = 600;
     const char *token = NULL, *token_file = NULL;
     const char *dispatcher = NULL;
@@ -213,8 +216,12 @@ int main(int argc, char **argv) {
         case 'A': cfg.tls = 1; cfg.tls_ca = optarg; break;
         case 'Y': cfg.tls = 1; break;
         case 'p':
+            if (strcmp(optarg, "auto") == 0) {
+                cfg.prefetch = FK_PREFETCH_AUTO;
+                break;
+            }
             if (parse_int(optarg, 0, 100000, &v) != 0) {
-                return bad("--prefetch must be 0..100000", optarg);
+                return bad("--prefetch must be auto or 0..100000", optarg);
             }
             cfg.prefetch = (int)v;
             break;

@@ -5,6 +5,7 @@ import io.falkon.client.FalkonClient;
 import io.falkon.executor.ConnectOptions;
 import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.auth.TokenSource;
 import io.falkon.provisioner.LrmAdapter;
 import io.falkon.provisioner.Provisioner;
 import picocli.CommandLine.Command;
@@ -39,6 +40,10 @@ final class ProvisionCommand implements Callable<Integer> {
     @Mixin
     ProvisionOptions provision;
 
+    @Option(names = "--executor", paramLabel = "IMPL", description = "the executor the jobs start on each node: java "
+            + "(falkon-executor.jar; needs a JRE there) or c (the C executor, no JVM) (default: ${DEFAULT-VALUE})")
+    String executorImpl = "java";
+
     @Override
     public Integer call() throws Exception {
         Logging.level("INFO");
@@ -47,14 +52,19 @@ final class ProvisionCommand implements Callable<Integer> {
         }
         LrmAdapter adapter = provision.adapter();
         Token token = connect.token().token();
-        List<String> cmd = new ArrayList<>(LocalExecutors.javaCommand());
+        List<String> cmd;
+        try {
+            cmd = new ArrayList<>(LocalExecutors.command(LocalExecutors.Impl.parse(executorImpl)));
+        } catch (IllegalArgumentException e) {
+            throw new Falkon.UserError(e.getMessage());
+        }
         cmd.addAll(List.of("--dispatcher", dispatcher));
         if (connect.tlsCa() != null) {
             cmd.addAll(List.of("--tls-ca", connect.tlsCa().toAbsolutePath().toString()));
         } else if (connect.usesTls()) {
             cmd.add("--tls");
         }
-        Path work = Path.of(System.getProperty("user.home"), ".falkon", "jobs");
+        Path work = TokenSource.system().home().resolve("jobs");
         try (FalkonClient client = FalkonClient.connect(dispatcher, ClientOptions.defaults().withToken(token.value())
                 .withTls(connect.tls()))) {
             Provisioner p = Provisioner.start(provision.config(slots, cmd, work, token), adapter, client::status);

@@ -7,8 +7,10 @@ import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.policy.DispatchPolicies;
 import io.falkon.dispatcher.policy.DispatchPolicy;
 import io.falkon.executor.Bytes;
+import io.falkon.executor.ExecutorCommand;
 import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.auth.TokenSource;
 import io.falkon.provisioner.LrmAdapter;
 import io.falkon.provisioner.Provisioner;
 import picocli.CommandLine.Command;
@@ -38,15 +40,20 @@ final class RunCommand implements Callable<Integer> {
             + "executor, built in executor-c/) (default: ${DEFAULT-VALUE})")
     String executorImpl = "java";
 
-    @Option(names = "--slots", description = "tasks each executor runs at once (default: cores)")
-    int slots = Runtime.getRuntime().availableProcessors();
+    @Option(names = "--slots", description = "tasks each executor runs at once (default: cores; with --no-exec, "
+            + "where nothing runs, " + NO_EXEC_SLOTS + ")")
+    Integer slots;
+
+    /** Slots of a no-exec executor: nothing runs, so only the pipeline's depth matters. */
+    static final int NO_EXEC_SLOTS = 1000;
 
     @Option(names = "--no-exec", description = "BENCHMARKING ONLY: executors complete tasks without running them")
     boolean noExec;
 
-    @Option(names = "--prefetch", description = "tasks each executor holds beyond its free slots: short tasks run "
-            + "back to back and results return in bundles (default: ${DEFAULT-VALUE})")
-    int prefetch;
+    @Option(names = "--prefetch", paramLabel = "N|auto", description = "tasks each executor holds beyond its free "
+            + "slots: short tasks run back to back and results return in bundles (default: ${DEFAULT-VALUE}: enough per "
+            + "slot to cover a round trip once tasks are seen to be short, none for long tasks or with a data cache)")
+    String prefetch = "auto";
 
     @Option(names = "--output-cap", paramLabel = "BYTES", description = "bytes of stdout and of stderr kept per task "
             + "(default: 65536)")
@@ -82,8 +89,16 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Logging.level(verbose ? "INFO" : "WARN");
-        if (executors < 1 || slots < 1 || prefetch < 0) {
-            throw new Falkon.UserError("--executors and --slots must be at least 1, --prefetch at least 0");
+        if (slots == null) {
+            slots = noExec ? NO_EXEC_SLOTS : Runtime.getRuntime().availableProcessors();
+        }
+        if (executors < 1 || slots < 1) {
+            throw new Falkon.UserError("--executors and --slots must be at least 1");
+        }
+        try {
+            ExecutorCommand.parsePrefetch(prefetch);
+        } catch (IllegalArgumentException e) {
+            throw new Falkon.UserError(e.getMessage());
         }
         long total = workload.validate();
         DispatchPolicy chosen;
@@ -115,7 +130,7 @@ final class RunCommand implements Callable<Integer> {
         Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local().withPolicy(chosen));
         LocalExecutors local = null;
         try {
-            List<String> extra = new ArrayList<>(List.of("--prefetch", Integer.toString(prefetch)));
+            List<String> extra = new ArrayList<>(List.of("--prefetch", prefetch));
             if (outputCap != null) {
                 extra.addAll(List.of("--output-cap", Integer.toString(outputCap)));
             }
@@ -150,12 +165,12 @@ final class RunCommand implements Callable<Integer> {
         LrmAdapter adapter = provision.adapter();
         Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.defaults().withPort(0).withPolicy(chosen));
         String host = provision.lrm.equals("local") ? "127.0.0.1" : InetAddress.getLocalHost().getHostName();
-        List<String> cmd = new ArrayList<>(LocalExecutors.javaCommand());
-        cmd.addAll(List.of("--dispatcher", host + ":" + dispatcher.port(), "--prefetch", Integer.toString(prefetch)));
+        List<String> cmd = new ArrayList<>(LocalExecutors.command(LocalExecutors.Impl.parse(executorImpl)));
+        cmd.addAll(List.of("--dispatcher", host + ":" + dispatcher.port(), "--prefetch", prefetch));
         if (noExec) {
             cmd.add("--no-exec");
         }
-        Path work = Path.of(System.getProperty("user.home"), ".falkon", "jobs");
+        Path work = TokenSource.system().home().resolve("jobs");
         try (Provisioner p = Provisioner.start(provision.config(slots, cmd, work, Token.of(dispatcher.token())),
                 adapter, dispatcher::status)) {
             dispatcher.statusSection("provisioner", p::statusJson);

@@ -13,6 +13,7 @@ import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,7 +35,8 @@ final class Workload {
      * lost (no result will come: the instance was lost, or the task was never sent);
      * {@code data} counts where inputs came from (null when no task had inputs).
      */
-    record Summary(long tasks, long succeeded, long failed, long lost, double seconds, DataStats data) {
+    record Summary(long tasks, long succeeded, long failed, long lost, double seconds, double startupSeconds,
+                   DataStats data) {
         boolean allSucceeded() {
             return failed == 0 && lost == 0;
         }
@@ -50,6 +52,7 @@ final class Workload {
             o.put("failed", failed);
             o.put("lost", lost);
             o.put("seconds", Math.round(seconds * 1000) / 1000.0);
+            o.put("startupSeconds", Math.round(startupSeconds * 1000) / 1000.0);
             o.put("tasksPerSecond", Math.round(tasksPerSecond() * 10) / 10.0);
             if (data != null) {
                 ObjectNode d = o.putObject("data");
@@ -64,8 +67,9 @@ final class Workload {
         }
 
         String text() {
-            String line = String.format("%d tasks: %d succeeded, %d failed%s in %.3f s (%.1f tasks/s)", tasks,
-                    succeeded, failed, lost == 0 ? "" : ", " + lost + " LOST (no result)", seconds, tasksPerSecond());
+            String line = String.format("%d tasks: %d succeeded, %d failed%s in %.3f s (%.1f tasks/s; %.1f s of "
+                    + "start-up before)", tasks, succeeded, failed, lost == 0 ? "" : ", " + lost + " LOST (no result)",
+                    seconds, tasksPerSecond(), startupSeconds);
             if (data != null && data.accesses() > 0) {
                 line += String.format("; inputs: %d local hits, %d from peers, %d from the store (%.0f%% hits)",
                         data.localHits(), data.peerHits(), data.misses(),
@@ -97,6 +101,9 @@ final class Workload {
             results = Files.newBufferedWriter(resultsFile, StandardCharsets.UTF_8);
         }
         long start = System.nanoTime();
+        // from the process's start to here: the JVM, the dispatcher and executors (falkon run), the connection
+        double startup = Math.max(0, (System.currentTimeMillis()
+                - ManagementFactory.getRuntimeMXBean().getStartTime()) / 1000.0);
         long submitted = 0;
         long read = 0;
         FalkonException lostCause = null;
@@ -143,7 +150,7 @@ final class Workload {
         if (lost > 0) {
             reportLost(lost, submitted, read, lostCause);
         }
-        return new Summary(read, succeeded.get(), failed.get(), lost, seconds, inputs);
+        return new Summary(read, succeeded.get(), failed.get(), lost, seconds, startup, inputs);
     }
 
     /** Says why tasks were lost, and which lines (the first ten) never got a result. */

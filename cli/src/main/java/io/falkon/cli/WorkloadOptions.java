@@ -17,7 +17,7 @@ final class WorkloadOptions {
     String file;
 
     @Option(names = "--bundle", description = "tasks per submission bundle (default: ${DEFAULT-VALUE})")
-    int bundle = 100;
+    int bundle = 1000;
 
     @Option(names = "--max-in-flight", description = "most unfinished tasks at once (default: ${DEFAULT-VALUE})")
     int maxInFlight = 100_000;

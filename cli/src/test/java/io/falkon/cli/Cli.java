@@ -1,5 +1,6 @@
 package io.falkon.cli;
 
+import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.auth.TokenSource;
 
 import java.io.File;
@@ -38,13 +39,25 @@ final class Cli {
     record Result(int exit, String stdout, String stderr) {
     }
 
+    /**
+     * {@code java ... io.falkon.cli.Falkon} with these JVM options, as bin/falkon runs it: the
+     * class path of this test, and where the C executor was built (the processes run in a temporary
+     * directory, where it could not be found by looking around).
+     */
+    static List<String> falkon(List<String> jvm) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + "/bin/java"));
+        cmd.addAll(jvm);
+        cmd.add("-D" + LocalExecutors.C_PROPERTY + "=" + LocalExecutors.cExecutable());
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Falkon.class.getName()));
+        return cmd;
+    }
+
     static Result run(Path workDir, String... args) throws IOException, InterruptedException {
         return runWithInput(workDir, null, args);
     }
 
     static Result runWithInput(Path workDir, String stdin, String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + "/bin/java",
-                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), Falkon.class.getName()));
+        List<String> cmd = falkon(List.of("-XX:TieredStopAtLevel=1"));
         cmd.addAll(List.of(args));
         Path out = Files.createTempFile(workDir, "out", ".txt");
         Path err = Files.createTempFile(workDir, "err", ".txt");

@@ -39,9 +39,7 @@ final class ClusterProcesses implements AutoCloseable {
     }
 
     private Process spawn(String name, List<String> jvm, List<String> args) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + "/bin/java"));
-        cmd.addAll(jvm);
-        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Falkon.class.getName()));
+        List<String> cmd = Cli.falkon(jvm);
         cmd.addAll(args);
         Path log = logs.resolve(name + "-" + (started++) + ".log");
         Process p = Cli.asUser(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile())

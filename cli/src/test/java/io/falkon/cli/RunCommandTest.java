@@ -32,7 +32,8 @@ class RunCommandTest {
         assertThat(summary.get("lost").asLong()).isZero();
         assertThat(summary.get("seconds").asDouble()).isPositive();
         assertThat(summary.get("tasksPerSecond").asDouble()).isPositive();
-        assertThat(summary.size()).isEqualTo(6);
+        assertThat(summary.get("startupSeconds").asDouble()).isPositive();
+        assertThat(summary.size()).isEqualTo(7);
     }
 
     @Test

@@ -3,6 +3,8 @@ package io.falkon.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.BufferedReader;
@@ -32,8 +34,7 @@ class ServiceCommandsTest {
     }
 
     static Process start(Path dir, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + "/bin/java",
-                "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), Falkon.class.getName()));
+        List<String> cmd = Cli.falkon(List.of("-XX:TieredStopAtLevel=1"));
         cmd.addAll(List.of(args));
         return Cli.asUser(new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
                 .redirectInput(new File("/dev/null")), dir).start();
@@ -98,8 +99,9 @@ class ServiceCommandsTest {
         }
     }
 
-    @Test
-    void provisionGivesARunningDispatcherExecutorsAndTakesThemBackWhenIdle() throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"java", "c"})
+    void provisionGivesARunningDispatcherExecutorsAndTakesThemBackWhenIdle(String impl) throws Exception {
         int port = freePort();
         String addr = "127.0.0.1:" + port;
         Process dispatcher = start(dir, "dispatcher", "--host", "127.0.0.1", "--port", Integer.toString(port));
@@ -108,12 +110,16 @@ class ServiceCommandsTest {
             await().atMost(Duration.ofSeconds(60)).until(() ->
                     Cli.run(dir, "status", "--json", "--dispatcher", addr).exit() == 0);
             provision = start(dir, "provision", "--dispatcher", addr, "--provisioner", "local", "--max-nodes", "2",
-                    "--slots", "2", "--idle", "1", "--poll", "100");
+                    "--slots", "2", "--idle", "1", "--poll", "100", "--executor", impl);
             Path file = dir.resolve("tasks.txt");
             Files.writeString(file, "echo provisioned\n".repeat(60));
             Cli.Result r = Cli.run(dir, "submit", "--dispatcher", addr, "--json", file.toString());
             assertThat(r.exit()).as(r.stderr()).isZero();
             assertThat(new ObjectMapper().readTree(r.stdout()).get("succeeded").asInt()).isEqualTo(60);
+            // the jobs started the executor asked for
+            JsonNode executors = new ObjectMapper().readTree(
+                    Cli.run(dir, "status", "--json", "--dispatcher", addr).stdout()).get("executorList");
+            assertThat(executors.findValuesAsText("impl")).isNotEmpty().containsOnly(impl);
             // idle for 1 s, the executors leave; nothing stays allocated
             await().atMost(Duration.ofSeconds(60)).until(() -> new ObjectMapper().readTree(
                     Cli.run(dir, "status", "--json", "--dispatcher", addr).stdout()).at("/executors/registered").asInt() == 0);

@@ -104,6 +104,7 @@ public final class Executor implements AutoCloseable {
     private final PeerServer peerServer;
     private final CacheReporter cacheReports;
     private final PeerSession session;
+    private final Prefetch prefetch;
     private final ResultBatcher results;
     private final CompletableFuture<String> terminated = new CompletableFuture<>();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -138,7 +139,8 @@ public final class Executor implements AutoCloseable {
             this.cache = null;
             this.peerServer = null;
         }
-        this.results = new ResultBatcher(loop, session::channel, session::generation, config.prefetch(),
+        this.prefetch = new Prefetch(config.prefetch(), config.slots(), config.cacheCapacity() > 0);
+        this.results = new ResultBatcher(loop, session::channel, session::generation, prefetch,
                 this::waitingJobs);
         this.slots = config.noExec() ? null : new SlotPool(config.slots(), config.runner(), spoolDir,
                 config.outputCap(), config.spoolLimit(), config.workDir(),
@@ -280,7 +282,7 @@ public final class Executor implements AutoCloseable {
             attrs.put("pid", Long.toString(ProcessHandle.current().pid()));
             attrs.put("java", System.getProperty("java.version"));
             attrs.put("runner", slots == null ? "no-exec" : slots.runnerName());
-            attrs.put("prefetch", Integer.toString(config.prefetch()));
+            attrs.put("prefetch", prefetch.auto() ? "auto" : Integer.toString(config.prefetch()));
             if (peerServer != null) {
                 attrs.put("cachePort", Integer.toString(peerServer.port()));
                 if (config.cacheHost() != null) {
@@ -292,7 +294,8 @@ public final class Executor implements AutoCloseable {
             if (cache != null) {
                 ch.write(cacheReports.fullSummary(), ch.voidPromise()); // a new dispatcher knows nothing yet
             }
-            ch.writeAndFlush(new Message.Credit(config.slots() + config.prefetch()), ch.voidPromise());
+            prefetch.reset();
+            ch.writeAndFlush(new Message.Credit(config.slots() + prefetch.initial()), ch.voidPromise());
             if (again) {
                 reconnects++;
                 log.info("executor {} registered again with {}", config.executorId(), where());

@@ -68,10 +68,11 @@ public final class ExecutorCommand implements Callable<Integer> {
     @Mixin
     ConnectOptions connect = new ConnectOptions();
 
-    @Option(names = "--prefetch", description = "tasks to hold beyond the free slots, so that short tasks run "
-            + "back to back and results go back in bundles (default: ${DEFAULT-VALUE}: a task is sent only to a "
-            + "free slot)")
-    int prefetch;
+    @Option(names = "--prefetch", paramLabel = "N|auto", description = "tasks to hold beyond the free slots, so "
+            + "that short tasks run back to back and results go back in bundles; auto (the default): enough per slot to "
+            + "cover a round trip once tasks are seen to be short, none while they are long or with a data cache; 0: a task is sent "
+            + "only to a free slot")
+    String prefetch = "auto";
 
     @Option(names = "--reconnect-for", paramLabel = "SECONDS", description = "after losing the dispatcher, keep "
             + "dialling with back-off this long, then exit (default: ${DEFAULT-VALUE}; 0 = exit at once)")
@@ -144,7 +145,7 @@ public final class ExecutorCommand implements Callable<Integer> {
         try {
             cfg = ExecutorConfig.of(hp.host(), hp.port()).withSlots(slots).withNoExec(noExec)
                     .withOutputCap(outputCap).withWorkDir(workDir).withToken(connect.token().token().value())
-                    .withTls(connect.tls()).withRunner(runner).withPrefetch(prefetch)
+                    .withTls(connect.tls()).withRunner(runner).withPrefetch(parsePrefetch(prefetch))
                     .withReconnectFor(Duration.ofSeconds(reconnectForSeconds))
                     .withIdleExit(Duration.ofMillis(Math.round(Math.max(0, idleExitSeconds) * 1000)));
         } catch (IllegalArgumentException e) {
@@ -256,5 +257,21 @@ public final class ExecutorCommand implements Callable<Integer> {
             Thread.currentThread().interrupt();
             return 1;
         }
+    }
+
+    /** {@code auto} or a whole number of tasks. */
+    public static int parsePrefetch(String value) {
+        if (value.equalsIgnoreCase("auto")) {
+            return Prefetch.AUTO;
+        }
+        try {
+            int n = Integer.parseInt(value);
+            if (n >= 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // below
+        }
+        throw new IllegalArgumentException("--prefetch must be auto or a whole number of tasks, got '" + value + "'");
     }
 }

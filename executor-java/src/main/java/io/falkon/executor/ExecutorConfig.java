@@ -79,8 +79,8 @@ public final class ExecutorConfig {
         if (executorId.isEmpty()) {
             throw new IllegalArgumentException("executorId must not be empty");
         }
-        if (prefetch < 0) {
-            throw new IllegalArgumentException("prefetch must not be negative");
+        if (prefetch < Prefetch.AUTO) {
+            throw new IllegalArgumentException("prefetch must not be negative (or auto)");
         }
         if (cacheCapacity < 0) {
             throw new IllegalArgumentException("cache capacity must not be negative");
@@ -152,10 +152,12 @@ public final class ExecutorConfig {
     }
 
     /**
-     * Tasks to hold beyond the free slots (0, the default, is the papers' behaviour: the dispatcher
-     * only sends a task when a slot is free). With prefetch a finished slot starts the next task at once
-     * and results travel back in batches: higher throughput for short tasks, less freedom for the
-     * dispatcher to choose where a task runs.
+     * Tasks to hold beyond the free slots, or {@code -1} for automatic (the default; see
+     * {@link Prefetch}: none while tasks are long or the executor has a data cache, one per slot once
+     * they are seen to be short). 0 is the papers' behaviour: the dispatcher only sends a task when a
+     * slot is free. With prefetch a finished slot starts the next task at once and results travel
+     * back in batches: higher throughput for short tasks, less freedom for the dispatcher to choose
+     * where a task runs.
      */
     public int prefetch() {
         return prefetch;
@@ -318,7 +320,7 @@ public final class ExecutorConfig {
         private String token = "";
         private Duration connectTimeout = Duration.ofSeconds(10);
         private SlotPool.Runner runner = SlotPool.Runner.AUTO;
-        private int prefetch;
+        private int prefetch = Prefetch.AUTO;
         private Duration reconnectFor = Duration.ofMinutes(10);
         private Duration idleExit = Duration.ZERO;
         private long cacheCapacity;

@@ -57,6 +57,11 @@ public final class LocalExecutors implements AutoCloseable {
     private LocalExecutors() {
     }
 
+    /** The command that starts one executor of this implementation, up to its own options. */
+    public static List<String> command(Impl impl) throws IOException {
+        return impl == Impl.C ? cCommand() : javaCommand();
+    }
+
     /** The command that starts one executor JVM, up to (not including) the executor's own options. */
     public static List<String> javaCommand() {
         List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + File.separator + "bin"
@@ -127,7 +132,7 @@ public final class LocalExecutors implements AutoCloseable {
     public static LocalExecutors start(Impl impl, int count, int slots, boolean noExec, int port, String token,
                                        String idPrefix, List<String> extraArgs) throws IOException {
         LocalExecutors ex = new LocalExecutors();
-        List<String> base = impl == Impl.C ? cCommand() : javaCommand();
+        List<String> base = command(impl);
         for (int i = 0; i < count; i++) {
             List<String> cmd = new ArrayList<>(base);
             cmd.addAll(List.of("--dispatcher", "127.0.0.1:" + port, "--slots", Integer.toString(slots),

@@ -31,7 +31,7 @@ final class ResultBatcher {
     private final EventLoop loop;
     private final Supplier<Channel> channel;
     private final IntSupplier generation;
-    private final int prefetch;
+    private final Prefetch prefetch;
     private final IntSupplier waitingJobs;
     private final ConcurrentLinkedQueue<Finished> finished = new ConcurrentLinkedQueue<>();
     private final AtomicInteger unsent = new AtomicInteger();
@@ -44,7 +44,7 @@ final class ResultBatcher {
      * @param generation  the connection's generation now
      * @param waitingJobs jobs received and not started yet
      */
-    ResultBatcher(EventLoop loop, Supplier<Channel> channel, IntSupplier generation, int prefetch,
+    ResultBatcher(EventLoop loop, Supplier<Channel> channel, IntSupplier generation, Prefetch prefetch,
                   IntSupplier waitingJobs) {
         this.loop = loop;
         this.channel = channel;
@@ -59,8 +59,10 @@ final class ResultBatcher {
             return; // from a connection that is gone: the dispatcher has re-queued the task already
         }
         finished.add(new Finished(generation, r));
+        prefetch.finished(r.execution().finishedMicros() - r.execution().startedMicros());
         int waiting = unsent.incrementAndGet();
-        if (prefetch == 0 || waiting >= Math.max(1, prefetch / 2) || waitingJobs.getAsInt() == 0) {
+        int held = prefetch.current();
+        if (held == 0 || waiting >= Math.max(1, held / 2) || waitingJobs.getAsInt() == 0) {
             if (flushScheduled.compareAndSet(false, true)) {
                 loop.execute(this::flush);
             }
@@ -92,7 +94,8 @@ final class ResultBatcher {
         lastSentNanos = System.nanoTime();
         Channel ch = channel.get();
         if (ch != null && ch.isActive()) {
-            ch.writeAndFlush(new Message.Result(batch.size(), batch), ch.voidPromise());
+            int credits = batch.size() + prefetch.adjust(batch.size()); // the prefetch follows the tasks' length
+            ch.writeAndFlush(new Message.Result(credits, batch), ch.voidPromise());
         }
     }
 

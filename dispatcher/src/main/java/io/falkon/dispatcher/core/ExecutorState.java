@@ -16,6 +16,8 @@ final class ExecutorState implements ExecutorView {
     final String host;
     final int slots;
     final boolean noExec;
+    /** The implementation it says it is ({@code java}, {@code c}, ...; peer-provided, escaped when shown). */
+    final String impl;
     /** Monotonic tick of its registration. */
     final long connectedMicros;
     int credits;
@@ -44,6 +46,7 @@ final class ExecutorState implements ExecutorView {
 
     ExecutorState(Link link, Message.Register reg, long tickMicros, long windowMicros) {
         this.outcomes = new OutcomeWindow(windowMicros);
+        this.impl = reg.attributes().getOrDefault("impl", "");
         String port = reg.attributes().get("cachePort");
         String host = reg.attributes().getOrDefault("cacheHost", link.remoteHost());
         this.cachePeer = port == null ? null : host + ":" + port;

@@ -589,7 +589,7 @@ public final class Scheduler {
         refreshClock();
         List<StatusSnapshot.ExecutorRow> rows = new ArrayList<>(pool.size());
         for (ExecutorState e : pool.all()) {
-            rows.add(new StatusSnapshot.ExecutorRow(e.id, e.host, e.slots, e.tasks.size(), e.credits, e.completed,
+            rows.add(new StatusSnapshot.ExecutorRow(e.id, e.host, e.impl, e.slots, e.tasks.size(), e.credits, e.completed,
                     e.failures, e.suspended(), (e.suspendedUntilMicros - tickMicros) / 1e6, e.suspensions, e.noExec,
                     e.cached.size(), (tickMicros - e.connectedMicros) / 1e6));
         }

@@ -110,6 +110,7 @@ public final class StatusReporter {
             ObjectNode x = list.addObject();
             x.put("id", LogSafe.text(e.id()));
             x.put("host", LogSafe.text(e.host()));
+            x.put("impl", LogSafe.text(e.impl()));
             x.put("slots", e.slots());
             x.put("running", e.running());
             x.put("credits", e.credits());

@@ -16,8 +16,8 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
                       List<ExecutorRow> executors) {
 
     /** One executor's line. {@code suspendedSeconds} is meaningful only when suspended. */
-    public record ExecutorRow(String id, String host, int slots, int running, int credits, long completed, long failures,
-                       boolean suspended, double suspendedSeconds, long suspensions, boolean noExec,
+    public record ExecutorRow(String id, String host, String impl, int slots, int running, int credits, long completed,
+                       long failures, boolean suspended, double suspendedSeconds, long suspensions, boolean noExec,
                        int cachedObjects, double connectedSeconds) {
     }
 

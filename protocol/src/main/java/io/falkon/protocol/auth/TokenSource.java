@@ -44,6 +44,11 @@ public final class TokenSource {
         return new TokenSource(System.getenv(), Path.of(System.getProperty("user.home")));
     }
 
+    /** Falkon's directory of this user: {@code $FALKON_HOME}, else {@code ~/.falkon}. */
+    public Path home() {
+        return home;
+    }
+
     /** {@code $FALKON_HOME/token}. */
     public Path defaultFile() {
         return home.resolve("token");
