@@ -433,6 +433,9 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
                          ? str_printf("working directory %s does not exist: %s", dir, strerror(rc))
                          : str_printf("cannot start %s: %s", spec->argv[0].s, strerror(rc));
         fail(out, FK_LAUNCH_FAILED, started, why);
+        if (rc == ENOENT || rc == EACCES || rc == ENOTDIR || rc == ENOEXEC) {
+            out->flags |= FK_FLAG_PERMANENT; /* no retry could start it: not retried (docs/protocol.md) */
+        }
         return;
     }
 

@@ -4,11 +4,13 @@ import io.falkon.client.FalkonException;
 import io.falkon.dispatcher.DispatcherCommand;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorCommand;
+import io.falkon.executor.Logs;
 import io.falkon.protocol.Protocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine;
 
 import java.io.IOException;
+import java.util.List;
 
 /** The {@code falkon} command. */
 @Command(name = "falkon", mixinStandardHelpOptions = true, versionProvider = Falkon.Version.class,
@@ -21,6 +23,7 @@ public final class Falkon {
     static final int EXIT_USAGE = 2;
 
     public static void main(String[] args) {
+        Logs.useFalkonConfig();
         Executor.preferFastSpawn();
         System.exit(commandLine().execute(args));
     }
@@ -48,6 +51,20 @@ public final class Falkon {
                 Logging.level("WARN");
             }
             return new CommandLine.RunLast().execute(parsed);
+        });
+        cl.setParameterExceptionHandler((e, args) -> {
+            // picocli's message, its suggestions (a mistyped option or command), and where to look
+            CommandLine cmd = e.getCommandLine();
+            List<String> options = e instanceof CommandLine.UnmatchedArgumentException u
+                    ? u.getUnmatched().stream().filter(a -> a.startsWith("-")).toList() : List.of();
+            // an unknown option is what is wrong, not the arguments picocli could not place after it
+            cmd.getErr().println("falkon: " + (options.isEmpty() ? e.getMessage()
+                    : "unknown option" + (options.size() > 1 ? "s " : " ") + String.join(", ", options)));
+            CommandLine.UnmatchedArgumentException.printSuggestions(e, cmd.getErr());
+            String name = cmd.getCommandSpec().qualifiedName(" ");
+            cmd.getErr().println("see '" + (name.equals("falkon") ? "falkon help" : "falkon help "
+                    + name.substring("falkon ".length())) + "'");
+            return EXIT_USAGE;
         });
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             // expected failures get one line; anything else a stack trace

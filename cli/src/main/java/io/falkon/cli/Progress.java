@@ -12,12 +12,14 @@ import java.util.function.LongSupplier;
 final class Progress implements AutoCloseable {
     private final PrintStream err = System.err;
     private final LongSupplier done;
+    private final LongSupplier failed;
     private final long total;
     private final long startNanos = System.nanoTime();
     private final ScheduledExecutorService timer;
 
-    private Progress(LongSupplier done, long total) {
+    private Progress(LongSupplier done, LongSupplier failed, long total) {
         this.done = done;
+        this.failed = failed;
         this.total = total;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "falkon-progress");
@@ -28,8 +30,8 @@ final class Progress implements AutoCloseable {
     }
 
     /** A progress bar if stderr is a terminal, else {@code null}. */
-    static Progress startIfTerminal(LongSupplier done, long total) {
-        return stderrIsTerminal() ? new Progress(done, total) : null;
+    static Progress startIfTerminal(LongSupplier done, LongSupplier failed, long total) {
+        return stderrIsTerminal() ? new Progress(done, failed, total) : null;
     }
 
     static boolean stderrIsTerminal() {
@@ -41,7 +43,13 @@ final class Progress implements AutoCloseable {
         }
     }
 
-    private void draw() {
+    /** Clears the bar's line, so that task output printed next starts on a clean line (redrawn shortly). */
+    synchronized void clear() {
+        err.print("\r\033[K");
+        err.flush();
+    }
+
+    private synchronized void draw() {
         long d = done.getAsLong();
         double secs = (System.nanoTime() - startNanos) / 1e9;
         double rate = secs > 0 ? d / secs : 0;
@@ -54,6 +62,10 @@ final class Progress implements AutoCloseable {
             sb.append(d).append('/').append(total).append(String.format(" %3d%%", 100 * d / total));
         } else {
             sb.append(d).append(" done");
+        }
+        long f = failed.getAsLong();
+        if (f > 0) {
+            sb.append(String.format("  %,d FAILED", f));
         }
         sb.append(String.format("  %,.0f tasks/s", rate));
         if (total > 0 && rate > 0 && d < total) {

@@ -13,6 +13,7 @@ import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;
 import io.falkon.provisioner.LrmAdapter;
 import io.falkon.provisioner.Provisioner;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -36,9 +37,10 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--executors", description = "executor processes to start (default: ${DEFAULT-VALUE})")
     int executors = 1;
 
-    @Option(names = "--executor", paramLabel = "IMPL", description = "executor implementation: java, or c (the C "
-            + "executor, built in executor-c/) (default: ${DEFAULT-VALUE})")
-    String executorImpl = "java";
+    @Option(names = "--executor", paramLabel = "IMPL", description = "executor implementation: java, c (the C "
+            + "executor, built in executor-c/), or auto (default: the C executor when it is built and the work needs "
+            + "nothing only the Java one has: another eviction than lru, https:// inputs)")
+    String executorImpl = "auto";
 
     @Option(names = "--slots", description = "tasks each executor runs at once (default: cores; with --no-exec, "
             + "where nothing runs, " + NO_EXEC_SLOTS + ")")
@@ -83,8 +85,9 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     WorkloadOptions workload;
 
-    @Mixin
-    ProvisionOptions provision;
+    @ArgGroup(exclusive = false, validate = false, heading = "%nExecutors from a batch scheduler instead of this "
+            + "machine (see docs/provisioning.md):%n")
+    ProvisionOptions provision = new ProvisionOptions();
 
     @Override
     public Integer call() throws Exception {
@@ -104,7 +107,7 @@ final class RunCommand implements Callable<Integer> {
         DispatchPolicy chosen;
         LocalExecutors.Impl impl;
         try {
-            impl = LocalExecutors.Impl.parse(executorImpl);
+            impl = executorImpl.equalsIgnoreCase("auto") ? autoImpl() : LocalExecutors.Impl.parse(executorImpl);
             if (impl == LocalExecutors.Impl.C && !eviction.equalsIgnoreCase("lru")) {
                 throw new IllegalArgumentException("--eviction " + eviction + ": the C executor evicts in LRU order "
                         + "only (lfu, fifo and random are in the Java executor)");
@@ -125,7 +128,7 @@ final class RunCommand implements Callable<Integer> {
             }
         }
         if (provision.enabled()) {
-            return runProvisioned(chosen, total);
+            return runProvisioned(chosen, total, impl);
         }
         Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local().withPolicy(chosen));
         LocalExecutors local = null;
@@ -144,8 +147,8 @@ final class RunCommand implements Callable<Integer> {
             awaitExecutors(dispatcher, local);
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
                     workload.clientOptions(dispatcher.token()));
-                 TaskFile file = TaskFile.open(workload.file, workload.defaultWallTime())) {
-                return workload.report(new Workload().run(client, file, total, workload.results));
+                 TaskFile file = TaskFile.open(workload.file, workload.format())) {
+                return workload.report(new Workload().run(client, file, total, workload));
             }
         } finally {
             // closing the dispatcher closes the executors' connections, which makes them exit
@@ -161,11 +164,27 @@ final class RunCommand implements Callable<Integer> {
      * as tasks queue up and gives them back when idle. The dispatcher listens on all interfaces so
      * that executors on other nodes can reach it; they are told this host's name.
      */
-    private int runProvisioned(DispatchPolicy chosen, long total) throws Exception {
+    /**
+     * The faster executor that can do the work: the C executor when it is built (no JVM to start, the
+     * same throughput; docs/benchmarks.md), unless the work needs the Java executor's extras.
+     */
+    private LocalExecutors.Impl autoImpl() {
+        if (!eviction.equalsIgnoreCase("lru") || workload.httpsInputs) {
+            return LocalExecutors.Impl.JAVA;
+        }
+        try {
+            LocalExecutors.cExecutable();
+            return LocalExecutors.Impl.C;
+        } catch (IOException e) {
+            return LocalExecutors.Impl.JAVA;
+        }
+    }
+
+    private int runProvisioned(DispatchPolicy chosen, long total, LocalExecutors.Impl impl) throws Exception {
         LrmAdapter adapter = provision.adapter();
         Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.defaults().withPort(0).withPolicy(chosen));
         String host = provision.lrm.equals("local") ? "127.0.0.1" : InetAddress.getLocalHost().getHostName();
-        List<String> cmd = new ArrayList<>(LocalExecutors.command(LocalExecutors.Impl.parse(executorImpl)));
+        List<String> cmd = new ArrayList<>(LocalExecutors.command(impl));
         cmd.addAll(List.of("--dispatcher", host + ":" + dispatcher.port(), "--prefetch", prefetch));
         if (noExec) {
             cmd.add("--no-exec");
@@ -179,8 +198,8 @@ final class RunCommand implements Callable<Integer> {
                     + " shows the allocations)");
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
                     workload.clientOptions(dispatcher.token()));
-                 TaskFile file = TaskFile.open(workload.file, workload.defaultWallTime())) {
-                return workload.report(new Workload().run(client, file, total, workload.results));
+                 TaskFile file = TaskFile.open(workload.file, workload.format())) {
+                return workload.report(new Workload().run(client, file, total, workload));
             }
         } finally {
             dispatcher.close(); // the executors' connections close and they leave; their jobs end

@@ -26,8 +26,8 @@ final class SubmitCommand implements Callable<Integer> {
         Logging.level("WARN");
         long total = workload.validate();
         try (FalkonClient client = FalkonClient.connect(target.address(), workload.clientOptions(connect));
-             TaskFile file = TaskFile.open(workload.file, workload.defaultWallTime())) {
-            return workload.report(new Workload().run(client, file, total, workload.results));
+             TaskFile file = TaskFile.open(workload.file, workload.format())) {
+            return workload.report(new Workload().run(client, file, total, workload));
         }
     }
 }

@@ -45,7 +45,13 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private static final Set<String> OUTPUT_FIELDS = Set.of("path", "id");
 
     /** One task and the line it came from. */
-    record Entry(int line, TaskSpec spec) {
+    /** One task: its line number, its spec, and the line as written (to rerun it). */
+    /** The file's name, for messages. */
+    String name() {
+        return name;
+    }
+
+    record Entry(int line, TaskSpec spec, String text) {
     }
 
     /** A line that is not a valid task. */
@@ -59,40 +65,59 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private final BufferedReader reader;
     private final boolean jsonl;
     private final long defaultWallTimeMillis;
+    private final CommandTemplate template;
+    private long taskNumber;
     private int lineNo;
     private Entry next;
 
-    private TaskFile(String name, InputStream in, boolean jsonl, Duration defaultWallTime) {
+    /** How lines become tasks: the wall time of tasks that set none, and a command template (or null). */
+    record Format(Duration defaultWallTime, CommandTemplate template) {
+        static final Format PLAIN = new Format(null, null);
+    }
+
+    private TaskFile(String name, InputStream in, boolean jsonl, Format format) {
         this.name = name;
         this.reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT)),
                 1 << 16);
         this.jsonl = jsonl;
-        this.defaultWallTimeMillis = defaultWallTime == null ? 0 : defaultWallTime.toMillis();
+        this.defaultWallTimeMillis = format.defaultWallTime() == null ? 0 : format.defaultWallTime().toMillis();
+        this.template = format.template();
+        if (jsonl && template != null) {
+            throw new IllegalArgumentException("--template fills commands from the lines of a plain file; " + name
+                    + " is a .jsonl file of tasks");
+        }
     }
 
     /** Opens {@code path}, or standard input for {@code -}. */
-    static TaskFile open(String path, Duration defaultWallTime) throws IOException {
+    static TaskFile open(String path, Format format) throws IOException {
         if (path.equals("-")) {
-            return new TaskFile("<stdin>", System.in, false, defaultWallTime);
+            return new TaskFile("<stdin>", System.in, false, format);
         }
         Path p = Path.of(path);
         if (!Files.isRegularFile(p)) {
             throw new IOException("task file " + path + " does not exist or is not a file");
         }
-        return new TaskFile(path, Files.newInputStream(p), path.endsWith(".jsonl"), defaultWallTime);
+        return new TaskFile(path, Files.newInputStream(p), path.endsWith(".jsonl"), format);
     }
 
     /** Reads the whole file once to check every line and count the tasks. */
-    static int validate(String path, Duration defaultWallTime) throws IOException {
+    static Checked validate(String path, Format format) throws IOException {
         int n = 0;
-        try (TaskFile f = open(path, defaultWallTime)) {
+        boolean https = false;
+        try (TaskFile f = open(path, format)) {
             while (f.hasNext()) {
-                f.next();
+                for (var in : f.next().spec().inputs()) {
+                    https |= in.source().startsWith("https://");
+                }
                 n++;
             }
         }
-        return n;
+        return new Checked(n, https);
+    }
+
+    /** What a check of the whole file found: its tasks, and whether any reads an https:// source. */
+    record Checked(int tasks, boolean httpsInputs) {
     }
 
     @Override
@@ -134,7 +159,15 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             if (line.indexOf('\0') >= 0) {
                 throw new BadLine(name, lineNo, "contains a NUL character");
             }
-            return new Entry(lineNo, jsonl ? parseJson(trimmed) : withDefaults(ShellLine.task(line)));
+            if (jsonl) {
+                return new Entry(lineNo, parseJson(trimmed), trimmed);
+            }
+            if (template == null) {
+                return new Entry(lineNo, withDefaults(ShellLine.task(line)), trimmed);
+            }
+            long number = ++taskNumber;
+            return new Entry(lineNo, withDefaults(ShellLine.task(template.fill(line, number)).env("FALKON_LINE", trimmed)
+                    .env("FALKON_TASK_NUMBER", Long.toString(number))), trimmed);
         }
     }
 

@@ -19,6 +19,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -29,6 +32,10 @@ import java.util.concurrent.atomic.AtomicLong;
 final class Workload {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final int MAX_FAILURES_SHOWN = 10;
+    /** The most of a failing task's stderr shown on its summary line. */
+    static final int MAX_REASON_CHARS = 300;
+    /** Results reach the results file within this long (and all of them on Ctrl-C). */
+    static final long FLUSH_NANOS = 200_000_000L;
 
     /**
      * What happened: every task read ends succeeded, failed (it ran, or could not, and said so) or
@@ -90,25 +97,47 @@ final class Workload {
     private volatile boolean sawInputs;
     private DataStats data = DataStats.ZERO;
     private BufferedWriter results;
+    private long lastFlushNanos = System.nanoTime();
+    /** The lines as written, kept for the results file (so that failures can be rerun); null without one. */
+    private String[] texts;
+    private volatile Instance running;
+    private OutputPrinter printer;
+    private ScheduledExecutorService flusher;
+    private volatile boolean finished;
 
     /**
-     * @param total       tasks in the file if known (for the progress bar), else -1
-     * @param resultsFile where to write one JSON line per result, or null
+     * @param total   tasks in the file if known (for the progress bar), else -1
+     * @param options where results (--results) and the tasks' output go
      */
-    Summary run(FalkonClient client, TaskFile file, long total, Path resultsFile) throws IOException,
+    Summary run(FalkonClient client, TaskFile file, long total, WorkloadOptions options) throws IOException,
             InterruptedException {
+        Path resultsFile = options.results;
         if (resultsFile != null) {
             results = Files.newBufferedWriter(resultsFile, StandardCharsets.UTF_8);
+            texts = new String[1024];
+            // a long task after a burst of results must not keep them in the buffer
+            flusher = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "falkon-results-flush");
+                t.setDaemon(true);
+                return t;
+            });
+            flusher.scheduleAtFixedRate(this::flushResults, FLUSH_NANOS, FLUSH_NANOS, TimeUnit.NANOSECONDS);
         }
         long start = System.nanoTime();
+        // Ctrl-C (or SIGTERM) while it runs: what finished stays on disk, the rest is cancelled, and
+        // the user is told how far it got
+        Thread onInterrupt = new Thread(() -> interrupted(resultsFile, total), "falkon-interrupted");
+        Runtime.getRuntime().addShutdownHook(onInterrupt);
         // from the process's start to here: the JVM, the dispatcher and executors (falkon run), the connection
         double startup = Math.max(0, (System.currentTimeMillis()
                 - ManagementFactory.getRuntimeMXBean().getStartTime()) / 1000.0);
         long submitted = 0;
         long read = 0;
         FalkonException lostCause = null;
-        Progress progress = Progress.startIfTerminal(done::get, total);
+        Progress progress = Progress.startIfTerminal(done::get, failed::get, total);
+        printer = options.printer(progress);
         try (Instance instance = client.createInstance()) {
+            running = instance;
             instance.onResult(this::result);
             while (file.hasNext()) {
                 TaskFile.Entry e = file.next();
@@ -116,7 +145,7 @@ final class Workload {
                 if (!e.spec().inputs().isEmpty()) {
                     sawInputs = true; // the summary then says where inputs came from, even if none arrived
                 }
-                remember(submitted, e.line());
+                remember(submitted, e.line(), e.text());
                 try {
                     instance.submit(e.spec()); // the instance bundles and applies backpressure
                 } catch (FalkonException lost) {
@@ -134,12 +163,22 @@ final class Workload {
                 lostCause = instance.lostCause();
             }
         } finally {
+            finished = true;
+            try {
+                Runtime.getRuntime().removeShutdownHook(onInterrupt);
+            } catch (IllegalStateException e) {
+                // shutting down already: the hook reports
+            }
+            if (printer != null) {
+                printer.flush();
+            }
             if (progress != null) {
                 progress.close();
             }
-            if (results != null) {
-                results.close();
-            }
+            closeResults();
+        }
+        if (read == 0) {
+            err.println("no tasks in " + file.name() + " (only blank lines and comments)");
         }
         double seconds = (System.nanoTime() - start) / 1e9;
         DataStats inputs;
@@ -170,7 +209,67 @@ final class Workload {
         }
     }
 
-    private synchronized void remember(long taskId, int line) {
+    /**
+     * The shutdown hook: the process is being stopped (Ctrl-C, SIGTERM) before the work is done.
+     * The instance is destroyed (its unfinished tasks cancelled, not left running for the lease),
+     * the results that arrived are flushed to the file, and a summary says how far it got.
+     */
+    private void interrupted(Path resultsFile, long total) {
+        if (finished) {
+            return;
+        }
+        Instance in = running;
+        long unfinished = in == null ? 0 : in.outstanding();
+        long finishedBefore = done.get();
+        long succeededBefore = succeeded.get();
+        if (in != null) {
+            try {
+                in.close();
+            } catch (RuntimeException e) {
+                // the connection may be gone already: its lease then ends it
+            }
+        }
+        closeResults();
+        err.println();
+        err.println("interrupted: " + finishedBefore + (total >= 0 ? " of " + total : "") + " tasks finished ("
+                + succeededBefore + " succeeded, " + (finishedBefore - succeededBefore) + " failed); " + unfinished
+                + " unfinished task(s) cancelled" + (resultsFile == null ? ""
+                : "; every finished result is in " + resultsFile + ", the cancelled ones too"));
+        err.flush();
+    }
+
+    private synchronized void flushResults() {
+        if (results != null) {
+            try {
+                results.flush();
+                lastFlushNanos = System.nanoTime();
+            } catch (IOException e) {
+                err.println("cannot write the results file: " + e.getMessage());
+            }
+        }
+    }
+
+    private synchronized void closeResults() {
+        if (flusher != null) {
+            flusher.shutdownNow();
+        }
+        if (results != null) {
+            try {
+                results.close();
+            } catch (IOException e) {
+                err.println("cannot finish the results file: " + e.getMessage());
+            }
+            results = null;
+        }
+    }
+
+    private synchronized void remember(long taskId, int line, String text) {
+        if (texts != null) {
+            if (taskId >= texts.length) {
+                texts = Arrays.copyOf(texts, texts.length * 2);
+            }
+            texts[(int) taskId] = text;
+        }
         if (taskId >= lines.length) {
             lines = Arrays.copyOf(lines, lines.length * 2);
         }
@@ -203,27 +302,41 @@ final class Workload {
                 err.println("(more failures not shown" + (results == null ? "; use --results FILE to keep them all)" : ")"));
             }
         }
-        if (results != null) {
-            write(r);
+        write(r);
+        if (printer != null) {
+            printer.finished(r.taskId(), lineOf(r.taskId()), r);
         }
         done.incrementAndGet();
     }
 
     static String describe(TaskResult r) {
         String what = r.status() == TaskStatus.EXITED ? "exit " + r.exitCode() : r.status().toString().toLowerCase();
-        String detail = r.execution().detail().isEmpty() ? "" : " (" + r.execution().detail() + ")";
+        String detail = r.execution().detail().isEmpty() ? "" : " (" + bounded(r.execution().detail()) + ")";
         String stderr = r.stderr().strip();
         int nl = stderr.indexOf('\n');
         if (nl >= 0) {
             stderr = stderr.substring(0, nl) + " ...";
         }
-        return what + detail + (stderr.isEmpty() ? "" : ": " + stderr);
+        return what + detail + (stderr.isEmpty() ? "" : ": " + bounded(stderr));
     }
 
-    private void write(TaskResult r) {
+    /** At most {@link #MAX_REASON_CHARS} characters, saying how many more there were. */
+    static String bounded(String s) {
+        return s.length() <= MAX_REASON_CHARS ? s
+                : s.substring(0, MAX_REASON_CHARS) + "... (" + (s.length() - MAX_REASON_CHARS) + " more characters)";
+    }
+
+    /** Writes one result line (if there is a results file); results reach the disk within 200 ms. */
+    private synchronized void write(TaskResult r) {
+        if (results == null) {
+            return;
+        }
         ObjectNode o = JSON.createObjectNode();
         o.put("task", r.taskId());
         o.put("line", lineOf(r.taskId()));
+        if (texts != null && r.taskId() < texts.length && texts[(int) r.taskId()] != null) {
+            o.put("command", texts[(int) r.taskId()]);
+        }
         o.put("status", r.status().name());
         o.put("exitCode", r.exitCode());
         o.put("executor", r.executorId());
@@ -247,6 +360,11 @@ final class Workload {
         try {
             results.write(o.toString());
             results.newLine();
+            long now = System.nanoTime();
+            if (now - lastFlushNanos > FLUSH_NANOS) {
+                results.flush();
+                lastFlushNanos = now;
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

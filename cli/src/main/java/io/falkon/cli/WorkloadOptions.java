@@ -32,6 +32,46 @@ final class WorkloadOptions {
     @Option(names = "--results", paramLabel = "FILE", description = "write every result as a JSON line to FILE")
     Path results;
 
+    @Option(names = {"-q", "--quiet"}, description = "do not print the tasks' output (with --json it is not printed "
+            + "either: stdout carries the summary)")
+    boolean quiet;
+
+    @Option(names = "--keep-order", description = "print the tasks' output in the order of the file (a finished "
+            + "task waits for the ones before it), not as they finish")
+    boolean keepOrder;
+
+    @Option(names = "--output-files", paramLabel = "TEMPLATE", description = "write each task's output to files "
+            + "instead of printing it: {#} the task's number, {line} its line, {stream} stdout or stderr, e.g. "
+            + "'out/{#}.{stream}'")
+    String outputFiles;
+
+    /** Where the tasks' output goes; null when nowhere. */
+    OutputPrinter printer(Progress progress) {
+        if (outputFiles == null && (quiet || json)) {
+            return null;
+        }
+        try {
+            return new OutputPrinter(System.out, System.err, keepOrder, outputFiles,
+                    progress == null ? () -> { } : progress::clear);
+        } catch (IllegalArgumentException e) {
+            throw new Falkon.UserError(e.getMessage());
+        }
+    }
+
+    @Option(names = "--template", paramLabel = "COMMAND", description = "a command filled from each line of FILE: "
+            + "{} the line, {1} {2} ... its fields, {#} the task number (values with shell syntax are quoted; the "
+            + "line is also in $FALKON_LINE)")
+    String template;
+
+    /** How FILE's lines become tasks. */
+    TaskFile.Format format() {
+        try {
+            return new TaskFile.Format(defaultWallTime(), template == null ? null : new CommandTemplate(template));
+        } catch (IllegalArgumentException e) {
+            throw new Falkon.UserError(e.getMessage());
+        }
+    }
+
     Duration defaultWallTime() {
         if (timeoutSeconds == null) {
             return null;
@@ -62,8 +102,20 @@ final class WorkloadOptions {
 
     /** Checks every line of a file before anything runs, and counts the tasks; -1 for stdin. */
     long validate() throws IOException {
-        return file.equals("-") ? -1 : TaskFile.validate(file, defaultWallTime());
+        try {
+            if (file.equals("-")) {
+                return -1;
+            }
+            TaskFile.Checked c = TaskFile.validate(file, format());
+            httpsInputs = c.httpsInputs();
+            return c.tasks();
+        } catch (IllegalArgumentException e) {
+            throw new Falkon.UserError(e.getMessage());
+        }
     }
+
+    /** After {@link #validate()}: whether a task reads an https:// source (the Java executor's alone). */
+    boolean httpsInputs;
 
     /** Prints the summary and returns the exit code: 0 iff every task succeeded (none failed, none lost). */
     int report(Workload.Summary s) {

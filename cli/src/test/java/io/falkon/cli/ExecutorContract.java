@@ -203,6 +203,25 @@ abstract class ExecutorContract {
     }
 
     @Test
+    void aLaunchFailureNoRetryCouldMendIsNotRetriedAndSaysWhy() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "launch", "--slots", "1");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "launch");
+        TaskResult missing = in.submit(TaskSpec.of("/no/such/program", "x")).get(60, TimeUnit.SECONDS);
+        TaskResult noDir = in.submit(TaskSpec.builder("/bin/true").workDir("/no/such/dir").build())
+                .get(60, TimeUnit.SECONDS);
+        for (TaskResult r : List.of(missing, noDir)) {
+            assertThat(r.status()).isEqualTo(TaskStatus.LAUNCH_FAILED);
+            assertThat(r.attempt()).as("not retried: %s", r).isZero();
+            assertThat(r.execution().permanent()).isTrue();
+        }
+        assertThat(missing.reason()).contains("/no/such/program");
+        assertThat(missing.toString()).contains("LAUNCH_FAILED").contains("/no/such/program");
+        assertThat(noDir.reason()).contains("/no/such/dir");
+    }
+
+    @Test
     void aWallTimeLimitKillsTheWholeProcessTree() throws Exception {
         Dispatcher d = dispatcher(new FirstAvailable());
         executor(d.port(), "timeouts", "--slots", "2");

@@ -67,6 +67,8 @@ public final class Instance implements AutoCloseable {
     private volatile Consumer<TaskResult> listener;
     private volatile FalkonException lost;
     private volatile boolean closed;
+    /** False: results are received but not acknowledged, so the dispatcher keeps them for later clients. */
+    private volatile boolean acknowledging = true;
     /** False between a reconnection and the ATTACHED reply: submissions wait. I/O thread only. */
     private boolean attached = true;
     /** Set for an instance taken over by id: results of tasks another client submitted go to the listener. */
@@ -361,6 +363,56 @@ public final class Instance implements AutoCloseable {
         return outstanding.get();
     }
 
+    /**
+     * Stops acknowledging results: they are still handed to this instance, and the dispatcher keeps
+     * them (within the instance's lease) for whoever takes the instance over later
+     * ({@code falkon wait}, {@code falkon results}). Call before results can arrive.
+     */
+    public Instance keepingResults() {
+        acknowledging = false;
+        return this;
+    }
+
+    /**
+     * Leaves the instance running on the dispatcher and this client: every task submitted so far is
+     * sent and accepted first; then the instance is let go without being destroyed, its tasks run on,
+     * and its results wait (unacknowledged, within its lease) for a client with its {@link #key()}.
+     * The futures of its unfinished tasks fail, saying so. Needs a lease
+     * ({@link ClientOptions#withLeaseSeconds}).
+     *
+     * @return the key that takes the instance over again
+     */
+    public String detach() throws InterruptedException {
+        acknowledging = false;
+        CompletableFuture<Void> sent = new CompletableFuture<>();
+        connection.executor().execute(() -> {
+            flush();
+            sent.complete(null);
+        });
+        await(sent, "detach");
+        synchronized (idle) {
+            // accepted means: nothing queued to send, nothing sent and unanswered, nothing refused
+            while (lost == null && (queuedToSend.get() > 0 || !allAccepted())) {
+                idle.wait(50);
+            }
+        }
+        if (lost != null) {
+            throw lost;
+        }
+        closed = true;
+        connection.unroute(id);
+        failAll(new FalkonException(null, "the instance was detached: its result is kept by the dispatcher "
+                + "(take it over with the key)"));
+        onClose.run();
+        return key();
+    }
+
+    private boolean allAccepted() {
+        CompletableFuture<Boolean> none = new CompletableFuture<>();
+        connection.executor().execute(() -> none.complete(unaccepted.isEmpty() && refused.isEmpty()));
+        return none.join();
+    }
+
     /** Waits until every task submitted so far has a result. */
     public void awaitAll() throws InterruptedException {
         synchronized (idle) {
@@ -501,7 +553,7 @@ public final class Instance implements AutoCloseable {
                 f.complete(r);
             }
             finished(done);
-            if (maxSeq > 0) {
+            if (maxSeq > 0 && acknowledging) {
                 connection.ack(id, maxSeq); // a redelivered duplicate is acknowledged too
             }
         }

@@ -25,6 +25,29 @@ public record TaskResult(long taskId, int attempt, String executorId, long submi
         return execution.succeeded();
     }
 
+    /**
+     * Why the task did not succeed, in a few words: the exit code and the first line of its stderr,
+     * or the framework's explanation (a program that cannot start, a fetch that failed, ...); empty
+     * for a success.
+     */
+    public String reason() {
+        if (succeeded()) {
+            return "";
+        }
+        String detail = execution.detail();
+        String err = stderr().strip();
+        int nl = err.indexOf('\n');
+        String firstLine = nl < 0 ? err : err.substring(0, nl) + " ...";
+        String head = status() == TaskStatus.EXITED ? "exit " + exitCode() : status().toString();
+        return head + (detail.isEmpty() ? "" : ": " + detail) + (firstLine.isEmpty() ? "" : ": " + firstLine);
+    }
+
+    @Override
+    public String toString() {
+        return "task " + taskId + " " + (succeeded() ? "succeeded" : reason()) + " (attempt " + attempt
+                + (executorId.isEmpty() ? "" : " on " + executorId) + ")";
+    }
+
     public TaskStatus status() {
         return execution.status();
     }

@@ -576,7 +576,8 @@ public final class Scheduler {
 
     private static StatusSnapshot.InstanceRow instanceRow(Instance in) {
         return new StatusSnapshot.InstanceRow(in.id, in.name, in.queued, in.running, in.completed, in.succeeded,
-                in.cancelled, in.unacked.size(), in.leaseMicros / 1_000_000, in.highestClientTaskId(), in.nextSeq - 1);
+                in.cancelled, in.unacked.size(), in.leaseMicros / 1_000_000, in.highestClientTaskId(), in.nextSeq - 1,
+                in.owner != null);
     }
 
     /** The dispatcher-wide status document (docs/protocol.md section 7). */
@@ -593,13 +594,20 @@ public final class Scheduler {
                     e.failures, e.suspended(), (e.suspendedUntilMicros - tickMicros) / 1e6, e.suspensions, e.noExec,
                     e.cached.size(), (tickMicros - e.connectedMicros) / 1e6));
         }
+        List<StatusSnapshot.InstanceRow> listed = new ArrayList<>();
+        for (Instance in : instances.all()) {
+            if (listed.size() == StatusSnapshot.MAX_LISTED_INSTANCES) {
+                break;
+            }
+            listed.add(instanceRow(in));
+        }
         Window w = ledger.window();
         return new StatusSnapshot(dispatcherId, (tickMicros - startedTick) / 1e6, policy.name(), ledger.queued(),
                 ledger.running(), ledger.completed(), ledger.succeeded(), ledger.retried(), instances.size(),
                 instances.detachedCount(), pool.size(), pool.suspendedCount(), pool.totalSlots(), data,
                 pool.index().objects(), w == null ? 0 : w.size(), ledger.queuedBytes(), ledger.runningBytes(),
                 instances.retainedBytes(), memory.budgetBytes(), memory.refusing(), memory.holdingDispatch(),
-                memory.refusedBundles(), rows);
+                memory.refusedBundles(), rows, listed);
     }
 
     /** Completes the future once at least {@code count} executors are registered. */

@@ -125,6 +125,10 @@ public final class StatusReporter {
             x.put("cachedObjects", e.cachedObjects());
             x.put("connectedSeconds", e.connectedSeconds());
         }
+        ArrayNode instanceList = o.putArray("instanceList");
+        for (StatusSnapshot.InstanceRow in : s.instanceList()) {
+            instanceList.add(instanceNode(in));
+        }
         for (Map.Entry<String, String> section : sections.entrySet()) {
             try {
                 o.set(section.getKey(), JSON.readTree(section.getValue()));
@@ -137,6 +141,10 @@ public final class StatusReporter {
 
     /** One instance's document. */
     static String render(StatusSnapshot.InstanceRow in) {
+        return instanceNode(in).toString();
+    }
+
+    private static ObjectNode instanceNode(StatusSnapshot.InstanceRow in) {
         ObjectNode o = JSON.createObjectNode();
         o.put("instance", Long.toUnsignedString(in.id(), 16));
         o.put("name", LogSafe.text(in.name()));
@@ -150,6 +158,7 @@ public final class StatusReporter {
         o.put("leaseSeconds", in.leaseSeconds());
         o.put("highestTaskId", in.highestTaskId());
         o.put("lastSeq", in.lastSeq());
-        return o.toString();
+        o.put("attached", in.attached());
+        return o;
     }
 }

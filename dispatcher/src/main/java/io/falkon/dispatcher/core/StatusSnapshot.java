@@ -13,7 +13,10 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
                       int executorsRegistered, long executorsSuspended, int slots, DataStats data,
                       int indexedObjects, int window, long queuedBytes, long runningBytes, long retainedResultBytes,
                       long budgetBytes, boolean refusingBundles, boolean holdingDispatch, long refusedBundles,
-                      List<ExecutorRow> executors) {
+                      List<ExecutorRow> executors, List<InstanceRow> instanceList) {
+
+    /** The most instances the dispatcher's document lists (all are counted). */
+    public static final int MAX_LISTED_INSTANCES = 1000;
 
     /** One executor's line. {@code suspendedSeconds} is meaningful only when suspended. */
     public record ExecutorRow(String id, String host, String impl, int slots, int running, int credits, long completed,
@@ -24,6 +27,6 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
     /** The instance document ({@code STATUS} for one instance). */
     public record InstanceRow(long id, String name, int queued, int running, long completed, long succeeded,
                               long cancelled, int unacknowledged, long leaseSeconds, long highestTaskId,
-                              long lastSeq) {
+                              long lastSeq, boolean attached) {
     }
 }

@@ -6,6 +6,8 @@ import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskStatus;
 
 import java.io.File;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -18,6 +20,8 @@ import java.util.concurrent.TimeUnit;
  * process group instead.
  */
 public final class JdkRunner implements TaskRunner {
+    /** How ProcessBuilder reports the errno of a failed start: "error=2, No such file or directory". */
+    private static final Pattern ERRNO = Pattern.compile("error=(\\d+)");
     private static final File DEV_NULL = new File("/dev/null");
     private static final byte[] EMPTY = new byte[0];
     /** How often a waiting slot checks the spool size and cancellation. */
@@ -54,8 +58,11 @@ public final class JdkRunner implements TaskRunner {
             p = pb.start();
         } catch (IOException e) {
             currentTask = -1;
-            return new Execution(TaskStatus.LAUNCH_FAILED, -1, 0, started, TaskRunner.nowMicros(), EMPTY, EMPTY,
-                    launchFailure(spec, e.getMessage() == null ? e.toString() : e.getMessage()), ExtField.NONE);
+            String why = e.getMessage() == null ? e.toString() : e.getMessage();
+            Matcher errno = ERRNO.matcher(why);
+            return new Execution(TaskStatus.LAUNCH_FAILED, -1,
+                    errno.find() ? TaskRunner.launchFlags(Integer.parseInt(errno.group(1))) : 0, started,
+                    TaskRunner.nowMicros(), EMPTY, EMPTY, launchFailure(spec, why), ExtField.NONE);
         }
         current = p;
         String detail = "";

@@ -125,8 +125,8 @@ public final class PosixRunner implements TaskRunner {
             synchronized (lock) {
                 task = -1;
             }
-            return new Execution(TaskStatus.LAUNCH_FAILED, -1, 0, started, TaskRunner.nowMicros(), EMPTY, EMPTY,
-                    launchFailure(spec, dir, rc), ExtField.NONE);
+            return new Execution(TaskStatus.LAUNCH_FAILED, -1, TaskRunner.launchFlags(rc), started,
+                    TaskRunner.nowMicros(), EMPTY, EMPTY, launchFailure(spec, dir, rc), ExtField.NONE);
         }
         int child = pidOut[0];
         ScheduledFuture<?> deadline = spec.wallTimeMillis() > 0

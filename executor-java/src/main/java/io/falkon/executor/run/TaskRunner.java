@@ -23,6 +23,16 @@ public interface TaskRunner {
     /** Kills whatever runs now (executor shutdown). */
     void killCurrent();
 
+    /**
+     * The flags of a launch failure with this errno: {@link Execution#PERMANENT} when no retry could
+     * succeed (the program or the working directory does not exist, is not executable or is not a
+     * directory), none when it might (out of processes, memory or descriptors).
+     */
+    static int launchFlags(int errno) {
+        // ENOENT, EACCES, ENOTDIR, ENOEXEC
+        return errno == 2 || errno == 13 || errno == 20 || errno == 8 ? Execution.PERMANENT : 0;
+    }
+
     static long nowMicros() {
         Instant now = Instant.now();
         return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;

@@ -1,0 +1,124 @@
+package io.falkon.cli;
+
+import io.falkon.client.TaskResult;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.TreeMap;
+
+/**
+ * Where each task's output goes as the task finishes ({@code falkon run} and {@code submit}): printed
+ * whole, one task at a time (stdout to stdout, stderr to stderr), so that two tasks' output never
+ * interleave; in input order on request ({@code --keep-order}: a finished task waits for the ones
+ * before it); or written to files named from a template ({@code --output-files 'out/{#}.{stream}'});
+ * or nowhere ({@code --quiet}).
+ */
+final class OutputPrinter {
+    private final PrintStream out;
+    private final PrintStream err;
+    private final boolean keepOrder;
+    private final String filesTemplate;
+    private final Runnable clearProgress;
+    private record Pending(int line, TaskResult result) {
+    }
+
+    private final TreeMap<Long, Pending> waiting = new TreeMap<>();
+    private long nextToPrint;
+
+    /**
+     * @param filesTemplate a path with {@code {#}} (the task's number), {@code {line}} (its line) and
+     *                      {@code {stream}} ({@code stdout} or {@code stderr}); null to print
+     * @param clearProgress clears the progress bar's line before output is printed
+     */
+    OutputPrinter(PrintStream out, PrintStream err, boolean keepOrder, String filesTemplate, Runnable clearProgress) {
+        if (filesTemplate != null && !filesTemplate.contains("{stream}") && !filesTemplate.contains("{#}")
+                && !filesTemplate.contains("{line}")) {
+            throw new IllegalArgumentException("--output-files '" + filesTemplate + "' names the same file for every "
+                    + "task: use {#} (the task's number) or {line}, and {stream}");
+        }
+        this.out = out;
+        this.err = err;
+        this.keepOrder = keepOrder;
+        this.filesTemplate = filesTemplate;
+        this.clearProgress = clearProgress;
+    }
+
+    /** A task finished: {@code index} is its place in the file (0 for the first task), {@code line} its line. */
+    synchronized void finished(long index, int line, TaskResult r) {
+        if (!keepOrder) {
+            emit(index, line, r);
+            return;
+        }
+        waiting.put(index, new Pending(line, r));
+        drain();
+    }
+
+    private void drain() {
+        while (!waiting.isEmpty() && waiting.firstKey() == nextToPrint) {
+            Pending p = waiting.pollFirstEntry().getValue();
+            emit(nextToPrint, p.line(), p.result());
+            nextToPrint++;
+        }
+    }
+
+    /** A task that will never finish (lost): later ones in input order need not wait for it. */
+    synchronized void skipped(long index) {
+        if (keepOrder && index == nextToPrint) {
+            nextToPrint++;
+            drain();
+        }
+    }
+
+    /** Prints whatever still waits for earlier tasks (the end of the run). */
+    synchronized void flush() {
+        while (!waiting.isEmpty()) {
+            var e = waiting.pollFirstEntry();
+            emit(e.getKey(), e.getValue().line(), e.getValue().result());
+        }
+    }
+
+    private void emit(long index, int line, TaskResult r) {
+        byte[] stdout = r.stdout().getBytes(StandardCharsets.UTF_8);
+        byte[] stderr = r.stderr().getBytes(StandardCharsets.UTF_8);
+        if (filesTemplate != null) {
+            write(path(index, line, "stdout"), stdout);
+            write(path(index, line, "stderr"), stderr);
+            return;
+        }
+        if (stdout.length == 0 && stderr.length == 0) {
+            return;
+        }
+        clearProgress.run();
+        out.write(stdout, 0, stdout.length);
+        if (stdout.length > 0 && stdout[stdout.length - 1] != '\n') {
+            out.println();
+        }
+        out.flush();
+        err.write(stderr, 0, stderr.length);
+        if (stderr.length > 0 && stderr[stderr.length - 1] != '\n') {
+            err.println();
+        }
+        err.flush();
+    }
+
+    private Path path(long index, int line, String stream) {
+        return Path.of(filesTemplate.replace("{#}", Long.toString(index + 1))
+                .replace("{line}", Integer.toString(line))
+                .replace("{stream}", stream));
+    }
+
+    private static void write(Path p, byte[] bytes) {
+        try {
+            if (p.getParent() != null) {
+                Files.createDirectories(p.getParent());
+            }
+            Files.write(p, bytes);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write task output to " + p + ": " + e.getMessage(), e);
+        }
+    }
+}
