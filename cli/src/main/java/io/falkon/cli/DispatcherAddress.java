@@ -1,5 +1,8 @@
 package io.falkon.cli;
 
+import io.falkon.client.ClientOptions;
+import io.falkon.client.FalkonClient;
+import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.Option;
 
 /** Where a client command finds the dispatcher: its TCP port, or its Web Services interface. */
@@ -17,5 +20,27 @@ final class DispatcherAddress {
             throw new Falkon.UserError("--ws takes an http:// URL, got '" + ws + "'");
         }
         return ws != null ? ws : dispatcher;
+    }
+
+    /** A client of the dispatcher at {@code address}, presenting the token and using the TLS {@code connect} names. */
+    static FalkonClient connect(String address, ConnectOptions connect) {
+        return FalkonClient.connect(address, clientOptions(connect));
+    }
+
+    /** The command line's client options: its name, and the token and TLS {@code connect} names. */
+    static ClientOptions clientOptions(ConnectOptions connect) {
+        try {
+            return ClientOptions.defaults().withClientName("falkon-cli").withToken(connect.token().token().value())
+                    .withTls(connect.tls());
+        } catch (IllegalArgumentException e) {
+            throw new Falkon.UserError(e.getMessage());
+        }
+    }
+
+    /** The dispatcher's status document. */
+    static String status(String address, ConnectOptions connect) {
+        try (FalkonClient c = connect(address, connect)) {
+            return c.status();
+        }
     }
 }

@@ -16,6 +16,7 @@ import java.util.List;
 @Command(name = "falkon", mixinStandardHelpOptions = true, versionProvider = Falkon.Version.class,
         description = "Fast and light-weight task execution: run millions of short command-line tasks.",
         subcommands = {RunCommand.class, DispatcherCommand.class, ExecutorCommand.class, SubmitCommand.class,
+                ListCommand.class, WaitCommand.class, ResultsCommand.class, CancelCommand.class,
                 StatusCommand.class, ProvisionCommand.class, CommandLine.HelpCommand.class})
 public final class Falkon {
 

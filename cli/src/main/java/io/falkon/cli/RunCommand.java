@@ -7,6 +7,7 @@ import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.policy.DispatchPolicies;
 import io.falkon.dispatcher.policy.DispatchPolicy;
 import io.falkon.executor.Bytes;
+import io.falkon.executor.ConnectOptions;
 import io.falkon.executor.ExecutorCommand;
 import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.auth.Token;
@@ -103,7 +104,11 @@ final class RunCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
         }
-        long total = workload.validate();
+        // the instance to rerun from (if any) is on a running dispatcher, reached as by falkon submit
+        long total = workload.validate(new ConnectOptions());
+        if (workload.nothingToRerun(total)) {
+            return 0;
+        }
         DispatchPolicy chosen;
         LocalExecutors.Impl impl;
         try {
@@ -147,7 +152,7 @@ final class RunCommand implements Callable<Integer> {
             awaitExecutors(dispatcher, local);
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
                     workload.clientOptions(dispatcher.token()));
-                 TaskFile file = TaskFile.open(workload.file, workload.format())) {
+                 TaskFile file = workload.open()) {
                 return workload.report(new Workload().run(client, file, total, workload));
             }
         } finally {
@@ -198,7 +203,7 @@ final class RunCommand implements Callable<Integer> {
                     + " shows the allocations)");
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
                     workload.clientOptions(dispatcher.token()));
-                 TaskFile file = TaskFile.open(workload.file, workload.format())) {
+                 TaskFile file = workload.open()) {
                 return workload.report(new Workload().run(client, file, total, workload));
             }
         } finally {

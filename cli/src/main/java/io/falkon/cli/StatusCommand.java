@@ -2,8 +2,6 @@ package io.falkon.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.falkon.client.ClientOptions;
-import io.falkon.client.FalkonClient;
 import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -27,11 +25,7 @@ final class StatusCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Logging.level("WARN");
-        String doc;
-        try (FalkonClient c = FalkonClient.connect(target.address(), ClientOptions.defaults()
-                .withToken(connect.token().token().value()).withTls(connect.tls()))) {
-            doc = c.status();
-        }
+        String doc = DispatcherAddress.status(target.address(), connect);
         if (json) {
             System.out.println(doc);
             return 0;

@@ -1,16 +1,23 @@
 package io.falkon.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.falkon.client.FalkonClient;
 import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
 @Command(name = "submit", mixinStandardHelpOptions = true,
-        description = "Run a task file on a running dispatcher; exit 0 iff every task succeeded.")
+        description = "Run a task file on a running dispatcher; exit 0 iff every task succeeded. With --detach, "
+                + "return at once and come back later (falkon list, wait, results, cancel).")
 final class SubmitCommand implements Callable<Integer> {
+    /** One day: a detached instance outlives a night away from the terminal. */
+    static final long DEFAULT_LEASE_SECONDS = 86_400;
 
     @ArgGroup(exclusive = true, multiplicity = "1")
     DispatcherAddress target;
@@ -21,13 +28,76 @@ final class SubmitCommand implements Callable<Integer> {
     @Mixin
     WorkloadOptions workload;
 
+    @Option(names = "--detach", description = "submit every task, print the instance's id and return: the tasks "
+            + "run on, the dispatcher keeps their results; see falkon list, wait, results, cancel")
+    boolean detach;
+
+    @Option(names = "--lease", paramLabel = "SECONDS", description = "with --detach: how long the dispatcher keeps "
+            + "the instance and its results while no client is attached (default: ${DEFAULT-VALUE}, a day)")
+    long leaseSeconds = DEFAULT_LEASE_SECONDS;
+
     @Override
     public Integer call() throws Exception {
         Logging.level("WARN");
-        long total = workload.validate();
+        if (detach && target.ws != null) {
+            throw new Falkon.UserError("--detach needs the dispatcher's TCP address (--dispatcher HOST:PORT): "
+                    + "instances are taken over there later");
+        }
+        if (leaseSeconds < 1) {
+            throw new Falkon.UserError("--lease must be at least 1 second");
+        }
+        long total = workload.validate(connect);
+        if (workload.nothingToRerun(total)) {
+            return 0;
+        }
+        if (detach) {
+            return detach();
+        }
         try (FalkonClient client = FalkonClient.connect(target.address(), workload.clientOptions(connect));
-             TaskFile file = TaskFile.open(workload.file, workload.format())) {
+             TaskFile file = workload.open()) {
             return workload.report(new Workload().run(client, file, total, workload));
         }
+    }
+
+    private int detach() throws Exception {
+        // nobody waits for the results here: no limit on unfinished tasks, the dispatcher queues them
+        Workload.Detached d;
+        try (FalkonClient client = FalkonClient.connect(target.address(), workload.clientOptions(connect)
+                .withMaxInFlight(Integer.MAX_VALUE).withLeaseSeconds(leaseSeconds));
+             TaskFile file = workload.open()) {
+            d = new Workload().detach(client, file, fileName(), workload.selective());
+        }
+        String file = workload.file.equals("-") ? "-" : Path.of(workload.file).toAbsolutePath().normalize().toString();
+        InstanceRecords.Record r = new InstanceRecords.Record(d.key(), target.address(), file, workload.template,
+                workload.timeoutSeconds, d.tasks(), InstanceRecords.now(), d.lines());
+        InstanceRecords.standard().save(r);
+        if (workload.json) {
+            ObjectNode o = new ObjectMapper().createObjectNode();
+            o.put("instance", r.id());
+            o.put("key", d.key());
+            o.put("tasks", d.tasks());
+            o.put("dispatcher", target.address());
+            o.put("leaseSeconds", leaseSeconds);
+            System.out.println(o);
+        } else {
+            System.out.println("instance " + r.id() + ": " + d.tasks() + " tasks submitted; they run on while no "
+                    + "client is attached (lease " + leaseSeconds + " s)");
+            String at = target.address();
+            hint("falkon list --dispatcher " + at, "progress");
+            hint("falkon wait " + r.id(), "until every task has finished");
+            hint("falkon results " + r.id() + " --failed", "the failures, with their lines");
+            hint("falkon submit --dispatcher " + at + " --rerun-failed " + r.id() + " " + workload.file,
+                    "run those again");
+            System.out.println("its key, to reach it from another machine (keep it to yourself): " + d.key());
+        }
+        return 0;
+    }
+
+    private static void hint(String command, String what) {
+        System.out.printf("  %-60s %s%n", command, what);
+    }
+
+    private String fileName() {
+        return workload.file.equals("-") ? "stdin" : Path.of(workload.file).getFileName().toString();
     }
 }

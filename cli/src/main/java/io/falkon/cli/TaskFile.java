@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.IntPredicate;
 
 /**
  * A task file, read as a stream. Plain files hold one shell command per line (run with
@@ -44,13 +45,12 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private static final Set<String> INPUT_FIELDS = Set.of("id", "source", "size", "checksum", "unpack", "name");
     private static final Set<String> OUTPUT_FIELDS = Set.of("path", "id");
 
-    /** One task and the line it came from. */
-    /** One task: its line number, its spec, and the line as written (to rerun it). */
     /** The file's name, for messages. */
     String name() {
         return name;
     }
 
+    /** One task: its line number, its spec, and the line as written (to rerun it). */
     record Entry(int line, TaskSpec spec, String text) {
     }
 
@@ -69,6 +69,9 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private long taskNumber;
     private int lineNo;
     private Entry next;
+    /** Which lines' tasks are run (a rerun passes over what succeeded before); null for all. */
+    private IntPredicate selected;
+    private int skipped;
 
     /** How lines become tasks: the wall time of tasks that set none, and a command template (or null). */
     record Format(Duration defaultWallTime, CommandTemplate template) {
@@ -101,23 +104,39 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         return new TaskFile(path, Files.newInputStream(p), path.endsWith(".jsonl"), format);
     }
 
-    /** Reads the whole file once to check every line and count the tasks. */
-    static Checked validate(String path, Format format) throws IOException {
+    /**
+     * Runs only the tasks on the lines {@code lines} accepts (the others are still checked, and
+     * passed over): a rerun of what did not succeed. A template's {@code {#}} still counts them all,
+     * so a task keeps its number. Null: every task.
+     */
+    TaskFile selecting(IntPredicate lines) {
+        this.selected = lines;
+        return this;
+    }
+
+    /**
+     * Reads the whole file once to check every line and count the tasks ({@code lines}: the lines
+     * whose tasks are run, null for all).
+     */
+    static Checked validate(String path, Format format, IntPredicate lines) throws IOException {
         int n = 0;
         boolean https = false;
-        try (TaskFile f = open(path, format)) {
+        try (TaskFile f = open(path, format).selecting(lines)) {
             while (f.hasNext()) {
                 for (var in : f.next().spec().inputs()) {
                     https |= in.source().startsWith("https://");
                 }
                 n++;
             }
+            return new Checked(n, f.skipped, https);
         }
-        return new Checked(n, https);
     }
 
-    /** What a check of the whole file found: its tasks, and whether any reads an https:// source. */
-    record Checked(int tasks, boolean httpsInputs) {
+    /**
+     * What a check of the whole file found: its tasks (less those passed over), the tasks passed
+     * over, and whether any reads an https:// source.
+     */
+    record Checked(int tasks, int skipped, boolean httpsInputs) {
     }
 
     @Override
@@ -159,16 +178,24 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             if (line.indexOf('\0') >= 0) {
                 throw new BadLine(name, lineNo, "contains a NUL character");
             }
-            if (jsonl) {
-                return new Entry(lineNo, parseJson(trimmed), trimmed);
-            }
-            if (template == null) {
-                return new Entry(lineNo, withDefaults(ShellLine.task(line)), trimmed);
-            }
             long number = ++taskNumber;
-            return new Entry(lineNo, withDefaults(ShellLine.task(template.fill(line, number)).env("FALKON_LINE", trimmed)
-                    .env("FALKON_TASK_NUMBER", Long.toString(number))), trimmed);
+            Entry e = entry(line, trimmed, number);
+            if (selected == null || selected.test(lineNo)) {
+                return e;
+            }
+            skipped++;
         }
+    }
+
+    private Entry entry(String line, String trimmed, long number) {
+        if (jsonl) {
+            return new Entry(lineNo, parseJson(trimmed), trimmed);
+        }
+        if (template == null) {
+            return new Entry(lineNo, withDefaults(ShellLine.task(line)), trimmed);
+        }
+        return new Entry(lineNo, withDefaults(ShellLine.task(template.fill(line, number)).env("FALKON_LINE", trimmed)
+                .env("FALKON_TASK_NUMBER", Long.toString(number))), trimmed);
     }
 
     private TaskSpec withDefaults(TaskSpec.Builder b) {

@@ -14,9 +14,12 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.concurrent.Executors;
@@ -113,7 +116,7 @@ final class Workload {
             InterruptedException {
         Path resultsFile = options.results;
         if (resultsFile != null) {
-            results = Files.newBufferedWriter(resultsFile, StandardCharsets.UTF_8);
+            results = openResults(resultsFile, options.rerunFailed);
             texts = new String[1024];
             // a long task after a burst of results must not keep them in the buffer
             flusher = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -190,6 +193,69 @@ final class Workload {
             reportLost(lost, submitted, read, lostCause);
         }
         return new Summary(read, succeeded.get(), failed.get(), lost, seconds, startup, inputs);
+    }
+
+    /**
+     * The results file: new, or, for a rerun whose results go to the file it reruns from, that
+     * file appended to (its last result of a line is the one a later rerun reads).
+     */
+    private static BufferedWriter openResults(Path file, String rerunFrom) throws IOException {
+        if (rerunFrom != null && Files.isRegularFile(file) && Files.isSameFile(file, Path.of(rerunFrom))) {
+            boolean endsWithNewline;
+            try (SeekableByteChannel c = Files.newByteChannel(file)) {
+                ByteBuffer last = ByteBuffer.allocate(1);
+                endsWithNewline = c.size() == 0 || (c.position(c.size() - 1).read(last) == 1 && last.get(0) == '\n');
+            }
+            BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8, StandardOpenOption.APPEND);
+            if (!endsWithNewline) {
+                w.newLine(); // a line cut short (the writer was killed) stays a line of its own
+            }
+            return w;
+        }
+        return Files.newBufferedWriter(file, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * What {@code submit --detach} left running: the instance's key, its tasks, and (when only some
+     * of the file's tasks were submitted) the line of each.
+     */
+    record Detached(String key, long tasks, int[] lines) {
+    }
+
+    /**
+     * Submits every task to a new instance that keeps its results, then lets the instance go: its
+     * tasks run on, and its results wait on the dispatcher (within its lease) for {@code falkon wait}
+     * and {@code results}. If the submission fails, or is interrupted, the instance is destroyed:
+     * half a submission does not run on unseen.
+     *
+     * @param selective whether only some of the file's tasks are submitted (their lines are then returned)
+     */
+    Detached detach(FalkonClient client, TaskFile file, String name, boolean selective) throws InterruptedException {
+        Instance instance = client.createInstance(name).keepingResults();
+        Thread onInterrupt = new Thread(instance::close, "falkon-interrupted");
+        Runtime.getRuntime().addShutdownHook(onInterrupt);
+        boolean detached = false;
+        try {
+            long submitted = 0;
+            while (file.hasNext()) {
+                TaskFile.Entry e = file.next();
+                remember(submitted, e.line(), null);
+                instance.submit(e.spec());
+                submitted++;
+            }
+            String key = instance.detach();
+            detached = true;
+            return new Detached(key, submitted, selective ? Arrays.copyOf(lines, (int) submitted) : null);
+        } finally {
+            try {
+                Runtime.getRuntime().removeShutdownHook(onInterrupt);
+            } catch (IllegalStateException e) {
+                // shutting down: the hook destroys the instance
+            }
+            if (!detached) {
+                instance.close();
+            }
+        }
     }
 
     /** Says why tasks were lost, and which lines (the first ten) never got a result. */
@@ -331,34 +397,10 @@ final class Workload {
         if (results == null) {
             return;
         }
-        ObjectNode o = JSON.createObjectNode();
-        o.put("task", r.taskId());
-        o.put("line", lineOf(r.taskId()));
-        if (texts != null && r.taskId() < texts.length && texts[(int) r.taskId()] != null) {
-            o.put("command", texts[(int) r.taskId()]);
-        }
-        o.put("status", r.status().name());
-        o.put("exitCode", r.exitCode());
-        o.put("executor", r.executorId());
-        o.put("attempt", r.attempt());
-        o.put("stdout", r.stdout());
-        o.put("stderr", r.stderr());
-        if (r.execution().stdoutTruncated()) {
-            o.put("stdoutTruncated", true);
-        }
-        if (r.execution().stderrTruncated()) {
-            o.put("stderrTruncated", true);
-        }
-        if (!r.execution().detail().isEmpty()) {
-            o.put("detail", r.execution().detail());
-        }
-        o.put("submittedMicros", r.submittedMicros());
-        o.put("dispatchedMicros", r.dispatchedMicros());
-        o.put("startedMicros", r.execution().startedMicros());
-        o.put("finishedMicros", r.execution().finishedMicros());
-        o.put("deliveredMicros", r.deliveredMicros());
+        int line = lineOf(r.taskId());
+        String command = texts != null && r.taskId() < texts.length ? texts[(int) r.taskId()] : null;
         try {
-            results.write(o.toString());
+            results.write(ResultJson.line(r, line, command));
             results.newLine();
             long now = System.nanoTime();
             if (now - lastFlushNanos > FLUSH_NANOS) {

@@ -6,8 +6,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.function.IntPredicate;
 
 /** Options shared by {@code falkon submit} and {@code falkon run}. */
 final class WorkloadOptions {
@@ -29,7 +31,8 @@ final class WorkloadOptions {
     @Option(names = "--json", description = "print one JSON summary object on stdout at the end")
     boolean json;
 
-    @Option(names = "--results", paramLabel = "FILE", description = "write every result as a JSON line to FILE")
+    @Option(names = "--results", paramLabel = "FILE", description = "write every result as a JSON line to FILE (appended to when FILE "
+            + "is also the --rerun-failed file: one record across reruns)")
     Path results;
 
     @Option(names = {"-q", "--quiet"}, description = "do not print the tasks' output (with --json it is not printed "
@@ -100,18 +103,59 @@ final class WorkloadOptions {
         }
     }
 
-    /** Checks every line of a file before anything runs, and counts the tasks; -1 for stdin. */
-    long validate() throws IOException {
+    @Option(names = "--rerun-failed", paramLabel = "RESULTS|INSTANCE", description = "run only the tasks of FILE "
+            + "that did not succeed before (failed or never finished): in a results file of an earlier run "
+            + "(--results), or in a detached instance (its id or key)")
+    String rerunFailed;
+
+    /** With --rerun-failed: the lines whose tasks run now; null for all. */
+    private IntPredicate selected;
+
+    /** FILE's tasks as they are to be run (less those that succeeded before, with --rerun-failed). */
+    TaskFile open() throws IOException {
+        return TaskFile.open(file, format()).selecting(selected);
+    }
+
+    /**
+     * Checks every line of a file before anything runs, and counts the tasks to run; -1 for stdin.
+     * With --rerun-failed, finds what succeeded before (an instance reached as {@code connect} says)
+     * and says how many tasks are left to run.
+     */
+    long validate(ConnectOptions connect) throws IOException, InterruptedException {
         try {
             if (file.equals("-")) {
+                if (rerunFailed != null) {
+                    throw new Falkon.UserError("--rerun-failed needs the task file itself, not standard input");
+                }
                 return -1;
             }
-            TaskFile.Checked c = TaskFile.validate(file, format());
+            if (rerunFailed != null) {
+                if (!Files.isRegularFile(Path.of(file))) {
+                    throw new Falkon.UserError("task file " + file + " does not exist or is not a file");
+                }
+                selected = Rerun.toRun(file, rerunFailed, connect);
+            }
+            TaskFile.Checked c = TaskFile.validate(file, format(), selected);
             httpsInputs = c.httpsInputs();
+            if (rerunFailed != null) {
+                System.err.println(c.tasks() == 0 ? "nothing to rerun: every task of " + file + " succeeded in "
+                        + rerunFailed : "rerunning " + c.tasks() + " of the " + (c.tasks() + c.skipped()) + " tasks of "
+                        + file + " (those that did not succeed in " + rerunFailed + ")");
+            }
             return c.tasks();
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
         }
+    }
+
+    /** After {@link #validate}: there is nothing to do (a rerun of a run whose every task succeeded). */
+    boolean nothingToRerun(long total) {
+        return rerunFailed != null && total == 0;
+    }
+
+    /** Whether only some of FILE's tasks run ({@code --rerun-failed}): task numbers then differ from the file's. */
+    boolean selective() {
+        return selected != null;
     }
 
     /** After {@link #validate()}: whether a task reads an https:// source (the Java executor's alone). */

@@ -16,6 +16,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -112,14 +115,26 @@ class ServiceCommandsTest {
             provision = start(dir, "provision", "--dispatcher", addr, "--provisioner", "local", "--max-nodes", "2",
                     "--slots", "2", "--idle", "1", "--poll", "100", "--executor", impl);
             Path file = dir.resolve("tasks.txt");
-            Files.writeString(file, "echo provisioned\n".repeat(60));
-            Cli.Result r = Cli.run(dir, "submit", "--dispatcher", addr, "--json", file.toString());
+            // long enough (15 rounds of 0.2 s on 4 slots) to see the executors while they work
+            Files.writeString(file, "sleep 0.2\n".repeat(60));
+            CompletableFuture<Cli.Result> submitted = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return Cli.run(dir, "submit", "--dispatcher", addr, "--json", file.toString());
+                } catch (Exception e) {
+                    throw new CompletionException(e);
+                }
+            });
+            // the jobs started the executor asked for
+            AtomicReference<JsonNode> executors = new AtomicReference<>();
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                executors.set(new ObjectMapper().readTree(
+                        Cli.run(dir, "status", "--json", "--dispatcher", addr).stdout()).get("executorList"));
+                return !executors.get().findValuesAsText("impl").isEmpty() || submitted.isDone();
+            });
+            assertThat(executors.get().findValuesAsText("impl")).isNotEmpty().containsOnly(impl);
+            Cli.Result r = submitted.get(120, TimeUnit.SECONDS);
             assertThat(r.exit()).as(r.stderr()).isZero();
             assertThat(new ObjectMapper().readTree(r.stdout()).get("succeeded").asInt()).isEqualTo(60);
-            // the jobs started the executor asked for
-            JsonNode executors = new ObjectMapper().readTree(
-                    Cli.run(dir, "status", "--json", "--dispatcher", addr).stdout()).get("executorList");
-            assertThat(executors.findValuesAsText("impl")).isNotEmpty().containsOnly(impl);
             // idle for 1 s, the executors leave; nothing stays allocated
             await().atMost(Duration.ofSeconds(60)).until(() -> new ObjectMapper().readTree(
                     Cli.run(dir, "status", "--json", "--dispatcher", addr).stdout()).at("/executors/registered").asInt() == 0);

@@ -102,6 +102,19 @@ public final class FalkonClient implements AutoCloseable {
      *                                  the secret is wrong)
      */
     public Instance attach(String key, Consumer<TaskResult> onResult) {
+        return attach(key, onResult, true);
+    }
+
+    /**
+     * Like {@link #attach(String, Consumer)}, but the results are not acknowledged: the dispatcher
+     * keeps them for whoever takes the instance over next (to look at an instance's results without
+     * taking them away, as {@code falkon results} does). They are kept within the instance's lease.
+     */
+    public Instance attachKeepingResults(String key, Consumer<TaskResult> onResult) {
+        return attach(key, onResult, false);
+    }
+
+    private Instance attach(String key, Consumer<TaskResult> onResult, boolean acknowledge) {
         Objects.requireNonNull(onResult, "onResult");
         InstanceKey.Parts parts = InstanceKey.parse(key);
         CompletableFuture<Instance> made = new CompletableFuture<>();
@@ -113,7 +126,10 @@ public final class FalkonClient implements AutoCloseable {
             }
             Instance[] self = new Instance[1];
             Instance in = new Instance(connection, parts.id(), parts.secret(), options,
-                    () -> instances.remove(self[0]), onResult, reply.highestClientTaskId());
+                    () -> instances.remove(self[0]), onResult, reply.highestClientTaskId(), reply.redelivered());
+            if (!acknowledge) {
+                in.keepingResults(); // before the redelivered results behind the reply, on this same thread
+            }
             self[0] = in;
             instances.add(in);
             made.complete(in);

@@ -64,6 +64,7 @@ public final class Instance implements AutoCloseable {
     private final boolean reconnects;
     /** The next client task id. I/O thread only: ids are given in the order tasks are sent. */
     private long nextTaskId;
+    private final long nextTaskIdAtStart;
     private volatile Consumer<TaskResult> listener;
     private volatile FalkonException lost;
     private volatile boolean closed;
@@ -93,20 +94,26 @@ public final class Instance implements AutoCloseable {
     private record Queued(byte[] spec, CompletableFuture<TaskResult> future) {
     }
 
+    /** Results the dispatcher had kept for this instance when it was taken over (sent right behind ATTACHED). */
+    private final int redelivered;
+
     Instance(Connection connection, long id, String secret, ClientOptions options, Runnable onClose) {
-        this(connection, id, secret, options, onClose, null, -1);
+        this(connection, id, secret, options, onClose, null, -1, 0);
     }
 
     /**
      * @param listener       set before any result can arrive (for an instance taken over by id)
      * @param highestTaskId  for an instance taken over by id: the highest task id it already has (new
      *                       tasks continue after it); -1 for a new instance
+     * @param redelivered    for an instance taken over by id: how many kept results the dispatcher is sending
      */
     Instance(Connection connection, long id, String secret, ClientOptions options, Runnable onClose,
-             Consumer<TaskResult> listener, long highestTaskId) {
+             Consumer<TaskResult> listener, long highestTaskId, int redelivered) {
         this.connection = connection;
+        this.redelivered = redelivered;
         this.listener = listener;
         this.nextTaskId = highestTaskId + 1;
+        this.nextTaskIdAtStart = nextTaskId;
         this.inherited = highestTaskId >= 0 || listener != null ? ConcurrentHashMap.newKeySet() : null;
         this.id = id;
         this.secret = secret;
@@ -356,6 +363,23 @@ public final class Instance implements AutoCloseable {
     /** Calls {@code listener} with every result as it arrives (on the I/O thread), besides the futures. */
     public void onResult(Consumer<TaskResult> listener) {
         this.listener = listener;
+    }
+
+    /**
+     * For an instance taken over ({@link FalkonClient#attach}): how many results the dispatcher had kept
+     * for it, all finished before the takeover, and sent to the listener first. 0 for a new instance.
+     */
+    public int redelivered() {
+        return redelivered;
+    }
+
+    /**
+     * For an instance taken over: the highest task id submitted to it so far (by any client), -1 for
+     * none; its tasks are numbered from 0, so this plus one is how many were submitted when ids were
+     * given in order, as {@link #submit} gives them.
+     */
+    public long highestTaskId() {
+        return nextTaskIdAtStart - 1;
     }
 
     /** Tasks submitted and not yet finished. */

@@ -2,18 +2,22 @@ package io.falkon.dispatcher;
 
 import io.falkon.dispatcher.admission.Admission;
 import io.falkon.dispatcher.core.Journal;
+import io.falkon.dispatcher.core.ResultSpill;
 import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.dispatcher.core.SchedulerLoop;
 import io.falkon.dispatcher.core.StatusReporter;
 import io.falkon.dispatcher.core.StatusSnapshot;
 import io.falkon.dispatcher.journal.FileJournal;
+import io.falkon.dispatcher.journal.SpillFiles;
 import io.falkon.dispatcher.transport.TcpTransport;
 import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.protocol.auth.TokenSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.concurrent.CompletableFuture;
@@ -42,12 +46,14 @@ public final class Dispatcher implements AutoCloseable {
     private final TcpTransport tcp;
     private final FileJournal journal;
     private final WsTransport ws;
+    private final SpillFiles spill;
     private final ScheduledExecutorService sampler;
     private volatile boolean closed;
 
     private Dispatcher(DispatcherConfig config, SchedulerLoop loop, TcpTransport tcp, FileJournal journal,
-                       WsTransport ws) {
+                       WsTransport ws, SpillFiles spill) {
         this.config = config;
+        this.spill = spill;
         this.loop = loop;
         this.tcp = tcp;
         this.journal = journal;
@@ -80,8 +86,9 @@ public final class Dispatcher implements AutoCloseable {
                 throw new IllegalStateException("cannot open the journal: " + e.getMessage(), e);
             }
         }
+        SpillFiles spill = openSpill(config, id);
         Scheduler scheduler = new Scheduler(config.policy(), config.clock(), id, config.scheduler(),
-                journal == null ? Journal.NONE : journal);
+                journal == null ? Journal.NONE : journal, spill == null ? ResultSpill.NONE : spill);
         if (journal != null) {
             journal.restoreInto(scheduler);
         }
@@ -96,12 +103,12 @@ public final class Dispatcher implements AutoCloseable {
                     config.ioThreads(), settings, admission);
         } catch (InterruptedException e) {
             loop.close();
-            closeJournal(journal);
+            closeStores(journal, spill);
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while binding", e);
         } catch (RuntimeException e) {
             loop.close();
-            closeJournal(journal);
+            closeStores(journal, spill);
             throw new IllegalStateException("cannot listen on " + config.bindHost() + ":" + config.port() + ": "
                     + e.getMessage(), e);
         }
@@ -113,7 +120,7 @@ public final class Dispatcher implements AutoCloseable {
             } catch (IllegalStateException e) {
                 tcp.close();
                 loop.close();
-                closeJournal(journal);
+                closeStores(journal, spill);
                 throw e;
             }
         }
@@ -122,7 +129,24 @@ public final class Dispatcher implements AutoCloseable {
                     config.bindHost(), tcp.localAddress().getPort(), ws == null ? "" : " or the WS port " + ws.port());
         }
         log.info("dispatcher {} listening on {} (policy {})", id, tcp.localAddress(), config.policy().name());
-        return new Dispatcher(config, loop, tcp, journal, ws);
+        return new Dispatcher(config, loop, tcp, journal, ws, spill);
+    }
+
+    /** The result spill, or null (none configured, or its directory cannot be made: results then stay in memory). */
+    private static SpillFiles openSpill(DispatcherConfig config, String id) {
+        if (config.maxSpillBytes() == 0) {
+            return null;
+        }
+        Path dir = config.spillDir() != null ? config.spillDir()
+                : config.journalDir() != null ? config.journalDir().resolve("spill")
+                : TokenSource.system().home().resolve("spill").resolve(id);
+        try {
+            return SpillFiles.open(dir, config.maxSpillBytes());
+        } catch (IOException | RuntimeException e) {
+            log.warn("no result spill ({}: {}): results awaiting acknowledgement stay in memory, under the memory "
+                    + "budget", dir, e.toString());
+            return null;
+        }
     }
 
     public DispatcherConfig config() {
@@ -206,9 +230,12 @@ public final class Dispatcher implements AutoCloseable {
         }
     }
 
-    private static void closeJournal(FileJournal journal) {
+    private static void closeStores(FileJournal journal, SpillFiles spill) {
         if (journal != null) {
             journal.close();
+        }
+        if (spill != null) {
+            spill.close();
         }
     }
 
@@ -255,7 +282,7 @@ public final class Dispatcher implements AutoCloseable {
         }
         tcp.close(); // the event loops write what is pending (the executors' SHUTTING_DOWN) before they stop
         loop.close();
-        closeJournal(journal);
+        closeStores(journal, spill);
         log.info("dispatcher {} stopped", loop.scheduler().dispatcherId());
     }
 }

@@ -104,9 +104,15 @@ public final class DispatcherCommand implements Callable<Integer> {
     @Option(names = "--suspend-for", paramLabel = "SECONDS", description = "(default: ${DEFAULT-VALUE})")
     long suspendForSeconds = 120;
 
-    @Option(names = "--max-memory", paramLabel = "MIB", description = "tasks and results held above this pause "
-            + "reading from clients (default: half the heap)")
+    @Option(names = "--max-memory", paramLabel = "MIB", description = "tasks and results held above this make new "
+            + "bundles wait (refused with BUSY, sent again by their clients); results awaiting acknowledgement over a "
+            + "quarter of it go to disk (default: half the heap)")
     Long maxMemoryMiB;
+
+    @Option(names = "--max-spill", paramLabel = "MIB", description = "most disk for results awaiting "
+            + "acknowledgement beyond their share of memory, in JOURNAL/spill or ~/.falkon/spill (default: "
+            + "${DEFAULT-VALUE}; 0: none)")
+    long maxSpillMiB = 16384;
 
     @Option(names = "--ws-port", description = "also serve the Web Services (SOAP) interface on this HTTP port "
             + "(0 picks a free one; default: off); WSDL at http://HOST:PORT/axis2/services/Falkon?wsdl")
@@ -144,13 +150,16 @@ public final class DispatcherCommand implements Callable<Integer> {
                     .withDefaultRetries(retries).withDispatchTimeoutMillis(dispatchTimeoutSeconds * 1000)
                     .withSuspension(suspendAfter, suspendWindowSeconds * 1000, suspendForSeconds * 1000)
                     .withWindowSize(window);
+            if (maxSpillMiB < 0) {
+                throw new IllegalArgumentException("--max-spill must not be negative");
+            }
             if (maxMemoryMiB != null) {
                 sc = sc.withMemoryBudgetBytes(maxMemoryMiB << 20);
             }
             DispatcherConfig cfg = DispatcherConfig.defaults().withBindHost(host).withPort(port)
                     .withToken(found.token()).withIoThreads(ioThreads).withHeartbeatMillis(heartbeatMillis)
                     .withPolicy(DispatchPolicies.byName(policy, gccThreshold)).withScheduler(sc)
-                    .withJournal(journal, fsync).withMaxTaskBytes(maxTaskBytes).withAdvertiseHost(advertiseHost)
+                    .withJournal(journal, fsync).withSpill(null, maxSpillMiB << 20).withMaxTaskBytes(maxTaskBytes).withAdvertiseHost(advertiseHost)
                     .withTls(tlsCert == null ? null : Tls.server(tlsCert, tlsKey))
                     .withWs(wsPort == null ? -1 : wsPort, WsTransport.Settings.defaults().withMaxBundle(wsMaxBundle)
                             .withMaxRequestBytes(wsMaxRequest).withMaxConnections(wsMaxConnections));

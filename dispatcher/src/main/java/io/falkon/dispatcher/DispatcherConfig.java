@@ -34,6 +34,8 @@ public final class DispatcherConfig {
     private final FsyncPolicy fsync;
     private final int wsPort;
     private final WsTransport.Settings ws;
+    private final Path spillDir;
+    private final long maxSpillBytes;
 
     private DispatcherConfig(Builder b) {
         this.bindHost = Objects.requireNonNull(b.bindHost, "bindHost");
@@ -52,6 +54,11 @@ public final class DispatcherConfig {
         this.fsync = Objects.requireNonNull(b.fsync, "fsync");
         this.wsPort = b.wsPort;
         this.ws = Objects.requireNonNull(b.ws, "ws");
+        this.spillDir = b.spillDir;
+        this.maxSpillBytes = b.maxSpillBytes;
+        if (maxSpillBytes < 0) {
+            throw new IllegalArgumentException("the result spill's size must not be negative");
+        }
         if (wsPort < -1 || wsPort > 65535) {
             throw new IllegalArgumentException("WS port " + wsPort + " is out of range 0..65535");
         }
@@ -225,11 +232,29 @@ public final class DispatcherConfig {
         return toBuilder().ws(port, settings).build();
     }
 
+    /**
+     * Where results awaiting acknowledgement go beyond their share of the memory budget: null for the
+     * default, {@code JOURNAL/spill} with a journal, else {@code $FALKON_HOME/spill/DISPATCHER-ID}.
+     */
+    public Path spillDir() {
+        return spillDir;
+    }
+
+    /** The most bytes the result spill keeps on disk (0: no spill, results stay in memory). */
+    public long maxSpillBytes() {
+        return maxSpillBytes;
+    }
+
+    /** Spills results to {@code dir} (null: the default place), at most {@code maxBytes} (0: never). */
+    public DispatcherConfig withSpill(Path dir, long maxBytes) {
+        return toBuilder().spill(dir, maxBytes).build();
+    }
+
     public Builder toBuilder() {
         return new Builder().bindHost(bindHost).port(port).ioThreads(ioThreads).maxFrameLength(maxFrameLength)
                 .heartbeatMillis(heartbeatMillis).token(token).policy(policy).clock(clock).scheduler(scheduler)
                 .journal(journalDir, fsync).ws(wsPort, ws).tls(tls).maxTaskBytes(maxTaskBytes)
-                .advertiseHost(advertiseHost);
+                .advertiseHost(advertiseHost).spill(spillDir, maxSpillBytes);
     }
 
     /** Builds a {@link DispatcherConfig}; starts from the defaults. */
@@ -250,6 +275,8 @@ public final class DispatcherConfig {
         private FsyncPolicy fsync = FsyncPolicy.BATCH;
         private int wsPort = -1;
         private WsTransport.Settings ws = WsTransport.Settings.defaults();
+        private Path spillDir;
+        private long maxSpillBytes = 16L << 30;
 
         public Builder bindHost(String v) {
             bindHost = v;
@@ -320,6 +347,12 @@ public final class DispatcherConfig {
         public Builder ws(int port, WsTransport.Settings settings) {
             wsPort = port;
             ws = settings;
+            return this;
+        }
+
+        public Builder spill(Path dir, long maxBytes) {
+            spillDir = dir;
+            maxSpillBytes = maxBytes;
             return this;
         }
 

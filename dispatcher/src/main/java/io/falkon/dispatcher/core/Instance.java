@@ -41,6 +41,14 @@ final class Instance {
     /** Delivered but not acknowledged (only with a lease), in sequence order. */
     final ArrayDeque<Message.DeliveredResult> unacked = new ArrayDeque<>();
     long unackedBytes;
+    /**
+     * Whether later results go to the {@link ResultSpill} (once the heap's share is used up): it then
+     * holds seqs {@code spilledFromSeq..spilledThroughSeq}, those up to {@code ackedSeq} acknowledged.
+     */
+    boolean spilling;
+    long spilledFromSeq;
+    long spilledThroughSeq;
+    long ackedSeq;
     boolean gone;
 
     Instance(long id, String secret, String name, Link owner, long leaseSeconds, long createdMicros) {
@@ -75,6 +83,15 @@ final class Instance {
         }
         return owner != null && owner.leaseRunsWhileAttached() && leaseMicros > 0
                 && lastRequestMicros + leaseMicros <= tickMicros;
+    }
+
+    /** Results kept for redelivery, in memory and in the spill. */
+    long unackedCount() {
+        return unacked.size() + spilledUnacked();
+    }
+
+    long spilledUnacked() {
+        return spilling ? Math.max(0, spilledThroughSeq - Math.max(ackedSeq, spilledFromSeq - 1)) : 0;
     }
 
     boolean retainsResults() {

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * The clients' instances: who owns each (the connection that created or re-attached it), which
@@ -24,6 +25,14 @@ final class InstanceRegistry {
     private final Map<Link, List<Instance>> byOwner = new HashMap<>();
     private final Set<Link> clients = new HashSet<>();
     private long retainedBytes;
+    private final ResultSpill spill;
+    /** Retained results beyond this many bytes in memory go to the spill. */
+    private final long spillAboveBytes;
+
+    InstanceRegistry(ResultSpill spill, long spillAboveBytes) {
+        this.spill = spill;
+        this.spillAboveBytes = spillAboveBytes;
+    }
 
     /** Remembers that {@code link} is a client connection (so backpressure reaches it). */
     void client(Link link) {
@@ -117,17 +126,44 @@ final class InstanceRegistry {
         retainedBytes -= in.unackedBytes;
         in.unacked.clear();
         in.unackedBytes = 0;
+        unspill(in);
         if (in.owner != null) {
             disown(in);
         }
     }
 
-    /** Keeps a final result for redelivery until it is acknowledged. */
+    /**
+     * Keeps a final result for redelivery until it is acknowledged: in memory while the retained
+     * results fit their share, else (and for the rest of the instance's results) in the spill.
+     */
     void retain(Instance in, Message.DeliveredResult r) {
-        in.unacked.addLast(r);
         long bytes = Instance.footprint(r);
+        if ((in.spilling || retainedBytes + bytes > spillAboveBytes) && spill.append(in.id, r)) {
+            if (!in.spilling) {
+                in.spilling = true;
+                in.spilledFromSeq = r.seq();
+            }
+            in.spilledThroughSeq = r.seq();
+            return;
+        }
+        in.unacked.addLast(r);
         in.unackedBytes += bytes;
         retainedBytes += bytes;
+    }
+
+    /** Every result kept for the instance, in memory first, then in the spill (in seq order within each). */
+    void forEachRetained(Instance in, Consumer<Message.DeliveredResult> each) {
+        in.unacked.forEach(each);
+        if (in.spilling) {
+            spill.forEach(in.id, in.ackedSeq, each);
+        }
+    }
+
+    private void unspill(Instance in) {
+        if (in.spilling) {
+            spill.drop(in.id);
+            in.spilling = false;
+        }
     }
 
     /** Drops the results up to {@code upToSeq}; true if any was dropped. */
@@ -139,6 +175,13 @@ final class InstanceRegistry {
             in.unackedBytes -= bytes;
             retainedBytes -= bytes;
             dropped = true;
+        }
+        if (in.spilling && upToSeq > in.ackedSeq) {
+            in.ackedSeq = upToSeq;
+            dropped = true;
+            if (upToSeq >= in.spilledThroughSeq) {
+                unspill(in); // every spilled result acknowledged
+            }
         }
         return dropped;
     }
@@ -175,7 +218,12 @@ final class InstanceRegistry {
         return instances.values().stream().filter(i -> i.owner == null).count();
     }
 
+    /** Bytes of retained results held in memory (the spill's are on disk). */
     long retainedBytes() {
         return retainedBytes;
+    }
+
+    ResultSpill spill() {
+        return spill;
     }
 }

@@ -79,6 +79,9 @@ final class Invariants {
             require(bytes == in.unackedBytes, "instance %s counts %d retained bytes, holds %d",
                     Long.toUnsignedString(in.id, 16), in.unackedBytes, bytes);
             retained += bytes;
+            require(!in.spilling || (in.spilledFromSeq <= in.spilledThroughSeq && in.ackedSeq < in.spilledThroughSeq),
+                    "instance %s spills seqs %d..%d, acknowledged to %d", Long.toUnsignedString(in.id, 16),
+                    in.spilledFromSeq, in.spilledThroughSeq, in.ackedSeq);
             perInstance.remove(in);
         }
         for (Map.Entry<Instance, int[]> orphan : perInstance.entrySet()) {

@@ -46,6 +46,9 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class Scheduler {
     private static final Logger log = LoggerFactory.getLogger(Scheduler.class);
+    /** Kept results go back to a client that takes its instance over in DELIVERs of at most this much. */
+    static final long REDELIVER_CHUNK_BYTES = 4 << 20;
+    static final int REDELIVER_CHUNK_RESULTS = 10_000;
     private static final List<ExtField> BYPASS = List.of(new ExtField(ExtTags.BYPASS_CACHE, new byte[]{1}));
 
     private final DispatchPolicy policy;
@@ -56,7 +59,7 @@ public final class Scheduler {
     private final long startedTick;
     private final ExecutorPool pool;
     private final TaskLedger ledger;
-    private final InstanceRegistry instances = new InstanceRegistry();
+    private final InstanceRegistry instances;
     private final Outbox outbox;
     private final Round round;
     private final StatusReporter reporter = new StatusReporter();
@@ -74,7 +77,16 @@ public final class Scheduler {
     }
 
     public Scheduler(DispatchPolicy policy, Clock clock, String dispatcherId, SchedulerConfig config, Journal journal) {
+        this(policy, clock, dispatcherId, config, journal, ResultSpill.NONE);
+    }
+
+    /**
+     * @param spill where results awaiting acknowledgement go beyond a quarter of the memory budget
+     */
+    public Scheduler(DispatchPolicy policy, Clock clock, String dispatcherId, SchedulerConfig config, Journal journal,
+                     ResultSpill spill) {
         this.policy = policy;
+        this.instances = new InstanceRegistry(spill, config.memoryBudgetBytes() / 4);
         this.clock = clock;
         this.dispatcherId = dispatcherId;
         this.config = config;
@@ -446,12 +458,33 @@ public final class Scheduler {
         }
         instances.attach(in, link);
         instances.touched(in, tickMicros);
-        outbox.send(link, new Message.Attached(req.requestId(), in.id, in.highestClientTaskId(), in.unacked.size()));
-        if (!in.unacked.isEmpty()) {
-            outbox.send(link, new Message.Deliver(in.id, new ArrayList<>(in.unacked)));
+        long kept = in.unackedCount();
+        outbox.send(link, new Message.Attached(req.requestId(), in.id, in.highestClientTaskId(),
+                (int) Math.min(Integer.MAX_VALUE, kept)));
+        if (kept > 0) {
+            redeliver(link, in);
         }
         if (in.outbox != null) {
             in.outbox.clear(); // everything in it is in unacked and was just sent
+        }
+    }
+
+    /** Every kept result of the instance, in DELIVERs that each stay well within a frame. */
+    private void redeliver(Link link, Instance in) {
+        List<Message.DeliveredResult> chunk = new ArrayList<>();
+        long[] bytes = {0};
+        instances.forEachRetained(in, r -> {
+            long b = Instance.footprint(r);
+            if (!chunk.isEmpty() && (bytes[0] + b > REDELIVER_CHUNK_BYTES || chunk.size() >= REDELIVER_CHUNK_RESULTS)) {
+                outbox.send(link, new Message.Deliver(in.id, new ArrayList<>(chunk)));
+                chunk.clear();
+                bytes[0] = 0;
+            }
+            chunk.add(r);
+            bytes[0] += b;
+        });
+        if (!chunk.isEmpty()) {
+            outbox.send(link, new Message.Deliver(in.id, chunk));
         }
     }
 
@@ -574,10 +607,11 @@ public final class Scheduler {
         }
     }
 
-    private static StatusSnapshot.InstanceRow instanceRow(Instance in) {
+    private StatusSnapshot.InstanceRow instanceRow(Instance in) {
+        double leaseLeft = in.detached ? Math.max(0, in.detachedMicros + in.leaseMicros - tickMicros) / 1e6 : -1;
         return new StatusSnapshot.InstanceRow(in.id, in.name, in.queued, in.running, in.completed, in.succeeded,
-                in.cancelled, in.unacked.size(), in.leaseMicros / 1_000_000, in.highestClientTaskId(), in.nextSeq - 1,
-                in.owner != null);
+                in.cancelled, (int) Math.min(Integer.MAX_VALUE, in.unackedCount()), in.leaseMicros / 1_000_000,
+                leaseLeft, in.createdMicros, in.highestClientTaskId(), in.nextSeq - 1, in.owner != null);
     }
 
     /** The dispatcher-wide status document (docs/protocol.md section 7). */
@@ -606,7 +640,7 @@ public final class Scheduler {
                 ledger.running(), ledger.completed(), ledger.succeeded(), ledger.retried(), instances.size(),
                 instances.detachedCount(), pool.size(), pool.suspendedCount(), pool.totalSlots(), data,
                 pool.index().objects(), w == null ? 0 : w.size(), ledger.queuedBytes(), ledger.runningBytes(),
-                instances.retainedBytes(), memory.budgetBytes(), memory.refusing(), memory.holdingDispatch(),
+                instances.retainedBytes(), instances.spill().bytes(), memory.budgetBytes(), memory.refusing(), memory.holdingDispatch(),
                 memory.refusedBundles(), rows, listed);
     }
 
@@ -674,12 +708,10 @@ public final class Scheduler {
                 continue;
             }
             out.instanceCreated(in.record());
-            if (in.nextSeq > 1 && in.unacked.isEmpty()) {
+            if (in.nextSeq > 1 && in.unackedCount() == 0) {
                 out.acked(in.id, in.nextSeq - 1); // keeps the sequence counter
             }
-            for (Message.DeliveredResult r : in.unacked) {
-                out.completed(in.id, r);
-            }
+            instances.forEachRetained(in, r -> out.completed(in.id, r));
         }
         ledger.forEachQueued(t -> t.instance.retainsResults(),
                 t -> out.accepted(t.instance.id, t.clientTaskId, t.submittedMicros, t.spec));

@@ -9,6 +9,8 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -96,6 +98,7 @@ public final class StatusReporter {
         mem.put("queuedBytes", s.queuedBytes());
         mem.put("runningBytes", s.runningBytes());
         mem.put("retainedResultBytes", s.retainedResultBytes());
+        mem.put("spilledResultBytes", s.spilledResultBytes());
         mem.put("budgetBytes", s.budgetBytes());
         mem.put("refusingBundles", s.refusingBundles());
         mem.put("holdingDispatch", s.holdingDispatch());
@@ -156,6 +159,11 @@ public final class StatusReporter {
         o.put("cancelled", in.cancelled());
         o.put("unacknowledged", in.unacknowledged());
         o.put("leaseSeconds", in.leaseSeconds());
+        if (in.leaseLeftSeconds() >= 0) {
+            o.put("leaseLeftSeconds", Math.round(in.leaseLeftSeconds() * 10) / 10.0);
+        }
+        o.put("created", Instant.ofEpochSecond(in.createdMicros() / 1_000_000, in.createdMicros() % 1_000_000 * 1000)
+                .truncatedTo(ChronoUnit.SECONDS).toString());
         o.put("highestTaskId", in.highestTaskId());
         o.put("lastSeq", in.lastSeq());
         o.put("attached", in.attached());

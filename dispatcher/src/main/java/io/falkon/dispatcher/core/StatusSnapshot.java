@@ -12,6 +12,7 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
                       long completed, long succeeded, long retried, int instances, long detachedInstances,
                       int executorsRegistered, long executorsSuspended, int slots, DataStats data,
                       int indexedObjects, int window, long queuedBytes, long runningBytes, long retainedResultBytes,
+                      long spilledResultBytes,
                       long budgetBytes, boolean refusingBundles, boolean holdingDispatch, long refusedBundles,
                       List<ExecutorRow> executors, List<InstanceRow> instanceList) {
 
@@ -24,9 +25,12 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
                        int cachedObjects, double connectedSeconds) {
     }
 
-    /** The instance document ({@code STATUS} for one instance). */
+    /**
+     * The instance document ({@code STATUS} for one instance). {@code leaseLeftSeconds} is -1 while a
+     * client has it (its lease runs only while it is detached); {@code createdMicros} is wall-clock time.
+     */
     public record InstanceRow(long id, String name, int queued, int running, long completed, long succeeded,
-                              long cancelled, int unacknowledged, long leaseSeconds, long highestTaskId,
-                              long lastSeq, boolean attached) {
+                              long cancelled, int unacknowledged, long leaseSeconds, double leaseLeftSeconds,
+                              long createdMicros, long highestTaskId, long lastSeq, boolean attached) {
     }
 }

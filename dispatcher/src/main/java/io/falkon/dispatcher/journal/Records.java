@@ -106,6 +106,25 @@ final class Records {
         });
     }
 
+    private static Message.DeliveredResult result(WireReader in) {
+        return new Message.DeliveredResult(in.u64("clientTaskId"), in.u64("seq"), in.u31("attempt"),
+                in.str("executorId"), in.i64("submittedMicros"), in.i64("dispatchedMicros"), in.i64("completedMicros"),
+                MessageCodec.decodeExecution(in));
+    }
+
+    /** Decodes the body of a COMPLETED record (the spill's only kind). */
+    static Message.DeliveredResult completed(ByteBuf body) {
+        WireReader in = new WireReader(body);
+        int type = in.u8("type");
+        if (type != COMPLETED) {
+            throw new ProtocolException(ErrorCode.MALFORMED, "expected a COMPLETED record, found type " + type);
+        }
+        in.u64("instanceId");
+        Message.DeliveredResult r = result(in);
+        in.end("result record");
+        return r;
+    }
+
     /** Decodes one record body into calls on {@code to}. */
     static void apply(ByteBuf body, Replay to) {
         WireReader in = new WireReader(body);
@@ -128,9 +147,7 @@ final class Records {
                     in.blob("spec"));
             case COMPLETED -> {
                 long instanceId = in.u64("instanceId");
-                to.completed(instanceId, new Message.DeliveredResult(in.u64("clientTaskId"), in.u64("seq"),
-                        in.u31("attempt"), in.str("executorId"), in.i64("submittedMicros"), in.i64("dispatchedMicros"),
-                        in.i64("completedMicros"), MessageCodec.decodeExecution(in)));
+                to.completed(instanceId, result(in));
             }
             case ACKED -> to.acked(in.u64("instanceId"), in.u64("upToSeq"));
             case DESTROYED -> to.destroyed(in.u64("instanceId"));

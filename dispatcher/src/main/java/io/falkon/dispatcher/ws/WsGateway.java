@@ -326,9 +326,12 @@ final class WsGateway implements AutoCloseable {
         return session(who, from, key).thenCompose(s -> {
             long requestId = nextRequestId();
             // gone before it is sent: replies complete on a pool, so a poll that the scheduler answers
-            // "unknown instance" could otherwise be seen before this Destroy's own reply
-            gone(s, "destroyed by a Destroy call");
+            // "unknown instance" could otherwise be seen before this Destroy's own reply. The session
+            // stays in the map, gone, until the reply: a call meanwhile must not take the instance over
+            // on a new link (the Destroy would then be refused as not this link's).
+            markGone(s, "destroyed by a Destroy call");
             return call(s.caller, requestId, new Message.Destroy(requestId, s.id))
+                    .whenComplete((m, err) -> sessions.remove(s.id, s))
                     .thenApply(m -> ((Message.Destroyed) m).cancelled());
         });
     }
@@ -357,6 +360,11 @@ final class WsGateway implements AutoCloseable {
         if (!MessageDigest.isEqual(s.secret.getBytes(StandardCharsets.US_ASCII),
                 key.secret().getBytes(StandardCharsets.US_ASCII))) {
             return CompletableFuture.failedFuture(unknown(key));
+        }
+        synchronized (s) {
+            if (s.goneReason != null) {
+                return CompletableFuture.failedFuture(goneFault(s));
+            }
         }
         return s.ready;
     }
@@ -393,6 +401,11 @@ final class WsGateway implements AutoCloseable {
 
     private void gone(Session s, String reason) {
         sessions.remove(s.id, s);
+        markGone(s, reason);
+    }
+
+    /** Fails the session's calls from now on and wakes its waiting polls. */
+    private static void markGone(Session s, String reason) {
         List<CompletableFuture<Void>> wake;
         synchronized (s) {
             s.goneReason = reason;

@@ -31,8 +31,13 @@ public final class SchedulerHarness {
     }
 
     public SchedulerHarness(DispatchPolicy policy, SchedulerConfig config, Journal journal) {
+        this(policy, config, journal, ResultSpill.NONE);
+    }
+
+    public SchedulerHarness(DispatchPolicy policy, SchedulerConfig config, Journal journal, ResultSpill spill) {
         Scheduler[] self = new Scheduler[1];
-        this.scheduler = new Scheduler(policy, clock, "d-test", config, new CheckingJournal(journal, () -> self[0]));
+        this.scheduler = new Scheduler(policy, clock, "d-test", config, new CheckingJournal(journal, () -> self[0]),
+                spill);
         self[0] = scheduler;
     }
 

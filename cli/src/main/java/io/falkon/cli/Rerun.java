@@ -1,0 +1,115 @@
+package io.falkon.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.falkon.client.TaskResult;
+import io.falkon.executor.ConnectOptions;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.BitSet;
+import java.util.function.IntPredicate;
+
+/**
+ * {@code --rerun-failed}: which lines of a task file to run again after an earlier run. From a
+ * detached instance (its id or key): the lines of its tasks that did not succeed. From a results
+ * file ({@code --results}): every line without a successful result, the last result of a line
+ * counting, so the tasks that failed and those that never finished; a rerun that appends to the
+ * same file ({@code --results} the same file, as GNU parallel's {@code --joblog}) keeps one record
+ * across any number of reruns.
+ */
+final class Rerun {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private Rerun() {
+    }
+
+    /**
+     * The lines of {@code file} whose tasks are to run again.
+     *
+     * @param file     the task file to be rerun (as given)
+     * @param source   a results file, or an instance's id or key
+     * @param connect  how to reach the instance's dispatcher (its address from this machine's record)
+     */
+    static IntPredicate toRun(String file, String source, ConnectOptions connect) throws IOException,
+            InterruptedException {
+        Path p = Path.of(source);
+        if (Files.isRegularFile(p)) {
+            BitSet succeeded = succeededLines(p);
+            return line -> !succeeded.get(line);
+        }
+        BitSet failed = failedLines(file, source, connect);
+        return failed::get;
+    }
+
+    /** The lines whose last result in a results file says they succeeded. */
+    static BitSet succeededLines(Path results) throws IOException {
+        BitSet ok = new BitSet();
+        int n = 0;
+        try (BufferedReader r = Files.newBufferedReader(results, StandardCharsets.UTF_8)) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                n++;
+                if (line.isBlank()) {
+                    continue;
+                }
+                JsonNode o;
+                try {
+                    o = JSON.readTree(line);
+                } catch (IOException e) {
+                    throw new Falkon.UserError(results + ":" + n + ": not a result (a JSON object per line, as "
+                            + "--results writes them)");
+                }
+                if (o == null || !o.isObject() || !o.path("line").canConvertToInt()) {
+                    throw new Falkon.UserError(results + ":" + n + ": a result without its \"line\": --rerun-failed "
+                            + "needs a results file written by falkon run or submit --results");
+                }
+                ok.set(o.get("line").asInt(), ResultJson.succeeded(o));
+            }
+        }
+        return ok;
+    }
+
+    /** The lines of an instance's tasks that did not succeed (it must have finished). */
+    private static BitSet failedLines(String file, String source, ConnectOptions connect) throws IOException,
+            InterruptedException {
+        InstanceRef ref = new InstanceRef();
+        ref.ref = source;
+        ref.connect = connect;
+        InstanceRecords.Record record;
+        try {
+            record = ref.record();
+        } catch (Falkon.UserError e) {
+            throw new Falkon.UserError("--rerun-failed " + source + ": neither a results file nor an instance: "
+                    + e.getMessage());
+        }
+        if (record.file() == null || !Path.of(record.file()).equals(Path.of(file).toAbsolutePath().normalize())) {
+            throw new Falkon.UserError("--rerun-failed " + source + ": " + (record.file() == null
+                    ? "nothing on this machine says which file that instance ran"
+                    : "that instance ran " + record.file() + ", not " + file));
+        }
+        TaskLines lines = TaskLines.of(record);
+        if (!lines.known()) {
+            throw new Falkon.UserError("--rerun-failed " + source + ": " + lines.why());
+        }
+        BitSet failed = new BitSet();
+        try (Takeover t = new Takeover(ref.connect(), record.key(), true)) {
+            t.awaitKept();
+            long unfinished = Takeover.unfinished(t.status());
+            if (unfinished > 0) {
+                throw new Falkon.UserError("--rerun-failed " + source + ": the instance still has " + unfinished
+                        + " unfinished task(s): wait for it (falkon wait " + record.id() + ") or cancel it first");
+            }
+            for (long task = 0; task < record.tasks(); task++) {
+                TaskResult r = t.results().get(task);
+                if (r == null || !r.succeeded()) { // no result: it was cancelled, or its result taken and lost
+                    failed.set(lines.line(task));
+                }
+            }
+        }
+        return failed;
+    }
+}

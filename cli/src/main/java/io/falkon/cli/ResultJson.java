@@ -1,0 +1,63 @@
+package io.falkon.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.falkon.client.TaskResult;
+
+/**
+ * One task's result as a JSON object: a line of {@code --results FILE} and of {@code falkon results
+ * --json}; read back by {@code --rerun-failed}.
+ */
+final class ResultJson {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private ResultJson() {
+    }
+
+    /**
+     * @param line    the task's line in its file, or -1 when not known
+     * @param command the line as written, or null when not known
+     */
+    static String line(TaskResult r, int line, String command) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("task", r.taskId());
+        if (line >= 0) {
+            o.put("line", line);
+        }
+        if (command != null) {
+            o.put("command", command);
+        }
+        o.put("status", r.status().name());
+        o.put("exitCode", r.exitCode());
+        o.put("succeeded", r.succeeded());
+        o.put("executor", r.executorId());
+        o.put("attempt", r.attempt());
+        o.put("stdout", r.stdout());
+        o.put("stderr", r.stderr());
+        if (r.execution().stdoutTruncated()) {
+            o.put("stdoutTruncated", true);
+        }
+        if (r.execution().stderrTruncated()) {
+            o.put("stderrTruncated", true);
+        }
+        if (!r.execution().detail().isEmpty()) {
+            o.put("detail", r.execution().detail());
+        }
+        o.put("submittedMicros", r.submittedMicros());
+        o.put("dispatchedMicros", r.dispatchedMicros());
+        o.put("startedMicros", r.execution().startedMicros());
+        o.put("finishedMicros", r.execution().finishedMicros());
+        o.put("deliveredMicros", r.deliveredMicros());
+        return o.toString();
+    }
+
+    /** Whether a result line read back says its task succeeded (older lines without the field: exit 0). */
+    static boolean succeeded(JsonNode o) {
+        JsonNode s = o.get("succeeded");
+        if (s != null) {
+            return s.asBoolean();
+        }
+        return "EXITED".equals(o.path("status").asText()) && o.path("exitCode").asInt(-1) == 0;
+    }
+}

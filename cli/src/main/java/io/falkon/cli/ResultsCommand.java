@@ -1,0 +1,102 @@
+package io.falkon.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.falkon.client.TaskResult;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+
+@Command(name = "results", mixinStandardHelpOptions = true,
+        description = "Show the results a detached instance has so far: each finished task's output, the failures "
+                + "with their lines, and a summary. The dispatcher keeps them: they can be fetched again.")
+final class ResultsCommand implements Callable<Integer> {
+
+    @Mixin
+    InstanceRef instance;
+
+    @Option(names = "--failed", description = "only the tasks that failed")
+    boolean failedOnly;
+
+    @Option(names = "--task", paramLabel = "N", description = "only task N (its number, from 1 as in {#}; "
+            + "repeatable)")
+    List<Long> tasks;
+
+    @Option(names = "--line", paramLabel = "L", description = "only the task from line L of the task file "
+            + "(repeatable)")
+    List<Integer> lines;
+
+    @Option(names = "--json", description = "print each result as a JSON line (as --results FILE writes them) "
+            + "instead of the output")
+    boolean json;
+
+    @Option(names = {"-q", "--quiet"}, description = "do not print the tasks' output, only failures and the summary")
+    boolean quiet;
+
+    @Option(names = "--output-files", paramLabel = "TEMPLATE", description = "write each task's output to files "
+            + "instead: {#} the task's number, {line} its line, {stream} stdout or stderr")
+    String outputFiles;
+
+    @Override
+    public Integer call() throws Exception {
+        Logging.level("WARN");
+        InstanceRecords.Record record = instance.record();
+        TaskLines lines = TaskLines.of(record);
+        if (this.lines != null && !lines.known()) {
+            throw new Falkon.UserError("--line: the lines of this instance's tasks are not known: " + lines.why());
+        }
+        Set<Long> wantedTasks = tasks == null ? null : new HashSet<>(tasks);
+        Set<Integer> wantedLines = this.lines == null ? null : new HashSet<>(this.lines);
+        JsonNode status;
+        String id;
+        List<TaskResult> results;
+        try (Takeover t = new Takeover(instance.connect(), record.key(), true)) {
+            id = Long.toUnsignedString(t.instance().id(), 16);
+            t.awaitKept();
+            status = t.status();
+            results = List.copyOf(t.results().values());
+        }
+        OutputPrinter printer = json || (quiet && outputFiles == null) ? null
+                : new OutputPrinter(System.out, System.err, false, outputFiles, () -> { });
+        long shown = 0;
+        long failed = 0;
+        for (TaskResult r : results) {
+            long task = r.taskId();
+            int line = lines.line(task);
+            if ((failedOnly && r.succeeded()) || (wantedTasks != null && !wantedTasks.contains(task + 1))
+                    || (wantedLines != null && !wantedLines.contains(line))) {
+                continue;
+            }
+            shown++;
+            if (!r.succeeded()) {
+                failed++;
+            }
+            if (json) {
+                System.out.println(ResultJson.line(r, line, lines.text(task)));
+                continue;
+            }
+            if (printer != null) {
+                printer.finished(task, line, r);
+            }
+            if (!r.succeeded()) {
+                System.err.println((line >= 0 ? "line " + line : "task " + (task + 1)) + ": " + Workload.describe(r));
+            }
+        }
+        if (printer != null) {
+            printer.flush();
+        }
+        System.out.flush();
+        if (!json) {
+            System.out.println(WaitCommand.summary(id, status) + "; " + results.size() + " result(s) kept"
+                    + (shown == results.size() ? "" : ", " + shown + " shown"));
+            if (!lines.known()) {
+                System.err.println("(tasks are named by number: " + lines.why() + ")");
+            }
+        }
+        return failed > 0 ? 1 : 0; // like wait and run: 0 iff every task shown succeeded
+    }
+}
