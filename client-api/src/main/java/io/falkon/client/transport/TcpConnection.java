@@ -17,6 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -270,9 +271,17 @@ public final class TcpConnection implements Connection {
         public void welcomed(Channel channel, Message.Welcome welcome, boolean again) {
             maxFrameLength = welcome.maxFrameLength();
             if (again) {
+                // what was queued while reconnecting goes after the instances' ATTACHes: a SUBMIT
+                // ahead of its instance's ATTACH would be refused as not this connection's
+                List<Message> queued = new ArrayList<>();
+                Message m;
+                while ((m = outgoing.poll()) != null) {
+                    queued.add(m);
+                }
                 for (ResultSink sink : sinks.values()) {
                     sink.reconnected();
                 }
+                outgoing.addAll(queued);
             }
             drain();
         }

@@ -1,0 +1,24 @@
+/*
+ * DECLARED, NOT IMPLEMENTED: the part of the Java CoG Kit API (cog-abstraction-common 2.4) the
+ * Falkon provider compiles against, written from the documented provider contract so the module
+ * builds with no Swift/K present. Compiled for the compiler only; never packaged: at run time
+ * Swift's own jar supplies these types (see swift-provider/pom.xml and docs/swift.md).
+ */
+package org.globus.cog.abstraction.interfaces;
+
+import java.util.Collection;
+import java.util.List;
+
+public interface JobSpecification extends Specification {
+    String getExecutable();
+
+    String getDirectory();
+
+    List<String> getArgumentsAsList();
+
+    Collection<String> getEnvironmentVariableNames();
+
+    String getEnvironmentVariable(String name);
+
+    Collection<String> getAttributeNames();
+}
