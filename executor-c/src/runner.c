@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,8 +434,11 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
                          ? str_printf("working directory %s does not exist: %s", dir, strerror(rc))
                          : str_printf("cannot start %s: %s", spec->argv[0].s, strerror(rc));
         fail(out, FK_LAUNCH_FAILED, started, why);
-        if (rc == ENOENT || rc == EACCES || rc == ENOTDIR || rc == ENOEXEC) {
-            out->flags |= FK_FLAG_PERMANENT; /* no retry could start it: not retried (docs/protocol.md) */
+        /* no retry could start it: not retried (docs/protocol.md); but the executor's own working
+         * directory missing (a task that set none) is the node's fault: another executor may run it */
+        bool own_dir_missing = stage == STAGE_CHDIR && spec->workdir.len == 0;
+        if ((rc == ENOENT || rc == EACCES || rc == ENOTDIR || rc == ENOEXEC) && !own_dir_missing) {
+            out->flags |= FK_FLAG_PERMANENT;
         }
         return;
     }

@@ -61,7 +61,7 @@ public final class JdkRunner implements TaskRunner {
             String why = e.getMessage() == null ? e.toString() : e.getMessage();
             Matcher errno = ERRNO.matcher(why);
             return new Execution(TaskStatus.LAUNCH_FAILED, -1,
-                    errno.find() ? TaskRunner.launchFlags(Integer.parseInt(errno.group(1))) : 0, started,
+                    errno.find() ? TaskRunner.launchFlags(Integer.parseInt(errno.group(1)), spec, pb.directory()) : 0, started,
                     TaskRunner.nowMicros(), EMPTY, EMPTY, launchFailure(spec, why), ExtField.NONE);
         }
         current = p;

@@ -125,7 +125,7 @@ public final class PosixRunner implements TaskRunner {
             synchronized (lock) {
                 task = -1;
             }
-            return new Execution(TaskStatus.LAUNCH_FAILED, -1, TaskRunner.launchFlags(rc), started,
+            return new Execution(TaskStatus.LAUNCH_FAILED, -1, TaskRunner.launchFlags(rc, spec, new File(dir)), started,
                     TaskRunner.nowMicros(), EMPTY, EMPTY, launchFailure(spec, dir, rc), ExtField.NONE);
         }
         int child = pidOut[0];

@@ -3,6 +3,7 @@ package io.falkon.executor.run;
 import io.falkon.protocol.Execution;
 import io.falkon.protocol.TaskSpec;
 
+import java.io.File;
 import java.time.Instant;
 
 /**
@@ -31,6 +32,18 @@ public interface TaskRunner {
     static int launchFlags(int errno) {
         // ENOENT, EACCES, ENOTDIR, ENOEXEC
         return errno == 2 || errno == 13 || errno == 20 || errno == 8 ? Execution.PERMANENT : 0;
+    }
+
+    /**
+     * The same for a task run in {@code dir}: when the task set no directory and the executor's own
+     * ({@code --workdir}) is missing, the node is at fault (a missing scratch mount), not the task:
+     * another executor may run it, so the failure is not permanent.
+     */
+    static int launchFlags(int errno, TaskSpec spec, File dir) {
+        if (spec.workDir().isEmpty() && dir != null && !dir.isDirectory()) {
+            return 0;
+        }
+        return launchFlags(errno);
     }
 
     static long nowMicros() {
