@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Parsl's own test suite (shipped inside the parsl package) against the Falkon executor.
+#
+#   python/run-parsl-tests.sh              # the suite with python/src/falkon/parsl/falkon_config.py
+#   python/run-parsl-tests.sh --compare    # first the same selection with Parsl's htex_local config
+#   python/run-parsl-tests.sh -- -x ...    # more pytest arguments
+#
+# Needs the README's build (bin/falkon) and PyPI. Makes a virtualenv (python/target/venv, or
+# $FALKON_PARSL_VENV) with Parsl, pytest and this package; the executor starts its own dispatcher
+# and two local executors through bin/falkon. Deselections and their reasons: docs/parsl.md.
+# The last line printed is pytest's summary line for the Falkon config.
+set -euo pipefail
+
+PARSL_VERSION=2026.10.26
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+compare=0
+extra=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --compare) compare=1 ;;
+        --) shift; extra=("$@"); break ;;
+        -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "run-parsl-tests.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+if [ ! -f "$repo/cli/target/falkon-cli.jar" ]; then
+    echo "run-parsl-tests.sh: Falkon is not built; first run: ./mvnw -q install -DskipTests" >&2
+    exit 2
+fi
+
+venv=${FALKON_PARSL_VENV:-$here/target/venv}
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+# Parsl with what its CI installs for these tests (monitoring, pandas), and the pytest its conftest is written for
+"$venv/bin/pip" install -q --disable-pip-version-check "parsl[monitoring]==$PARSL_VERSION" pandas \
+    "pytest>=7.4,<8" pytest-random-order
+"$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$here"
+
+tests=$("$venv/bin/python" -c 'import os, parsl.tests; print(os.path.dirname(parsl.tests.__file__))')
+# interchange.py and process_worker_pool.py (HTEX) are scripts in the virtualenv: Parsl's Makefile
+# puts them on the PATH the same way
+export PATH="$venv/bin:$PATH"
+export FALKON_BIN="$repo/bin/falkon"
+unset FALKON_DISPATCHER
+
+# Parsl's own deselection for its TaskVine and WorkQueue configs: "not cleannet" (tests that need
+# an FTP/HTTP server on the internet).
+expr="not cleannet"
+# Tests that rely on file permissions being enforced cannot pass as root, under any executor.
+if [ "$(id -u)" = 0 ]; then
+    expr="$expr and not unix_filesystem_permissions_required"
+fi
+work="$here/target/parsl-tests"
+mkdir -p "$work"
+cd "$work"
+deselect=(
+    # admits InvalidResourceSpecification only from HTEX, WorkQueue and ThreadPool executors;
+    # Falkon refuses keys it cannot honour (cores, memory) the same way (docs/parsl.md)
+    --deselect "test_error_handling/test_resource_spec.py::test_resource"
+)
+
+run_suite() { # NAME CONFIG
+    local log="$work/$1.log"
+    echo "== Parsl $PARSL_VERSION test suite, config $1 (log: $log)"
+    set +e
+    "$venv/bin/python" -m pytest "$tests" --rootdir "$tests" --config "$2" -k "$expr" "${deselect[@]}" -p no:cacheprovider \
+        -q --durations 10 "${extra[@]}" > "$log" 2>&1
+    local rc=$?
+    set -e
+    grep -E "^(FAILED|ERROR) \S+::" "$log" || true
+    summary=$(tail -n 1 "$log")
+    return $rc
+}
+
+status=0
+if [ "$compare" = 1 ]; then
+    run_suite htex_local "$tests/configs/htex_local.py" || true
+    echo "htex_local: $summary"
+fi
+run_suite falkon "$here/src/falkon/parsl/falkon_config.py" || status=$?
+echo "falkon: $summary"
+exit $status

@@ -1,0 +1,116 @@
+"""A dispatcher and executors on this machine, started through the ``falkon`` command.
+
+What ``falkon run`` embeds, for Python programs and tests: a dispatcher on loopback with a fresh
+random token (handed to the executors in their environment, never on a command line) and N local
+executor processes. The ``falkon`` command is ``$FALKON_BIN``, else ``falkon`` on the ``PATH``.
+"""
+
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import threading
+
+_LISTENING = re.compile(r"falkon dispatcher listening on \S+:(\d+)")
+
+
+def falkon_command(explicit=None):
+    """The ``falkon`` launcher: ``explicit``, ``$FALKON_BIN``, or ``falkon`` on the PATH."""
+    cmd = explicit or os.environ.get("FALKON_BIN") or shutil.which("falkon")
+    if not cmd or not os.access(cmd, os.X_OK):
+        raise FileNotFoundError("the falkon command was not found: set FALKON_BIN to bin/falkon of a built "
+                                "Falkon checkout, or put it on the PATH")
+    return cmd
+
+
+class LocalDispatcher:
+    """``falkon dispatcher`` on 127.0.0.1 (a free port) plus ``executors`` local executors.
+
+    :param executors: executor processes to start
+    :param slots: tasks each runs at once (default: the executor's, one per core)
+    :param impl: ``java`` or ``c`` (default: the executor command's choice)
+    :param extra_dispatcher_args: more options for ``falkon dispatcher``
+    """
+
+    def __init__(self, executors=1, slots=None, impl=None, falkon=None, extra_dispatcher_args=(),
+                 extra_executor_args=(), log_dir=None, startup_timeout=60.0):
+        self.command = falkon_command(falkon)
+        self.token = secrets.token_hex(32)
+        self.env = dict(os.environ, FALKON_TOKEN=self.token)
+        self.env.pop("FALKON_TOKEN_FILE", None)
+        self.log_dir = log_dir
+        self.executors = []
+        self._logs = []
+        self.dispatcher = subprocess.Popen(
+            [self.command, "dispatcher", "--host", "127.0.0.1", "--port", "0", *extra_dispatcher_args],
+            env=self.env, stdout=subprocess.PIPE, stderr=self._log("dispatcher"), text=True)
+        self.port = self._await_port(startup_timeout)
+        self.address = f"127.0.0.1:{self.port}"
+        # the rest of its standard output is drained so that it never blocks on a full pipe
+        threading.Thread(target=self.dispatcher.stdout.read, daemon=True).start()
+        for i in range(executors):
+            self.start_executor(slots, impl, extra_executor_args, name=f"executor-{i}")
+
+    def _log(self, name):
+        if self.log_dir is None:
+            return subprocess.DEVNULL
+        os.makedirs(self.log_dir, exist_ok=True)
+        f = open(os.path.join(self.log_dir, name + ".log"), "ab")
+        self._logs.append(f)
+        return f
+
+    def _await_port(self, timeout):
+        found = []
+
+        def scan():
+            for line in self.dispatcher.stdout:
+                m = _LISTENING.search(line)
+                if m:
+                    found.append(int(m.group(1)))
+                    return
+
+        t = threading.Thread(target=scan, daemon=True)
+        t.start()
+        t.join(timeout)
+        if not found:
+            self.stop()
+            raise RuntimeError(f"falkon dispatcher did not start listening within {timeout:.0f} s "
+                               f"(exit status {self.dispatcher.poll()})")
+        return found[0]
+
+    def start_executor(self, slots=None, impl=None, extra_args=(), name=None):
+        """Starts one more executor pointed at this dispatcher; returns its process."""
+        args = [self.command, "executor", "--dispatcher", self.address]
+        if slots:
+            args += ["--slots", str(slots)]
+        if impl:
+            args += ["--impl", impl]
+        args += list(extra_args)
+        p = subprocess.Popen(args, env=self.env, stdout=subprocess.DEVNULL,
+                             stderr=self._log(name or f"executor-{len(self.executors)}"))
+        self.executors.append(p)
+        return p
+
+    def stop(self):
+        """Stops the executors and the dispatcher (TERM, then KILL after 10 s)."""
+        for p in self.executors + [self.dispatcher]:
+            if p.poll() is None:
+                p.terminate()
+        for p in self.executors + [self.dispatcher]:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for f in self._logs:
+            f.close()
+        if self.dispatcher.stdout:
+            self.dispatcher.stdout.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False

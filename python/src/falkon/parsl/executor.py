@@ -1,0 +1,208 @@
+"""``FalkonExecutor``: Parsl apps as Falkon tasks.
+
+* A ``bash_app`` becomes one task, ``/bin/bash -c COMMAND``, with no Python on the executor
+  (:mod:`falkon.parsl.bash`).
+* A ``python_app`` is serialised with Parsl's own serialisation into a file in the executor's
+  work directory and run by ``falkon.parsl.worker`` on an executor; its result (or exception)
+  comes back through a file beside it. The work directory must be visible to the executors
+  (a shared file system, as on the clusters Falkon runs on, or this machine).
+
+Tasks run in the submitting process's working directory. ``walltime`` (an app keyword for bash
+apps, or ``parsl_resource_specification={"walltime": seconds}`` for any app) becomes the task's
+wall-time limit; Parsl's ``retries`` stay Parsl's (the DFK submits again), while Falkon itself
+re-dispatches a task after framework failures (a lost executor) up to ``falkon_retries`` times.
+Shutting down destroys the instance, which cancels every unfinished task.
+"""
+
+import itertools
+import logging
+import os
+import queue
+import sys
+import threading
+from concurrent.futures import Future
+
+from parsl.executors.base import ParslExecutor
+from parsl.executors.errors import InvalidResourceSpecification
+from parsl.serialize import deserialize, pack_apply_message
+from parsl.utils import RepresentationMixin
+
+from ..client import Client, FalkonError
+from ..local import LocalDispatcher
+from . import bash
+
+logger = logging.getLogger(__name__)
+
+RESOURCE_KEYS = {"walltime", "retries"}
+_PYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pyrun.py")
+
+
+class TaskLost(Exception):
+    """A Falkon task ended without running to completion (its executor was lost more often than
+    Falkon retries, it was cancelled, or the Python worker died)."""
+
+
+class FalkonExecutor(ParslExecutor, RepresentationMixin):
+    """Runs Parsl apps on a Falkon dispatcher's executors.
+
+    :param address: the dispatcher, ``host:port``; default ``$FALKON_DISPATCHER``; when neither is
+        set, a dispatcher and ``local_executors`` executors are started on this machine (through the
+        ``falkon`` command, ``$FALKON_BIN``) and stopped at shutdown
+    :param token: the dispatcher's token; by default found as every Falkon client finds it
+        (``token_file``, ``$FALKON_TOKEN``, ``$FALKON_TOKEN_FILE``, ``~/.falkon/token``)
+    :param python: the interpreter that runs python_apps on the executors (default: this one)
+    :param work_dir: where python_app payloads and results go (default: ``RUN_DIR/LABEL``); must be
+        visible to the executors
+    :param falkon_retries: re-dispatches after framework failures (default: the dispatcher's)
+    :param use_zygote: run python_apps through a per-node pre-forked worker (fast) rather than a new
+        interpreter per task
+    """
+
+    def __init__(self, label="falkon", address=None, token=None, token_file=None, local_executors=2,
+                 local_slots=None, python=None, work_dir=None, falkon_retries=None, use_zygote=True,
+                 storage_access=None, bundle_size=100):
+        super().__init__()
+        self.label = label
+        self.address = address
+        self.token = token
+        self.token_file = token_file
+        self.local_executors = local_executors
+        self.local_slots = local_slots
+        self.python = python
+        self.work_dir = work_dir
+        self.falkon_retries = falkon_retries
+        self.use_zygote = use_zygote
+        self.storage_access = storage_access
+        self.bundle_size = bundle_size
+        self._local = None
+        self._client = None
+        self._instance = None
+        self._ids = itertools.count()
+        self._completions = queue.SimpleQueue()
+        self._finisher = None
+        self._outstanding = 0
+        self._lock = threading.Lock()
+
+    # --- lifecycle ---
+
+    def start(self):
+        address = self.address or os.environ.get("FALKON_DISPATCHER")
+        token = self.token
+        if not address:
+            self._local = LocalDispatcher(executors=self.local_executors, slots=self.local_slots,
+                                          log_dir=os.path.join(self.run_dir, self.label, "falkon-logs"))
+            address, token = self._local.address, self._local.token
+        self._python = self.python or sys.executable
+        self._dir = os.path.abspath(self.work_dir or os.path.join(self.run_dir, self.label))
+        self._task_dir = os.path.join(self._dir, "tasks")
+        os.makedirs(self._task_dir, exist_ok=True)
+        self._client = Client(address, token=token, token_file=self.token_file, client_name=f"parsl-{self.label}",
+                              bundle_size=self.bundle_size)
+        self._instance = self._client.create_instance(f"parsl {self.run_id or ''}".strip())
+        self._finisher = threading.Thread(target=self._finish_loop, name=f"{self.label}-results", daemon=True)
+        self._finisher.start()
+        logger.info("Falkon executor %s: dispatcher %s, instance %x, work directory %s", self.label, address,
+                    self._instance.id, self._dir)
+
+    def shutdown(self):
+        logger.info("Falkon executor %s shutting down", self.label)
+        try:
+            if self._instance is not None:
+                self._instance.destroy()
+        except FalkonError as e:
+            logger.warning("destroying the instance: %s", e)
+        if self._client is not None:
+            self._client.close()
+        self._completions.put(None)
+        if self._finisher is not None:
+            self._finisher.join(30)
+        if self._local is not None:
+            self._local.stop()
+        super().shutdown()
+
+    def monitor_resources(self):
+        return False  # Parsl's per-task resource monitor is not wired to Falkon's executors
+
+    @property
+    def outstanding(self):
+        """Tasks submitted and not yet finished."""
+        with self._lock:
+            return self._outstanding
+
+    # --- submission ---
+
+    def submit(self, func, resource_specification, *args, **kwargs):
+        resource_specification = resource_specification or {}
+        unknown = set(resource_specification) - RESOURCE_KEYS
+        if unknown:
+            raise InvalidResourceSpecification(unknown, f"the Falkon executor understands {sorted(RESOURCE_KEYS)}")
+        walltime = resource_specification.get("walltime")
+        retries = resource_specification.get("retries", self.falkon_retries)
+        future = Future()
+        n = next(self._ids)
+        future.parsl_executor_task_id = n
+        user_function = bash.bash_function(func)
+        try:
+            if user_function is not None:
+                call = bash.format_call(user_function, args, kwargs)
+                argv = ["/bin/bash", "-c", call.command]
+                walltime = call.walltime if call.walltime is not None else walltime
+                finish = call.outcome
+            else:
+                argv, finish = self._python_task(n, func, args, kwargs)
+        except Exception as e:
+            future.set_exception(e)
+            return future
+        with self._lock:
+            self._outstanding += 1
+        task = self._instance.submit(argv, cwd=os.getcwd(), walltime=walltime, retries=retries)
+        task.add_done_callback(lambda t: self._completions.put((t, future, finish)))
+        return future
+
+    def _python_task(self, n, func, args, kwargs):
+        infile = os.path.join(self._task_dir, f"{n}.in")
+        outfile = os.path.join(self._task_dir, f"{n}.out")
+        with open(infile, "wb") as f:
+            f.write(pack_apply_message(func, args, kwargs, buffer_threshold=1024 * 1024))
+        if self.use_zygote:
+            argv = [self._python, "-S", _PYRUN, infile, outfile]
+        else:
+            argv = [self._python, "-m", "falkon.parsl.worker", "run", infile, outfile]
+
+        def finish(result):
+            try:
+                if os.path.exists(outfile):
+                    with open(outfile, "rb") as f:
+                        return deserialize(f.read())  # a RemoteExceptionWrapper stays wrapped: the DFK re-raises it
+                return TaskLost(f"python_app {getattr(func, '__name__', '?')} produced no result: Falkon task "
+                                f"{result.status} exit {result.exit_code} {result.detail} "
+                                f"{result.stderr.decode(errors='replace')[-2000:]}".rstrip())
+            finally:
+                for path in (infile, outfile):
+                    try:
+                        os.unlink(path)
+                    except FileNotFoundError:
+                        pass
+
+        return argv, finish
+
+    # --- completion (one thread, so that Parsl's callbacks never run on the connection's reader) ---
+
+    def _finish_loop(self):
+        while True:
+            item = self._completions.get()
+            if item is None:
+                return
+            task, future, finish = item
+            try:
+                error = task.exception()
+                outcome = TaskLost(str(error)) if error is not None else finish(task.result())
+            except Exception as e:  # a result that cannot be read or deserialised
+                outcome = e
+            with self._lock:
+                self._outstanding -= 1
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+

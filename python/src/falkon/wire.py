@@ -1,0 +1,300 @@
+"""The Falkon wire protocol, version 2 (docs/protocol.md), as a table of message layouts.
+
+Each message is a ``dict`` of its fields in wire order, plus ``"type"`` (its name). One table
+drives encoding, decoding and the golden-vector dump, so the three cannot drift apart. A task
+spec travels as a ``blob`` whose bytes are themselves a ``TaskSpec``; here it is the nested
+``dict`` (encoded into its blob on the way out, decoded on the way in).
+"""
+
+import struct
+
+MAGIC = 0x46414C4B  # "FALK"
+VERSION = 2
+ROLE_EXECUTOR = 1
+ROLE_CLIENT = 2
+DEFAULT_MAX_FRAME_LENGTH = 16 * 1024 * 1024
+
+# Execution.status values (section 4.4)
+EXITED, TIMEOUT, LAUNCH_FAILED, EXECUTOR_LOST, CANCELLED, REJECTED, FETCH_FAILED = range(7)
+STATUS_NAMES = ("EXITED", "TIMEOUT", "LAUNCH_FAILED", "EXECUTOR_LOST", "CANCELLED", "REJECTED",
+                "FETCH_FAILED")
+
+# ERROR codes (section 4.1)
+ERROR_NAMES = {1: "MALFORMED", 2: "UNSUPPORTED_VERSION", 3: "UNAUTHORIZED", 4: "UNEXPECTED_MESSAGE",
+               5: "FRAME_TOO_LARGE", 6: "HANDSHAKE_TIMEOUT", 10: "UNKNOWN_INSTANCE", 11: "INVALID_TASK",
+               12: "DUPLICATE_EXECUTOR", 13: "SHUTTING_DOWN", 14: "BUSY"}
+UNKNOWN_INSTANCE, INVALID_TASK, SHUTTING_DOWN, BUSY = 10, 11, 13, 14
+
+# TaskSpec.ext tags (section 6)
+EXT_RETRIES = 0x0001
+
+# Field kinds: a name below, ("list", kind), ("struct", fields), or "spec" (a blob holding a TaskSpec).
+TASK_SPEC = (("argv", ("list", "str")), ("env", "map"), ("workDir", "str"), ("wallTimeMillis", "u32"),
+             ("ext", "ext"))
+EXECUTION = (("status", "u8"), ("exitCode", "i32"), ("flags", "u8"), ("startedMicros", "i64"),
+             ("finishedMicros", "i64"), ("stdout", "blob"), ("stderr", "blob"), ("detail", "str"),
+             ("ext", "ext"))
+
+MESSAGES = {
+    0x01: ("HELLO", (("magic", "u32"), ("version", "u16"), ("role", "u8"), ("token", "str"), ("agent", "str"))),
+    0x02: ("WELCOME", (("version", "u16"), ("heartbeatMillis", "u32"), ("maxFrameLength", "u32"),
+                       ("dispatcherId", "str"))),
+    0x03: ("HEARTBEAT", (("timeMicros", "i64"),)),
+    0x04: ("ERROR", (("requestId", "u32"), ("code", "u16"), ("message", "str"))),
+    0x10: ("REGISTER", (("executorId", "str"), ("host", "str"), ("slots", "u32"), ("flags", "u32"),
+                        ("attributes", "map"))),
+    0x11: ("CREDIT", (("credits", "u32"),)),
+    0x12: ("DISPATCH", (("tasks", ("list", ("struct", (("taskId", "u64"), ("attempt", "u32"), ("spec", "spec"),
+                                                        ("ext", "ext"))))),)),
+    0x13: ("RESULT", (("credits", "u32"),
+                      ("results", ("list", ("struct", (("taskId", "u64"), ("attempt", "u32"),
+                                                       ("execution", ("struct", EXECUTION)))))))),
+    0x14: ("CANCEL", (("taskIds", ("list", "u64")),)),
+    0x15: ("CACHE_UPDATE", (("full", "u8"), ("added", ("list", ("struct", (("id", "str"), ("size", "i64"))))),
+                            ("removed", ("list", "str")))),
+    0x20: ("CREATE_INSTANCE", (("requestId", "u32"), ("clientName", "str"), ("leaseSeconds", "u32"))),
+    0x21: ("INSTANCE_CREATED", (("requestId", "u32"), ("instanceId", "u64"), ("secret", "str"))),
+    0x22: ("SUBMIT", (("requestId", "u32"), ("instanceId", "u64"),
+                      ("tasks", ("list", ("struct", (("clientTaskId", "u64"), ("spec", "spec"))))))),
+    0x23: ("SUBMITTED", (("requestId", "u32"), ("instanceId", "u64"), ("accepted", "u32"))),
+    0x24: ("DELIVER", (("instanceId", "u64"),
+                       ("results", ("list", ("struct", (("clientTaskId", "u64"), ("seq", "u64"), ("attempt", "u32"),
+                                                        ("executorId", "str"), ("submittedMicros", "i64"),
+                                                        ("dispatchedMicros", "i64"), ("completedMicros", "i64"),
+                                                        ("execution", ("struct", EXECUTION)))))))),
+    0x25: ("STATUS_REQUEST", (("requestId", "u32"), ("instanceId", "u64"))),
+    0x26: ("STATUS", (("requestId", "u32"), ("json", "str"))),
+    0x27: ("DESTROY", (("requestId", "u32"), ("instanceId", "u64"))),
+    0x28: ("DESTROYED", (("requestId", "u32"), ("instanceId", "u64"), ("cancelled", "u32"))),
+    0x29: ("ATTACH", (("requestId", "u32"), ("instanceId", "u64"), ("secret", "str"))),
+    0x2A: ("ATTACHED", (("requestId", "u32"), ("instanceId", "u64"), ("highestClientTaskId", "i64"),
+                        ("redelivered", "u32"))),
+    0x2B: ("ACK", (("instanceId", "u64"), ("upToSeq", "u64"))),
+}
+TYPE_OF = {name: code for code, (name, _) in MESSAGES.items()}
+
+_FIXED = {"u8": struct.Struct(">B"), "u16": struct.Struct(">H"), "u32": struct.Struct(">I"),
+          "u64": struct.Struct(">Q"), "i32": struct.Struct(">i"), "i64": struct.Struct(">q")}
+_U32 = _FIXED["u32"]
+_U16 = _FIXED["u16"]
+_MAX_COUNT = 2 ** 31 - 1
+
+
+class ProtocolError(Exception):
+    """Bytes that are not a valid frame; the message names the field (as in ``ERROR MALFORMED``)."""
+
+
+class _Reader:
+    __slots__ = ("buf", "pos", "end")
+
+    def __init__(self, buf, pos=0, end=None):
+        self.buf = buf
+        self.pos = pos
+        self.end = len(buf) if end is None else end
+
+    def take(self, n, where):
+        if n > self.end - self.pos:
+            raise ProtocolError(f"{where}: truncated")
+        start = self.pos
+        self.pos += n
+        return self.buf[start:self.pos]
+
+    def fixed(self, kind, where):
+        s = _FIXED[kind]
+        if s.size > self.end - self.pos:
+            raise ProtocolError(f"{where}: truncated")
+        v = s.unpack_from(self.buf, self.pos)[0]
+        self.pos += s.size
+        return v
+
+    def count(self, where, each=1):
+        n = self.fixed("u32", where)
+        if n > _MAX_COUNT or n * each > self.end - self.pos:
+            raise ProtocolError(f"{where}: count {n} exceeds the frame")
+        return n
+
+
+def _read(r, kind, where):
+    if kind in _FIXED:
+        return r.fixed(kind, where)
+    if kind == "str":
+        return bytes(r.take(r.count(where), where)).decode("utf-8", "replace")
+    if kind == "blob":
+        return bytes(r.take(r.count(where), where))
+    if kind == "map":
+        out = {}
+        for i in range(r.count(where, 8)):
+            k = _read(r, "str", f"{where}[{i}].key")
+            out[k] = _read(r, "str", f"{where}[{i}].value")
+        return out
+    if kind == "ext":
+        out = []
+        for i in range(r.fixed("u16", where)):
+            tag = r.fixed("u16", f"{where}[{i}].tag")
+            out.append((tag, _read(r, "blob", f"{where}[{i}].value")))
+        return out
+    if kind == "spec":
+        n = r.count(where)
+        inner = _Reader(r.buf, r.pos, r.pos + n)
+        spec = _read_fields(inner, TASK_SPEC, where)
+        if inner.pos != inner.end:
+            raise ProtocolError(f"{where}: {inner.end - inner.pos} trailing bytes")
+        r.pos += n
+        return spec
+    if kind[0] == "list":
+        return [_read(r, kind[1], f"{where}[{i}]") for i in range(r.count(where))]
+    if kind[0] == "struct":
+        return _read_fields(r, kind[1], where)
+    raise AssertionError(kind)
+
+
+def _read_fields(r, fields, where):
+    return {name: _read(r, kind, f"{where}.{name}") for name, kind in fields}
+
+
+def _write(out, kind, v):
+    if kind in _FIXED:
+        out += _FIXED[kind].pack(v)
+    elif kind == "str":
+        b = v.encode("utf-8")
+        out += _U32.pack(len(b))
+        out += b
+    elif kind == "blob":
+        out += _U32.pack(len(v))
+        out += v
+    elif kind == "map":
+        out += _U32.pack(len(v))
+        for k, val in v.items():
+            _write(out, "str", k)
+            _write(out, "str", val)
+    elif kind == "ext":
+        out += _U16.pack(len(v))
+        for tag, val in v:
+            out += _U16.pack(tag)
+            _write(out, "blob", val)
+    elif kind == "spec":
+        _write(out, "blob", encode_spec(v))
+    elif kind[0] == "list":
+        out += _U32.pack(len(v))
+        for e in v:
+            _write(out, kind[1], e)
+    elif kind[0] == "struct":
+        for name, k in kind[1]:
+            _write(out, k, v[name])
+    else:
+        raise AssertionError(kind)
+
+
+def encode_spec(spec):
+    """The bytes of a ``TaskSpec`` (what a ``spec`` blob holds)."""
+    out = bytearray()
+    for name, kind in TASK_SPEC:
+        _write(out, kind, spec[name])
+    return bytes(out)
+
+
+def task_spec(argv, env=None, work_dir="", wall_time_millis=0, retries=None):
+    """A ``TaskSpec`` dict; ``retries``, when given, is the task's re-dispatch limit (tag RETRIES)."""
+    if not argv or not argv[0]:
+        raise ValueError("argv must have at least one element and argv[0] must not be empty")
+    for k in env or {}:
+        if not k or "=" in k:
+            raise ValueError(f"env: {k!r} is not a valid variable name")
+    if retries is not None and not 0 <= retries <= 255:
+        raise ValueError(f"retries must be within 0..255, got {retries}")
+    ext = [] if retries is None else [(EXT_RETRIES, bytes([retries]))]
+    return {"argv": list(argv), "env": dict(env or {}), "workDir": work_dir,
+            "wallTimeMillis": int(wall_time_millis), "ext": ext}
+
+
+def encode(msg):
+    """One complete frame (length prefix included) for ``msg``, a dict with ``"type"`` and its fields."""
+    code = TYPE_OF[msg["type"]]
+    out = bytearray(5)
+    out[4] = code
+    for name, kind in MESSAGES[code][1]:
+        _write(out, kind, msg[name])
+    _U32.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+def decode_body(code, body):
+    """The message in one frame's ``type`` byte and body (the bytes after it)."""
+    if code not in MESSAGES:
+        raise ProtocolError(f"unknown message type 0x{code:02X}")
+    name, fields = MESSAGES[code]
+    r = _Reader(memoryview(body))
+    msg = {"type": name}
+    msg.update(_read_fields(r, fields, name))
+    if r.pos != r.end:
+        raise ProtocolError(f"{name}: {r.end - r.pos} trailing bytes")
+    return msg
+
+
+def decode(frame, max_frame_length=DEFAULT_MAX_FRAME_LENGTH):
+    """The message in one complete frame (length prefix included)."""
+    if len(frame) < 5:
+        raise ProtocolError("frame: truncated")
+    length = _U32.unpack_from(frame, 0)[0]
+    if length < 1 or length > max_frame_length:
+        raise ProtocolError(f"frame length {length} outside 1..{max_frame_length}")
+    if length != len(frame) - 4:
+        raise ProtocolError(f"frame length {length} but {len(frame) - 4} bytes follow it")
+    return decode_body(frame[4], frame[5:])
+
+
+# --- the golden vectors' text form (section 8) ---
+
+def _quote(b):
+    out = ['"']
+    for c in b:
+        ch = chr(c)
+        if ch == '"' or ch == "\\":
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif 0x20 <= c <= 0x7E:
+            out.append(ch)
+        else:
+            out.append(f"\\x{c:02x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _dump(lines, path, kind, v):
+    if kind in _FIXED:
+        lines.append(f"{path} = {v}")
+    elif kind == "str":
+        lines.append(f"{path} = {_quote(v.encode('utf-8'))}")
+    elif kind == "blob":
+        lines.append(f"{path} = {_quote(v)}")
+    elif kind == "map":
+        lines.append(f"{path}.count = {len(v)}")
+        for i, (k, val) in enumerate(v.items()):
+            _dump(lines, f"{path}[{i}].key", "str", k)
+            _dump(lines, f"{path}[{i}].value", "str", val)
+    elif kind == "ext":
+        lines.append(f"{path}.count = {len(v)}")
+        for i, (tag, val) in enumerate(v):
+            lines.append(f"{path}[{i}].tag = {tag}")
+            _dump(lines, f"{path}[{i}].value", "blob", val)
+    elif kind == "spec":
+        _dump(lines, path, ("struct", TASK_SPEC), v)
+    elif kind[0] == "list":
+        lines.append(f"{path}.count = {len(v)}")
+        for i, e in enumerate(v):
+            _dump(lines, f"{path}[{i}]", kind[1], e)
+    else:
+        for name, k in kind[1]:
+            _dump(lines, f"{path}.{name}" if path else name, k, v[name])
+
+
+def dump(msg):
+    """The ``path = value`` lines of a golden vector's ``.txt`` file for ``msg`` (comments excluded)."""
+    lines = [f"type = {msg['type']}"]
+    _dump(lines, "", ("struct", MESSAGES[TYPE_OF[msg["type"]]][1]), msg)
+    return lines

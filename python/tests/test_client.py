@@ -1,0 +1,210 @@
+"""The Python client against a live dispatcher and real executors (bin/falkon of this checkout)."""
+
+import concurrent.futures
+import os
+import pathlib
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+from falkon import Client, FalkonError, LocalDispatcher
+from falkon.token import find_token
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+FALKON = os.environ.get("FALKON_BIN") or str(REPO / "bin" / "falkon")
+BUILT = (REPO / "cli" / "target").is_dir()
+
+
+def wait_for(condition, timeout=30.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@unittest.skipUnless(BUILT, "Falkon is not built (run the README's build first)")
+class ClientTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.logs = tempfile.mkdtemp(prefix="falkon-pytest-")
+        cls.local = LocalDispatcher(executors=2, slots=2, falkon=FALKON, log_dir=cls.logs)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.local.stop()
+
+    def client(self, **kw):
+        c = Client(self.local.address, token=self.local.token, **kw)
+        self.addCleanup(c.close)
+        return c
+
+    def test_tasks_run_and_their_results_come_back(self):
+        with self.client().create_instance("results") as inst:
+            futures = [inst.submit(["/bin/sh", "-c", f"echo out-{i}; echo err-{i} >&2; exit {i % 3}"])
+                       for i in range(300)]
+            results = [f.result(60) for f in futures]
+        for i, r in enumerate(results):
+            self.assertEqual("EXITED", r.status)
+            self.assertEqual(i % 3, r.exit_code)
+            self.assertEqual(f"out-{i}\n".encode(), r.stdout)
+            self.assertEqual(f"err-{i}\n".encode(), r.stderr)
+            self.assertEqual(r.exit_code == 0, r.ok)
+            self.assertTrue(r.executor_id)
+        self.assertEqual(len(results), len({r.task_id for r in results}))
+
+    def test_environment_directory_and_wall_time(self):
+        with tempfile.TemporaryDirectory() as d, self.client().create_instance() as inst:
+            env = inst.submit(["/bin/sh", "-c", 'printf "%s" "$GREETING"'], env={"GREETING": "hi there"})
+            cwd = inst.submit(["/bin/pwd"], cwd=d)
+            slow = inst.submit(["/bin/sleep", "30"], walltime=0.3)
+            missing = inst.submit(["/no/such/program"], retries=0)
+            self.assertEqual(b"hi there", env.result(30).stdout)
+            self.assertEqual(os.path.realpath(d), os.path.realpath(cwd.result(30).stdout.decode().strip()))
+            self.assertEqual("TIMEOUT", slow.result(30).status)
+            self.assertEqual("LAUNCH_FAILED", missing.result(30).status)
+            self.assertIn("/no/such/program", missing.result().detail)
+
+    def test_an_invalid_task_fails_alone_and_names_itself(self):
+        with self.client().create_instance() as inst:
+            good = [inst.submit(["/bin/echo", str(i)]) for i in range(5)]
+            bad = inst.submit_spec({"argv": ["/bin/true"], "env": {"A=B": "x"}, "workDir": "", "wallTimeMillis": 0,
+                                    "ext": []})
+            more = [inst.submit(["/bin/echo", str(i)]) for i in range(5)]
+            with self.assertRaisesRegex(FalkonError, r"INVALID_TASK: task \d+ of the bundle .*env\[0\] has an invalid variable name") as ctx:
+                bad.result(30)
+            self.assertEqual(11, ctx.exception.code)
+            self.assertTrue(all(f.result(30).ok for f in good + more))
+
+    def test_bad_input_is_refused_in_the_callers_thread(self):
+        with self.client().create_instance() as inst:
+            with self.assertRaisesRegex(ValueError, "argv"):
+                inst.submit([])
+            with self.assertRaisesRegex(ValueError, "not a valid variable name"):
+                inst.submit(["/bin/true"], env={"": "x"})
+            with self.assertRaisesRegex(ValueError, "over the limit"):
+                inst.submit(["/bin/echo", "x" * (2 * 1024 * 1024)])
+
+    def test_a_wrong_token_is_refused(self):
+        with self.assertRaisesRegex(FalkonError, "UNAUTHORIZED") as ctx:
+            Client(self.local.address, token="not-the-token", reconnect_for=0)
+        self.assertEqual(3, ctx.exception.code)
+
+    def test_status_documents(self):
+        c = self.client()
+        wait_for(lambda: c.status()["executors"]["registered"] == 2, what="two executors")
+        with c.create_instance("status-test") as inst:
+            inst.submit(["/bin/true"]).result(30)
+            s = inst.status()
+            self.assertEqual("status-test", s["name"])
+            self.assertEqual(1, s["completed"])
+
+    def test_max_in_flight_bounds_unfinished_tasks(self):
+        c = self.client(max_in_flight=8, bundle_size=4)
+        with c.create_instance() as inst:
+            seen = []
+            futures = []
+            for i in range(40):
+                futures.append(inst.submit(["/bin/echo", str(i)]))
+                seen.append(inst.unfinished())
+            self.assertTrue(all(f.result(60).ok for f in futures))
+            self.assertLessEqual(max(seen), 8)
+
+    def test_destroy_cancels_unfinished_tasks(self):
+        with self.client().create_instance() as inst:
+            futures = [inst.submit(["/bin/sleep", "30"]) for _ in range(20)]
+            wait_for(lambda: inst.status()["running"] > 0, what="a running task")
+            cancelled = inst.destroy()
+        self.assertEqual(20, cancelled)
+        for f in futures:
+            try:
+                r = f.result(30)
+                self.assertEqual("CANCELLED", r.status)
+            except FalkonError as e:
+                self.assertIn("destroyed", str(e))
+
+
+@unittest.skipUnless(BUILT, "Falkon is not built (run the README's build first)")
+class ReconnectTest(unittest.TestCase):
+    """A dispatcher that dies and comes back on the same port: with its journal, every task ends with
+    one result; without it, every unfinished task fails naming the loss (never hangs, never succeeds)."""
+
+    def start_dispatcher(self, port, journal, token):
+        args = [FALKON, "dispatcher", "--host", "127.0.0.1", "--port", str(port)]
+        if journal:
+            args += ["--journal", journal, "--fsync", "ALWAYS"]
+        p = subprocess.Popen(args, env=dict(os.environ, FALKON_TOKEN=token), stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+        for line in p.stdout:
+            if "listening on" in line:
+                break
+        self.addCleanup(lambda: (p.poll() is None and p.kill(), p.wait(), p.stdout.close()))
+        return p
+
+    def run_restart(self, journal):
+        token = "t" * 32
+        local = LocalDispatcher(executors=0, falkon=FALKON)
+        port = local.port  # a port known to be free: the first dispatcher only picks it
+        local.stop()
+        first = self.start_dispatcher(port, journal, token)
+        executor = subprocess.Popen([FALKON, "executor", "--dispatcher", f"127.0.0.1:{port}", "--slots", "2",
+                                     "--reconnect-for", "60"], env=dict(os.environ, FALKON_TOKEN=token),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(lambda: (executor.kill(), executor.wait()))
+        c = Client(f"127.0.0.1:{port}", token=token, reconnect_for=60)
+        self.addCleanup(c.close)
+        inst = c.create_instance("restart", lease_seconds=300)
+        futures = [inst.submit(["/bin/sh", "-c", f"sleep 0.2; echo {i}"]) for i in range(30)]
+        wait_for(lambda: sum(f.done() for f in futures) >= 4, what="some results before the crash")
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        self.start_dispatcher(port, journal, token)
+        done, _ = concurrent.futures.wait(futures, timeout=90)
+        self.assertEqual(len(futures), len(done), "every future completes")
+        return futures
+
+    def test_with_its_journal_every_task_gets_one_result(self):
+        with tempfile.TemporaryDirectory() as journal:
+            futures = self.run_restart(journal)
+        for i, f in enumerate(futures):
+            r = f.result()
+            self.assertTrue(r.ok, r)
+            self.assertEqual(f"{i}\n".encode(), r.stdout)
+
+    def test_without_its_journal_unfinished_tasks_fail_as_lost(self):
+        futures = self.run_restart(None)
+        lost = [f for f in futures if f.exception() is not None]
+        self.assertTrue(lost, "tasks unfinished at the crash cannot have succeeded")
+        for f in lost:
+            self.assertIn("unfinished tasks were lost", str(f.exception()))
+        for f in futures:
+            if f.exception() is None:
+                self.assertTrue(f.result().ok)
+
+
+class TokenTest(unittest.TestCase):
+    def test_the_order_every_falkon_command_uses(self):
+        with tempfile.TemporaryDirectory() as home:
+            pathlib.Path(home, "token").write_text("from-home\n")
+            f = pathlib.Path(home, "file")
+            f.write_text("from-file\nsecond line\n")
+            env = {"FALKON_HOME": home}
+            self.assertEqual("from-home", find_token(environ=env))
+            self.assertEqual("from-file", find_token(environ=dict(env, FALKON_TOKEN_FILE=str(f))))
+            self.assertEqual("from-env", find_token(environ=dict(env, FALKON_TOKEN=" from-env ",
+                                                                 FALKON_TOKEN_FILE=str(f))))
+            self.assertEqual("from-file", find_token(token_file=str(f), environ=dict(env, FALKON_TOKEN="x")))
+            self.assertEqual("given", find_token(token="given", token_file=str(f), environ=env))
+            self.assertEqual("", find_token(environ={"FALKON_HOME": os.path.join(home, "none")}))
+            pathlib.Path(home, "empty").write_text("\n")
+            with self.assertRaisesRegex(ValueError, "is empty"):
+                find_token(token_file=os.path.join(home, "empty"), environ=env)
+            with self.assertRaisesRegex(ValueError, "cannot read the token file"):
+                find_token(token_file=os.path.join(home, "missing"), environ=env)
+
+
+if __name__ == "__main__":
+    unittest.main()

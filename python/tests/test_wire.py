@@ -1,0 +1,76 @@
+"""The protocol's golden vectors, decoded and re-encoded as the Java and C implementations do."""
+
+import pathlib
+import unittest
+
+from falkon import wire
+
+VECTORS = pathlib.Path(__file__).resolve().parents[2] / "protocol" / "src" / "test" / "resources" / "vectors"
+
+
+def expected_lines(txt):
+    return [line for line in txt.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+
+
+class GoldenVectorTest(unittest.TestCase):
+    def vectors(self):
+        bins = sorted(VECTORS.glob("*.bin"))
+        self.assertGreater(len(bins), 30, f"golden vectors not found in {VECTORS}")
+        return bins
+
+    def test_every_vector_decodes_to_its_description(self):
+        for b in self.vectors():
+            with self.subTest(vector=b.name):
+                msg = wire.decode(b.read_bytes())
+                self.assertEqual(expected_lines(b.with_suffix(".txt")), wire.dump(msg))
+
+    def test_every_vector_re_encodes_to_identical_bytes(self):
+        for b in self.vectors():
+            with self.subTest(vector=b.name):
+                data = b.read_bytes()
+                self.assertEqual(data, wire.encode(wire.decode(data)))
+
+
+class MalformedFrameTest(unittest.TestCase):
+    def submit_frame(self):
+        return (VECTORS / "18_submit.bin").read_bytes()
+
+    def test_truncated_frame_names_the_field(self):
+        data = self.submit_frame()
+        body = data[4:-3]
+        with self.assertRaisesRegex(wire.ProtocolError, r"SUBMIT\.tasks\[1\]\.spec: count 38 exceeds the frame"):
+            wire.decode_body(body[0], body[1:])
+
+    def test_trailing_bytes_are_refused(self):
+        data = self.submit_frame()
+        with self.assertRaisesRegex(wire.ProtocolError, "trailing"):
+            wire.decode_body(data[4], data[5:] + b"\x00")
+
+    def test_count_larger_than_the_frame_is_refused_before_allocating(self):
+        # CANCEL with a count of 2^31-1 task ids and no bytes behind it
+        body = b"\x7f\xff\xff\xff"
+        with self.assertRaisesRegex(wire.ProtocolError, "CANCEL.taskIds: count 2147483647 exceeds the frame"):
+            wire.decode_body(0x14, body)
+
+    def test_unknown_type_and_bad_length(self):
+        with self.assertRaisesRegex(wire.ProtocolError, "unknown message type 0x7F"):
+            wire.decode_body(0x7F, b"")
+        with self.assertRaisesRegex(wire.ProtocolError, "frame length"):
+            wire.decode(b"\x01\x00\x00\x00\x03" + b"\x00" * 8, max_frame_length=1024)
+
+    def test_spec_blob_must_be_consumed_exactly(self):
+        spec = wire.encode_spec(wire.task_spec(["/bin/true"])) + b"\x00"
+        body = (b"\x00\x00\x00\x01" + b"\x00" * 8 + b"\x00\x00\x00\x01" + b"\x00" * 8
+                + len(spec).to_bytes(4, "big") + spec)
+        with self.assertRaisesRegex(wire.ProtocolError, r"SUBMIT\.tasks\[0\]\.spec: 1 trailing bytes"):
+            wire.decode_body(0x22, body)
+
+    def test_task_spec_refuses_empty_argv(self):
+        with self.assertRaises(ValueError):
+            wire.task_spec([])
+        with self.assertRaises(ValueError):
+            wire.task_spec([""])
+
+
+if __name__ == "__main__":
+    unittest.main()
