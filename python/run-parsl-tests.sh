@@ -76,6 +76,9 @@ run_suite() { # NAME CONFIG
     return $rc
 }
 
+echo "== the Falkon executor's own tests (python/tests/test_parsl_executor.py)"
+"$venv/bin/python" -m unittest discover -s "$here/tests" -p "test_parsl*.py"
+
 status=0
 if [ "$compare" = 1 ]; then
     run_suite htex_local "$tests/configs/htex_local.py" || true

@@ -31,6 +31,22 @@ class GoldenVectorTest(unittest.TestCase):
                 self.assertEqual(data, wire.encode(wire.decode(data)))
 
 
+    def test_the_direct_deliver_decoder_agrees_with_the_table(self):
+        data = (VECTORS / "20_deliver.bin").read_bytes()
+        self.assertEqual(wire.decode(data, generic=True), wire.decode(data))
+        for cut in range(6, len(data)):  # every truncation is refused by both, never misread
+            with self.assertRaises(wire.ProtocolError):
+                wire.decode_body(0x24, data[5:cut])
+            with self.assertRaises(wire.ProtocolError):
+                wire.decode_body(0x24, data[5:cut], generic=True)
+
+    def test_encode_task_matches_the_table(self):
+        spec = wire.task_spec(["/bin/echo", "é"], {"A": "1"}, "/tmp", 2500, retries=5)
+        frame = wire.encode({"type": "SUBMIT", "requestId": 1, "instanceId": 2,
+                             "tasks": [{"clientTaskId": 3, "spec": spec}]})
+        self.assertEqual(spec, wire.decode(frame)["tasks"][0]["spec"])
+
+
 class MalformedFrameTest(unittest.TestCase):
     def submit_frame(self):
         return (VECTORS / "18_submit.bin").read_bytes()

@@ -126,17 +126,21 @@ class Instance:
 
     # --- submitting ---
 
-    def submit(self, argv, env=None, cwd="", walltime=None, retries=None):
+    def submit(self, argv, env=None, cwd="", walltime=None, retries=None, callback=None):
         """Runs ``argv`` (a list; ``argv[0]`` looked up on the executor's PATH) as one task.
 
         :param env: variables added to the executor's environment
         :param cwd: the task's working directory on the executor ("" = the executor's own)
         :param walltime: seconds after which the task's process tree is killed (status TIMEOUT)
         :param retries: how often the dispatcher may re-dispatch it after framework failures
-        :return: a Future of its :class:`Result`
+        :param callback: instead of a Future, ``callback(result, error)`` is called once, on the
+            client's reader thread (keep it short), with the :class:`Result` or the FalkonError
+        :return: a Future of its :class:`Result` (None with ``callback``)
         """
+        env = env or {}
+        wire.check_task(argv, env, retries)
         wall = 0 if walltime is None else max(1, int(round(float(walltime) * 1000)))
-        return self.submit_spec(wire.task_spec(argv, env, cwd, wall, retries))
+        return self._submit_encoded(wire.encode_task(argv, env, cwd, wall, wire.retries_ext(retries)), callback)
 
     def shell(self, command, **kw):
         """Runs ``command`` with ``/bin/sh -c``."""
@@ -144,12 +148,14 @@ class Instance:
 
     def submit_spec(self, spec):
         """Submits a ``TaskSpec`` dict (:func:`falkon.wire.task_spec`); returns a Future of its :class:`Result`."""
-        encoded = wire.encode_spec(spec)  # validates the spec's shape here, in the caller's thread
+        return self._submit_encoded(wire.encode_spec(spec), None)  # encoding checks the spec's shape here
+
+    def _submit_encoded(self, encoded, callback):
         if len(encoded) > self._client.max_task_bytes:
             raise ValueError(f"task spec is {len(encoded)} bytes, over the limit of {self._client.max_task_bytes}")
-        f = Future()
+        f = callback if callback is not None else Future()
         self._client._enqueue(self, encoded, f)
-        return f
+        return None if callback is not None else f
 
     # --- what the client's threads call, under the client's lock ---
 
@@ -195,10 +201,17 @@ class Instance:
 
 
 def _settle(outcomes):
+    """Completes each task's Future, or calls its callback, with its Result or error."""
     for future, outcome in outcomes:
-        if future.done():
+        failed = isinstance(outcome, BaseException)
+        if not isinstance(future, Future):
+            try:
+                future(None, outcome) if failed else future(outcome, None)
+            except Exception:
+                log.exception("a task callback failed")
+        elif future.done():
             continue
-        if isinstance(outcome, BaseException):
+        elif failed:
             future.set_exception(outcome)
         else:
             future.set_result(outcome)
@@ -371,11 +384,14 @@ class Client:
             while self._in_flight >= self.max_in_flight and self._failure is None and inst._lost is None:
                 self._room.wait()
             if self._failure is not None or inst._lost is not None:
-                future.set_exception(inst._lost or self._failure)
-                return
-            self._in_flight += 1
-            self._queue.append((inst, spec, future))
-            self._wakeup.notify()
+                failed = [(future, inst._lost or self._failure)]
+            else:
+                failed = None
+                self._in_flight += 1
+                self._queue.append((inst, spec, future))
+                self._wakeup.notify()
+        if failed:
+            _settle(failed)
 
     def _next_bundle(self):
         """Under the lock: the next (instance, request id, bundle) to send, or None."""
@@ -393,7 +409,7 @@ class Client:
                     break
                 self._queue.popleft()
                 if inst._lost is not None:
-                    future.set_exception(inst._lost)
+                    _settle([(future, inst._lost)])
                     self._in_flight -= 1
                     continue
                 tid = next(inst._ids)

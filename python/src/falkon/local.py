@@ -29,7 +29,8 @@ class LocalDispatcher:
 
     :param executors: executor processes to start
     :param slots: tasks each runs at once (default: the executor's, one per core)
-    :param impl: ``java`` or ``c`` (default: the executor command's choice)
+    :param impl: ``java`` or ``c`` (default: ``c`` when the C executor is built beside the ``falkon``
+        command, as ``falkon run`` chooses, else ``java``)
     :param extra_dispatcher_args: more options for ``falkon dispatcher``
     """
 
@@ -84,13 +85,20 @@ class LocalDispatcher:
         args = [self.command, "executor", "--dispatcher", self.address]
         if slots:
             args += ["--slots", str(slots)]
-        if impl:
+        impl = impl or self.default_impl()
+        if impl != "java":
             args += ["--impl", impl]
         args += list(extra_args)
         p = subprocess.Popen(args, env=self.env, stdout=subprocess.DEVNULL,
                              stderr=self._log(name or f"executor-{len(self.executors)}"))
         self.executors.append(p)
         return p
+
+    def default_impl(self):
+        launcher = os.path.realpath(self.command)
+        c = os.path.join(os.path.dirname(os.path.dirname(launcher)), "executor-c", "target", "build",
+                         "falkon-executor-c")
+        return "c" if os.access(c, os.X_OK) else "java"
 
     def stop(self):
         """Stops the executors and the dispatcher (TERM, then KILL after 10 s)."""

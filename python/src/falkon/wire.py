@@ -187,24 +187,97 @@ def _write(out, kind, v):
 
 def encode_spec(spec):
     """The bytes of a ``TaskSpec`` (what a ``spec`` blob holds)."""
-    out = bytearray()
-    for name, kind in TASK_SPEC:
-        _write(out, kind, spec[name])
-    return bytes(out)
+    return encode_task(spec["argv"], spec["env"], spec["workDir"], spec["wallTimeMillis"], spec["ext"])
 
 
-def task_spec(argv, env=None, work_dir="", wall_time_millis=0, retries=None):
-    """A ``TaskSpec`` dict; ``retries``, when given, is the task's re-dispatch limit (tag RETRIES)."""
+def encode_task(argv, env, work_dir, wall_time_millis, ext):
+    """The bytes of a ``TaskSpec`` from its fields (the submit path: no intermediate dict)."""
+    parts = [_U32.pack(len(argv))]
+    for a in argv:
+        b = a.encode("utf-8")
+        parts += (_U32.pack(len(b)), b)
+    parts.append(_U32.pack(len(env)))
+    for k, v in env.items():
+        kb, vb = k.encode("utf-8"), v.encode("utf-8")
+        parts += (_U32.pack(len(kb)), kb, _U32.pack(len(vb)), vb)
+    wd = work_dir.encode("utf-8")
+    parts += (_U32.pack(len(wd)), wd, _U32.pack(wall_time_millis), _U16.pack(len(ext)))
+    for tag, val in ext:
+        parts += (_U16.pack(tag), _U32.pack(len(val)), val)
+    return b"".join(parts)
+
+
+def check_task(argv, env, retries):
+    """Refuses what the dispatcher would refuse, in the caller's thread, naming what is wrong."""
     if not argv or not argv[0]:
         raise ValueError("argv must have at least one element and argv[0] must not be empty")
-    for k in env or {}:
+    for k in env:
         if not k or "=" in k:
             raise ValueError(f"env: {k!r} is not a valid variable name")
     if retries is not None and not 0 <= retries <= 255:
         raise ValueError(f"retries must be within 0..255, got {retries}")
-    ext = [] if retries is None else [(EXT_RETRIES, bytes([retries]))]
-    return {"argv": list(argv), "env": dict(env or {}), "workDir": work_dir,
-            "wallTimeMillis": int(wall_time_millis), "ext": ext}
+
+
+def retries_ext(retries):
+    return [] if retries is None else [(EXT_RETRIES, bytes([retries]))]
+
+
+def task_spec(argv, env=None, work_dir="", wall_time_millis=0, retries=None):
+    """A ``TaskSpec`` dict; ``retries``, when given, is the task's re-dispatch limit (tag RETRIES)."""
+    env = dict(env or {})
+    check_task(argv, env, retries)
+    return {"argv": list(argv), "env": env, "workDir": work_dir, "wallTimeMillis": int(wall_time_millis),
+            "ext": retries_ext(retries)}
+
+
+_DELIVERED_HEAD = struct.Struct(">QQI")      # clientTaskId seq attempt
+_DELIVERED_TIMES = struct.Struct(">qqqBiBqq")  # submitted dispatched completed; status exitCode flags started finished
+
+
+def decode_deliver(body):
+    """A DELIVER body as ``(instanceId, [DeliveredResult dict, ...])``: what :func:`decode_body` gives,
+    without its generic walk (results are the client's hot path). Same checks, same errors."""
+    try:
+        instance_id, count = struct.unpack_from(">QI", body, 0)
+        pos = 12
+        if count > len(body) - pos:
+            raise ProtocolError(f"DELIVER.results: count {count} exceeds the frame")
+        results = []
+        for i in range(count):
+            task, seq, attempt = _DELIVERED_HEAD.unpack_from(body, pos)
+            pos += _DELIVERED_HEAD.size
+            executor, pos = _blob(body, pos, f"DELIVER.results[{i}].executorId")
+            (sub, disp, comp, status, code, flags, started, finished) = _DELIVERED_TIMES.unpack_from(body, pos)
+            pos += _DELIVERED_TIMES.size
+            out, pos = _blob(body, pos, f"DELIVER.results[{i}].execution.stdout")
+            err, pos = _blob(body, pos, f"DELIVER.results[{i}].execution.stderr")
+            detail, pos = _blob(body, pos, f"DELIVER.results[{i}].execution.detail")
+            (n_ext,) = _U16.unpack_from(body, pos)
+            pos += 2
+            ext = []
+            for _ in range(n_ext):
+                (tag,) = _U16.unpack_from(body, pos)
+                val, pos = _blob(body, pos + 2, f"DELIVER.results[{i}].execution.ext")
+                ext.append((tag, val))
+            results.append({"clientTaskId": task, "seq": seq, "attempt": attempt,
+                            "executorId": executor.decode("utf-8", "replace"), "submittedMicros": sub,
+                            "dispatchedMicros": disp, "completedMicros": comp,
+                            "execution": {"status": status, "exitCode": code, "flags": flags,
+                                          "startedMicros": started, "finishedMicros": finished, "stdout": out,
+                                          "stderr": err, "detail": detail.decode("utf-8", "replace"), "ext": ext}})
+    except struct.error:
+        raise ProtocolError("DELIVER: truncated") from None
+    if pos != len(body):
+        raise ProtocolError(f"DELIVER: {len(body) - pos} trailing bytes")
+    return instance_id, results
+
+
+def _blob(body, pos, where):
+    (n,) = _U32.unpack_from(body, pos)
+    pos += 4
+    if n > len(body) - pos:
+        raise ProtocolError(f"{where}: truncated")
+    return bytes(body[pos:pos + n]), pos + n
 
 
 def encode(msg):
@@ -218,8 +291,12 @@ def encode(msg):
     return bytes(out)
 
 
-def decode_body(code, body):
-    """The message in one frame's ``type`` byte and body (the bytes after it)."""
+def decode_body(code, body, generic=False):
+    """The message in one frame's ``type`` byte and body (the bytes after it). ``DELIVER`` takes
+    :func:`decode_deliver` unless ``generic``."""
+    if code == 0x24 and not generic:
+        instance_id, results = decode_deliver(body)
+        return {"type": "DELIVER", "instanceId": instance_id, "results": results}
     if code not in MESSAGES:
         raise ProtocolError(f"unknown message type 0x{code:02X}")
     name, fields = MESSAGES[code]
@@ -231,7 +308,7 @@ def decode_body(code, body):
     return msg
 
 
-def decode(frame, max_frame_length=DEFAULT_MAX_FRAME_LENGTH):
+def decode(frame, max_frame_length=DEFAULT_MAX_FRAME_LENGTH, generic=False):
     """The message in one complete frame (length prefix included)."""
     if len(frame) < 5:
         raise ProtocolError("frame: truncated")
@@ -240,7 +317,7 @@ def decode(frame, max_frame_length=DEFAULT_MAX_FRAME_LENGTH):
         raise ProtocolError(f"frame length {length} outside 1..{max_frame_length}")
     if length != len(frame) - 4:
         raise ProtocolError(f"frame length {length} but {len(frame) - 4} bytes follow it")
-    return decode_body(frame[4], frame[5:])
+    return decode_body(frame[4], frame[5:], generic)
 
 
 # --- the golden vectors' text form (section 8) ---

@@ -6,10 +6,13 @@ it hands its standard streams, working directory and environment to this node's 
 the child the zygote forked for it. Without a usable zygote it runs the call itself.
 """
 
+import array
 import os
-import socket
 import sys
 import zlib
+
+# the C module itself: "socket" would import enum and selectors, tripling this script's start-up
+import _socket
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -29,7 +32,7 @@ def socket_path():
 
 
 def connect(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         s.connect(path)
         return s
@@ -74,7 +77,8 @@ def main(infile, outfile):
     # the request: NUL-separated input, output, working directory, then the environment as K=V
     fields = [infile, outfile, os.getcwd()] + [f"{k}={v}" for k, v in os.environ.items()]
     request = "\0".join(fields).encode("utf-8", "surrogateescape")
-    socket.send_fds(s, [len(request).to_bytes(4, "big")], [0, 1, 2])
+    s.sendmsg([len(request).to_bytes(4, "big")],
+              [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
     s.sendall(request)
     reply = b""
     while not reply.endswith(b"\n"):

@@ -46,8 +46,9 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
     """Runs Parsl apps on a Falkon dispatcher's executors.
 
     :param address: the dispatcher, ``host:port``; default ``$FALKON_DISPATCHER``; when neither is
-        set, a dispatcher and ``local_executors`` executors are started on this machine (through the
-        ``falkon`` command, ``$FALKON_BIN``) and stopped at shutdown
+        set, a dispatcher and ``local_executors`` executors (``local_slots`` slots each, default one
+        per core) are started on this machine through the ``falkon`` command (``$FALKON_BIN``), as
+        ``falkon run`` does, and stopped at shutdown
     :param token: the dispatcher's token; by default found as every Falkon client finds it
         (``token_file``, ``$FALKON_TOKEN``, ``$FALKON_TOKEN_FILE``, ``~/.falkon/token``)
     :param python: the interpreter that runs python_apps on the executors (default: this one)
@@ -58,7 +59,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         interpreter per task
     """
 
-    def __init__(self, label="falkon", address=None, token=None, token_file=None, local_executors=2,
+    def __init__(self, label="falkon", address=None, token=None, token_file=None, local_executors=1,
                  local_slots=None, python=None, work_dir=None, falkon_retries=None, use_zygote=True,
                  storage_access=None, bundle_size=100):
         super().__init__()
@@ -155,8 +156,8 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
             return future
         with self._lock:
             self._outstanding += 1
-        task = self._instance.submit(argv, cwd=os.getcwd(), walltime=walltime, retries=retries)
-        task.add_done_callback(lambda t: self._completions.put((t, future, finish)))
+        self._instance.submit(argv, cwd=os.getcwd(), walltime=walltime, retries=retries,
+                              callback=lambda result, error: self._completions.put((result, error, future, finish)))
         return future
 
     def _python_task(self, n, func, args, kwargs):
@@ -193,10 +194,9 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
             item = self._completions.get()
             if item is None:
                 return
-            task, future, finish = item
+            result, error, future, finish = item
             try:
-                error = task.exception()
-                outcome = TaskLost(str(error)) if error is not None else finish(task.result())
+                outcome = TaskLost(str(error)) if error is not None else finish(result)
             except Exception as e:  # a result that cannot be read or deserialised
                 outcome = e
             with self._lock:

@@ -2,7 +2,7 @@
 ``pytest --pyargs parsl.tests --config falkon_config.py``.
 
 The dispatcher is ``$FALKON_DISPATCHER`` (its token found as every Falkon client finds it); when
-it is unset, the executor starts a dispatcher and two executors on this machine.
+it is unset, the executor starts a dispatcher and one executor on this machine, as `falkon run` does.
 """
 
 from parsl.config import Config

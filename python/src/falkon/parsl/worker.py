@@ -107,6 +107,8 @@ def serve(path, idle_seconds=IDLE_EXIT_SECONDS):
     import parsl.app.errors  # noqa: F401
     import parsl.executors.execute_task  # noqa: F401
     import parsl.serialize  # noqa: F401
+    import gc
+    gc.freeze()  # what is loaded now stays out of the collector's way: children do not copy its pages
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     if os.path.exists(path):

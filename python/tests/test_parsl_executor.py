@@ -1,0 +1,116 @@
+"""FalkonExecutor behaviour Parsl's own suite does not pin down: wall times, lost workers, resource specs,
+shutdown. Needs Parsl (python/run-parsl-tests.sh runs this in its virtualenv); skipped without it."""
+
+import os
+import pathlib
+import tempfile
+import time
+import unittest
+
+try:
+    import parsl
+    from parsl.app.errors import AppTimeout, BashExitFailure
+    from parsl.config import Config
+    from parsl.executors.errors import InvalidResourceSpecification
+except ImportError:
+    parsl = None
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+FALKON = os.environ.get("FALKON_BIN") or str(REPO / "bin" / "falkon")
+
+
+def apps():
+    @parsl.bash_app
+    def sleepy(seconds, walltime=None):
+        return f"sleep {seconds}"
+
+    @parsl.bash_app
+    def exits(code, stdout=None, stderr=None):
+        return f"echo out; echo err >&2; exit {code}"
+
+    @parsl.python_app
+    def slow_python(seconds, parsl_resource_specification=None):
+        import time
+        time.sleep(seconds)
+        return "woke"
+
+    @parsl.python_app
+    def crash(code):
+        import os
+        os._exit(code)
+
+    @parsl.python_app
+    def where():
+        import os
+        return os.getcwd(), os.environ.get("FALKON_TEST_MARK")
+
+    return sleepy, exits, slow_python, crash, where
+
+
+@unittest.skipIf(parsl is None, "Parsl is not installed (python/run-parsl-tests.sh installs it)")
+@unittest.skipUnless((REPO / "cli" / "target" / "falkon-cli.jar").is_file(), "Falkon is not built")
+class FalkonExecutorTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        from falkon.parsl import FalkonExecutor
+        os.environ["FALKON_BIN"] = FALKON
+        os.environ.pop("FALKON_DISPATCHER", None)
+        # the apps below are pickled by reference to this module: the workers (started with this
+        # environment) must be able to import it, as any Parsl worker must import an app's module
+        here = os.path.dirname(os.path.abspath(__file__))
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
+        cls.run_dir = tempfile.mkdtemp(prefix="falkon-parsl-test-")
+        cls.executor = FalkonExecutor(label="falkon")
+        cls.dfk = parsl.load(Config(executors=[cls.executor], run_dir=cls.run_dir, strategy="none"))
+        cls.sleepy, cls.exits, cls.slow_python, cls.crash, cls.where = apps()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dfk.cleanup()
+
+    def test_a_bash_app_past_its_walltime_is_killed_and_raises_app_timeout(self):
+        start = time.monotonic()
+        with self.assertRaises(AppTimeout):
+            self.sleepy(30, walltime=0.5).result(60)
+        self.assertLess(time.monotonic() - start, 20)
+
+    def test_exit_status_and_stream_files(self):
+        with tempfile.TemporaryDirectory() as d:
+            out, err = os.path.join(d, "sub", "o.txt"), os.path.join(d, "e.txt")
+            with self.assertRaises(BashExitFailure) as ctx:
+                self.exits(3, stdout=out, stderr=err).result(60)
+            self.assertEqual(3, ctx.exception.exitcode)
+            self.assertEqual("out\n", pathlib.Path(out).read_text())
+            self.assertTrue(pathlib.Path(err).read_text().endswith("err\n"))
+
+    def test_a_python_app_past_its_walltime_is_killed_with_its_worker(self):
+        from falkon.parsl import TaskLost
+        start = time.monotonic()
+        with self.assertRaises(TaskLost) as ctx:
+            self.slow_python(60, parsl_resource_specification={"walltime": 1}).result(60)
+        self.assertIn("TIMEOUT", str(ctx.exception))
+        self.assertLess(time.monotonic() - start, 30)
+
+    def test_a_python_worker_that_dies_is_reported_not_hung(self):
+        from falkon.parsl import TaskLost
+        with self.assertRaises(TaskLost) as ctx:
+            self.crash(7).result(60)
+        self.assertIn("exit 7", str(ctx.exception))
+
+    def test_python_apps_run_in_the_submitters_directory_and_environment(self):
+        os.environ["FALKON_TEST_MARK"] = "marked"  # the executors were started before: it cannot come from them
+        try:
+            cwd, mark = self.where().result(60)
+        finally:
+            del os.environ["FALKON_TEST_MARK"]
+        self.assertEqual(os.path.realpath(os.getcwd()), os.path.realpath(cwd))
+        self.assertIsNone(mark, "the task's environment is the executor's, as with every Falkon task")
+
+    def test_resource_keys_it_cannot_honour_are_refused(self):
+        with self.assertRaises(InvalidResourceSpecification) as ctx:
+            self.slow_python(0, parsl_resource_specification={"cores": 4, "memory": 100}).result(60)
+        self.assertEqual({"cores", "memory"}, ctx.exception.invalid_keys)
+
+
+if __name__ == "__main__":
+    unittest.main()
