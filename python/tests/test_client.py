@@ -3,6 +3,7 @@
 import concurrent.futures
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -183,6 +184,61 @@ class ReconnectTest(unittest.TestCase):
         for f in futures:
             if f.exception() is None:
                 self.assertTrue(f.result().ok)
+
+
+@unittest.skipUnless(BUILT, "Falkon is not built (run the README's build first)")
+class BusyTest(unittest.TestCase):
+    def test_bundles_refused_over_the_memory_budget_are_sent_again_and_all_run(self):
+        with LocalDispatcher(executors=0, falkon=FALKON, extra_dispatcher_args=["--max-memory", "1"]) as local, \
+                Client(local.address, token=local.token) as c, c.create_instance() as inst:
+            payload = "x" * 500
+            futures = [inst.submit(["/bin/echo", payload, str(i)]) for i in range(6000)]
+            wait_for(lambda: c.status()["memory"]["refusedBundles"] > 0, what="a BUSY answer")
+            self.assertFalse(any(f.done() for f in futures))
+            local.start_executor(extra_args=["--no-exec"])
+            done, _ = concurrent.futures.wait(futures, timeout=120)
+            self.assertEqual(len(futures), len(done))
+            self.assertTrue(all(f.result().ok for f in futures))
+            self.assertEqual(6000, inst.status()["completed"])
+
+
+@unittest.skipUnless(BUILT, "Falkon is not built (run the README's build first)")
+@unittest.skipUnless(shutil.which("openssl"), "openssl is needed to make a throwaway certificate")
+class TlsTest(unittest.TestCase):
+    """A dispatcher with a throwaway certificate: a client trusting it runs tasks; one speaking plain
+    TCP to it, or trusting nothing, is refused with an error, not left hanging."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="falkon-tls-")
+        cls.cert, key = os.path.join(cls.dir, "cert.pem"), os.path.join(cls.dir, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cls.cert,
+                        "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                       check=True, capture_output=True)
+        cls.local = LocalDispatcher(executors=1, slots=2, falkon=FALKON, log_dir=cls.dir,
+                                    extra_dispatcher_args=["--tls-cert", cls.cert, "--tls-key", key],
+                                    extra_executor_args=["--tls-ca", cls.cert])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.local.stop()
+
+    def test_a_client_trusting_the_certificate_runs_tasks(self):
+        with Client(self.local.address, token=self.local.token, tls_ca=self.cert) as c:
+            with c.create_instance() as inst:
+                self.assertEqual(b"over tls\n", inst.submit(["/bin/echo", "over tls"]).result(60).stdout)
+
+    def test_plain_tcp_to_a_tls_dispatcher_fails_fast(self):
+        with self.assertRaisesRegex(FalkonError, "no handshake"):
+            Client(self.local.address, token=self.local.token, connect_timeout=5, reconnect_for=0)
+
+    def test_a_client_trusting_another_certificate_is_refused(self):
+        other = os.path.join(self.dir, "other.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                        os.path.join(self.dir, "other.key"), "-out", other, "-days", "1", "-subj", "/CN=other"],
+                       check=True, capture_output=True)
+        with self.assertRaisesRegex(FalkonError, "CERTIFICATE_VERIFY_FAILED"):
+            Client(self.local.address, token=self.local.token, tls_ca=other, reconnect_for=0)
 
 
 class TokenTest(unittest.TestCase):
