@@ -112,5 +112,71 @@ class FalkonExecutorTest(unittest.TestCase):
         self.assertEqual({"cores", "memory"}, ctx.exception.invalid_keys)
 
 
+def double(x):
+    print("doubling", x)
+    return 2 * x
+
+
+@unittest.skipIf(parsl is None, "Parsl is not installed (python/run-parsl-tests.sh installs it)")
+class LauncherTest(unittest.TestCase):
+    """One call through each launcher and the zygote, without Falkon: the result file, the task's
+    streams, and a socket directory that is not private being refused."""
+
+    def setUp(self):
+        import sys
+        from parsl.serialize import pack_apply_message
+        from falkon.parsl import _pyrun
+        from falkon.parsl.executor import _PYRUN, find_launcher
+        self.python, self.script = sys.executable, _PYRUN
+        self.launcher = find_launcher()
+        self.dir = tempfile.mkdtemp(prefix="falkon-launcher-")
+        self.infile, self.outfile = os.path.join(self.dir, "t.in"), os.path.join(self.dir, "t.out")
+        pathlib.Path(self.infile).write_bytes(pack_apply_message(double, (21,), {}))
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            p for p in (os.path.dirname(os.path.abspath(__file__)), os.environ.get("PYTHONPATH")) if p)
+        self.socket = _pyrun.socket_path(self.python)
+
+    def outcome(self, argv):
+        import subprocess
+        from parsl.serialize import deserialize
+        p = subprocess.run(argv, capture_output=True, timeout=120)
+        self.assertEqual(0, p.returncode, p.stderr)
+        return deserialize(pathlib.Path(self.outfile).read_bytes()), p.stdout
+
+    def test_the_python_launcher(self):
+        value, out = self.outcome([self.python, "-S", self.script, "--socket", self.socket, self.infile, self.outfile])
+        self.assertEqual(42, value)
+        self.assertEqual(b"doubling 21\n", out)
+
+    @unittest.skipUnless((REPO / "executor-c" / "target" / "build" / "falkon-pyrun").is_file(), "C launcher not built")
+    def test_the_c_launcher(self):
+        self.assertIsNotNone(self.launcher)
+        for _ in range(3):  # the first may start the zygote; the others reach a pooled worker
+            value, out = self.outcome([self.launcher, self.socket, self.python, self.script, self.infile,
+                                       self.outfile])
+            self.assertEqual(42, value)
+            self.assertEqual(b"doubling 21\n", out)
+
+    def test_a_socket_directory_others_can_write_is_never_used(self):
+        shared = os.path.join(self.dir, "shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        planted = os.path.join(shared, "zygote.sock")
+        import socket
+        trap = socket.socket(socket.AF_UNIX)
+        trap.bind(planted)
+        trap.listen(1)
+        trap.settimeout(0.5)
+        self.addCleanup(trap.close)
+        launchers = [[self.python, "-S", self.script, "--socket", planted, self.infile, self.outfile]]
+        if self.launcher:
+            launchers.append([self.launcher, planted, self.python, self.script, self.infile, self.outfile])
+        for argv in launchers:
+            value, _ = self.outcome(argv)  # the call runs in a fresh interpreter instead
+            self.assertEqual(42, value)
+            with self.assertRaises(socket.timeout):
+                trap.accept()
+
+
 if __name__ == "__main__":
     unittest.main()

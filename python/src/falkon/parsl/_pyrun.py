@@ -1,4 +1,4 @@
-"""One python_app call as a Falkon task: ``python -S _pyrun.py IN OUT``.
+"""One python_app call as a Falkon task: ``python -S _pyrun.py [--socket SOCKET] IN OUT``.
 
 Started without ``site`` and importing only the standard library, so it costs a few milliseconds:
 it hands its standard streams, working directory and environment to this node's zygote
@@ -17,18 +17,27 @@ import _socket
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def socket_path():
-    """Per user, interpreter and Falkon installation: a private directory holding the zygote's socket."""
-    base = os.path.join(os.environ.get("FALKON_PARSL_RUNTIME_DIR") or "/tmp", f"falkon-parsl-{os.getuid()}")
+def socket_path(python=None, uid=None):
+    """Where the zygote of this interpreter and this Falkon installation listens, for this user:
+    ``/tmp/falkon-parsl-UID/zygote-HASH.sock`` (``$FALKON_PARSL_RUNTIME_DIR`` instead of /tmp)."""
+    base = os.path.join(os.environ.get("FALKON_PARSL_RUNTIME_DIR") or "/tmp",
+                        f"falkon-parsl-{os.getuid() if uid is None else uid}")
+    key = "\0".join([os.path.realpath(python or sys.executable), HERE])
+    return os.path.join(base, f"zygote-{zlib.crc32(key.encode()):08x}.sock")
+
+
+def private_dir(path):
+    """Creates the socket's directory (mode 0700) if needed; True iff it is this user's alone: never
+    talk to a socket someone else could have put there."""
+    base = os.path.dirname(path)
     try:
         os.mkdir(base, 0o700)
     except FileExistsError:
         pass
+    except OSError:
+        return False
     st = os.lstat(base)
-    if st.st_uid != os.getuid() or st.st_mode & 0o077 or not os.path.isdir(base) or os.path.islink(base):
-        return None  # not ours alone: never talk to a socket someone else could have put there
-    key = "\0".join([os.path.realpath(sys.executable), HERE, os.environ.get("PYTHONPATH", "")])
-    return os.path.join(base, f"zygote-{zlib.crc32(key.encode()):08x}.sock")
+    return os.path.isdir(base) and not os.path.islink(base) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
 def connect(path):
@@ -67,10 +76,10 @@ def start_zygote(path):
         return None
 
 
-def main(infile, outfile):
-    path = socket_path()
+def main(infile, outfile, path=None):
+    path = path or socket_path()
     s = None
-    if path is not None:
+    if private_dir(path):
         s = connect(path) or start_zygote(path)
     if s is None:
         os.execv(sys.executable, [sys.executable, "-m", "falkon.parsl.worker", "run", infile, outfile])
@@ -95,4 +104,11 @@ def main(infile, outfile):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    args = sys.argv[1:]
+    sock = None
+    if len(args) == 4 and args[0] == "--socket":
+        sock, args = args[1], args[2:]
+    if len(args) != 2:
+        print("usage: python -S _pyrun.py [--socket SOCKET] IN OUT", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(args[0], args[1], sock))

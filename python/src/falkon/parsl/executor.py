@@ -18,6 +18,7 @@ import itertools
 import logging
 import os
 import queue
+import shutil
 import sys
 import threading
 from concurrent.futures import Future
@@ -29,12 +30,28 @@ from parsl.utils import RepresentationMixin
 
 from ..client import Client, FalkonError
 from ..local import LocalDispatcher
-from . import bash
+from . import _pyrun, bash
 
 logger = logging.getLogger(__name__)
 
 RESOURCE_KEYS = {"walltime", "retries"}
 _PYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pyrun.py")
+
+
+def find_launcher(choice=None):
+    """``falkon-pyrun``: ``choice``, beside the C executor of the ``falkon`` command, or on the PATH;
+    None for the Python launcher (``choice="python"``, or none built)."""
+    if choice == "python":
+        return None
+    if choice:
+        return choice
+    candidates = []
+    falkon = os.environ.get("FALKON_BIN") or shutil.which("falkon")
+    if falkon:
+        repo = os.path.dirname(os.path.dirname(os.path.realpath(falkon)))
+        candidates.append(os.path.join(repo, "executor-c", "target", "build", "falkon-pyrun"))
+    candidates.append(shutil.which("falkon-pyrun"))
+    return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
 
 
 class TaskLost(Exception):
@@ -55,13 +72,16 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
     :param work_dir: where python_app payloads and results go (default: ``RUN_DIR/LABEL``); must be
         visible to the executors
     :param falkon_retries: re-dispatches after framework failures (default: the dispatcher's)
-    :param use_zygote: run python_apps through a per-node pre-forked worker (fast) rather than a new
+    :param use_zygote: run python_apps in a per-node pool of Python workers (fast) rather than a new
         interpreter per task
+    :param launcher: the program each python_app task starts to reach that pool: ``falkon-pyrun``
+        (built with the C executor; by default found beside the ``falkon`` command or on the PATH),
+        or ``"python"`` for ``python -S _pyrun.py``
     """
 
     def __init__(self, label="falkon", address=None, token=None, token_file=None, local_executors=1,
                  local_slots=None, python=None, work_dir=None, falkon_retries=None, use_zygote=True,
-                 storage_access=None, bundle_size=100):
+                 launcher=None, storage_access=None, bundle_size=100):
         super().__init__()
         self.label = label
         self.address = address
@@ -73,6 +93,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         self.work_dir = work_dir
         self.falkon_retries = falkon_retries
         self.use_zygote = use_zygote
+        self.launcher = launcher
         self.storage_access = storage_access
         self.bundle_size = bundle_size
         self._local = None
@@ -94,6 +115,8 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
                                           log_dir=os.path.join(self.run_dir, self.label, "falkon-logs"))
             address, token = self._local.address, self._local.token
         self._python = self.python or sys.executable
+        self._socket = _pyrun.socket_path(self._python)
+        self._launcher = find_launcher(self.launcher)
         self._dir = os.path.abspath(self.work_dir or os.path.join(self.run_dir, self.label))
         self._task_dir = os.path.join(self._dir, "tasks")
         os.makedirs(self._task_dir, exist_ok=True)
@@ -165,8 +188,10 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         outfile = os.path.join(self._task_dir, f"{n}.out")
         with open(infile, "wb") as f:
             f.write(pack_apply_message(func, args, kwargs, buffer_threshold=1024 * 1024))
-        if self.use_zygote:
-            argv = [self._python, "-S", _PYRUN, infile, outfile]
+        if self.use_zygote and self._launcher:
+            argv = [self._launcher, self._socket, self._python, _PYRUN, infile, outfile]
+        elif self.use_zygote:
+            argv = [self._python, "-S", _PYRUN, "--socket", self._socket, infile, outfile]
         else:
             argv = [self._python, "-m", "falkon.parsl.worker", "run", infile, outfile]
 

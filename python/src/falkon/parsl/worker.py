@@ -5,11 +5,15 @@ arguments (serialised by Parsl's ``pack_apply_message``) from IN, runs it, and w
 or the exception (``RemoteExceptionWrapper``, as Parsl's own workers do) to OUT, atomically.
 
 Starting Python and importing Parsl for every task would cost most of a second of CPU, so by
-default each task runs ``_pyrun.py`` (a stdlib-only script started with ``python -S``) which asks
-a per-node *zygote* — ``python -m falkon.parsl.worker serve SOCKET``, Parsl already imported — to
-fork a child that runs the call with the task's standard streams, working directory and
-environment. The child dies with the task: when Falkon kills the task (wall time, cancel), the
-connection closes and the child exits. The zygote exits after five idle minutes.
+default each task runs a launcher (``falkon-pyrun``, built with the C executor, or ``_pyrun.py``
+started with ``python -S``) that hands the task's standard streams, working directory and
+environment to this node's *zygote*: ``python -m falkon.parsl.worker serve SOCKET``. The zygote
+keeps a pool of Python workers, forked from it with Parsl already imported, and gives each call
+to an idle one (forking another when all are busy), as HTEX keeps its workers between calls.
+A worker runs the call with the task's streams, directory and environment, then puts its own
+back. When Falkon kills a task (wall time, cancel), its launcher's connection closes and the
+zygote kills the worker running it; a worker that dies (``os._exit``, a signal) is reported
+with its exit status. Idle workers leave after a minute, the zygote after five idle minutes.
 """
 
 import os
@@ -18,9 +22,10 @@ import signal
 import socket
 import struct
 import sys
-import threading
+import time
 
 IDLE_EXIT_SECONDS = 300
+WORKER_IDLE_SECONDS = 60
 _LEN = struct.Struct(">I")
 
 
@@ -55,8 +60,16 @@ def _recv_exact(conn, n):
     return bytes(data)
 
 
+def _recv_request(conn):
+    """A launcher's request: 4-byte length (carrying the task's fds 0, 1, 2) then the NUL-separated
+    input, output, working directory and K=V environment entries. ``(raw, fds)``."""
+    hdr, fds, _, _ = socket.recv_fds(conn, _LEN.size, 3)
+    if len(hdr) < _LEN.size:
+        hdr += _recv_exact(conn, _LEN.size - len(hdr))
+    return _recv_exact(conn, _LEN.unpack(hdr)[0]), fds
+
+
 def _parse_request(data):
-    """What ``_pyrun.py`` sends: NUL-separated input, output, working directory, then K=V entries."""
     fields = data.decode("utf-8", "surrogateescape").split("\0")
     if len(fields) < 3:
         raise ValueError("request has fewer than three fields")
@@ -64,132 +77,229 @@ def _parse_request(data):
     return {"in": fields[0], "out": fields[1], "cwd": fields[2], "env": env}
 
 
-def _child(conn, fds, request):
-    """In the forked child: become the task's process and run the call; never returns."""
-    code = 1
-    try:
-        for target, fd in zip((0, 1, 2), fds):
-            os.dup2(fd, target)
-        for fd in fds:
-            os.close(fd)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.set_wakeup_fd(-1)
-        os.chdir(request["cwd"])
-        os.environ.clear()
-        os.environ.update(request["env"])
+# --- a worker: a process forked from the zygote, running one call after another ---
 
-        def watch():  # the task's process is gone (killed for its wall time, or cancelled): so is this
-            try:
-                while conn.recv(1):
-                    pass
-            except OSError:
-                pass
-            os._exit(137)
-
-        threading.Thread(target=watch, daemon=True).start()
-        code = run(request["in"], request["out"])
-    except BaseException:
-        import traceback
-        traceback.print_exc()
-    finally:
+def _worker_loop(ctl):
+    """Serves calls sent over ``ctl`` until it closes; never returns."""
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.set_wakeup_fd(-1)
+    own_fds = [os.dup(0), os.dup(1), os.dup(2)]
+    own_env = dict(os.environ)
+    own_cwd = os.getcwd()
+    own_path = list(sys.path)
+    while True:
         try:
+            raw, fds = _recv_request(ctl)
+        except (EOFError, OSError):
+            os._exit(0)
+        code = 1
+        try:
+            request = _parse_request(raw)
+            for target, fd in zip((0, 1, 2), fds):
+                os.dup2(fd, target)
+            os.chdir(request["cwd"])
+            os.environ.clear()
+            os.environ.update(request["env"])
+            # the task's PYTHONPATH, as a fresh interpreter would have it (workers outlive tasks)
+            extra = [p for p in request["env"].get("PYTHONPATH", "").split(os.pathsep) if p and p not in sys.path]
+            sys.path[:0] = extra
+            code = run(request["in"], request["out"])
+        except SystemExit as e:  # the call asked to exit: its status, as if it had been a process
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+        finally:
             sys.stdout.flush()
             sys.stderr.flush()
+            for target, fd in zip((0, 1, 2), own_fds):
+                os.dup2(fd, target)
+            for fd in fds:
+                os.close(fd)
+            os.environ.clear()
+            os.environ.update(own_env)
+            os.chdir(own_cwd)
+            sys.path[:] = own_path
+        try:
+            ctl.sendall(f"{code}\n".encode())
+        except OSError:
+            os._exit(0)
+
+
+class _Worker:
+    __slots__ = ("pid", "ctl", "task", "idle_since")
+
+    def __init__(self, pid, ctl):
+        self.pid = pid
+        self.ctl = ctl
+        self.task = None  # the launcher's connection while running its call
+        self.idle_since = time.monotonic()
+
+
+class _Zygote:
+    def __init__(self, path):
+        self.path = path
+        self.workers = {}   # pid -> _Worker
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if os.path.exists(path):
+            os.unlink(path)  # a dead zygote's socket; the launcher holds the start-up lock
+        old_umask = os.umask(0o077)
+        try:
+            self.listener.bind(path)
         finally:
-            os._exit(code)
+            os.umask(old_umask)
+        self.listener.listen(128)
+        self.inode = os.stat(path).st_ino
+        self.wake_r, wake_w = socket.socketpair()
+        wake_w.setblocking(False)
+        self._wake_w = wake_w
+        signal.set_wakeup_fd(wake_w.fileno())
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def spawn(self):
+        here, there = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            here.close()
+            self.listener.close()
+            self.wake_r.close()
+            self._wake_w.close()
+            for w in self.workers.values():
+                w.ctl.close()
+                if w.task is not None:
+                    w.task.close()
+            _worker_loop(there)
+        there.close()
+        w = _Worker(pid, here)
+        self.workers[pid] = w
+        return w
+
+    def accept(self):
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        try:
+            conn.settimeout(10)
+            raw, fds = _recv_request(conn)
+            conn.settimeout(None)
+        except (OSError, EOFError, struct.error):
+            conn.close()
+            return
+        idle = [w for w in self.workers.values() if w.task is None]
+        w = max(idle, key=lambda x: x.idle_since) if idle else self.spawn()  # the warmest idle worker
+        try:
+            socket.send_fds(w.ctl, [_LEN.pack(len(raw))], fds)
+            w.ctl.sendall(raw)
+            w.task = conn
+        except OSError:
+            conn.close()
+            self.kill(w)
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def answered(self, w):
+        try:
+            reply = w.ctl.recv(64)
+        except OSError:
+            reply = b""
+        if not reply:  # the worker died: reaping reports its status
+            return
+        self.finish(w, reply)
+        w.idle_since = time.monotonic()
+
+    def finish(self, w, reply):
+        if w.task is not None:
+            try:
+                w.task.sendall(reply)
+            except OSError:
+                pass
+            w.task.close()
+            w.task = None
+
+    def kill(self, w):
+        """Kills a worker whose launcher is gone; it is never handed another call."""
+        self.workers.pop(w.pid, None)
+        try:
+            os.kill(w.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        w.ctl.close()
+        if w.task is not None:
+            w.task.close()
+            w.task = None
+
+    def reap(self):
+        while self.workers:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            w = self.workers.pop(pid, None)
+            if w is not None:
+                self.finish(w, f"{os.waitstatus_to_exitcode(status)}\n".encode())
+                w.ctl.close()
+
+    def retire_idle(self, now):
+        for w in list(self.workers.values()):
+            if w.task is None and now - w.idle_since > WORKER_IDLE_SECONDS:
+                w.ctl.close()  # it exits when its control socket closes
+                del self.workers[w.pid]
+
+    def socket_is_ours(self):
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except FileNotFoundError:
+            return False
+
+    def serve(self, idle_seconds):
+        idle_since = time.monotonic()
+        while True:
+            watched = [self.listener, self.wake_r]
+            for w in self.workers.values():
+                watched.append(w.ctl)
+                if w.task is not None:
+                    watched.append(w.task)
+            ready, _, _ = select.select(watched, [], [], 5.0)
+            now = time.monotonic()
+            if self.wake_r in ready:
+                self.wake_r.recv(4096)
+            for w in list(self.workers.values()):
+                if w.ctl in ready:
+                    self.answered(w)
+                elif w.task is not None and w.task in ready:
+                    self.kill(w)  # the launcher is gone (killed for its wall time, or cancelled)
+            self.reap()
+            if self.listener in ready:
+                self.accept()
+                idle_since = now
+            if any(w.task is not None for w in self.workers.values()):
+                idle_since = now
+            self.retire_idle(now)
+            if now - idle_since > idle_seconds or not self.socket_is_ours():
+                break
+        self.listener.close()
+        for w in list(self.workers.values()):
+            self.kill(w)
+        if self.socket_is_ours():
+            os.unlink(self.path)
 
 
 def serve(path, idle_seconds=IDLE_EXIT_SECONDS):
-    """The zygote: accepts requests on the Unix socket ``path`` and forks a child for each."""
-    # what every call needs, imported once here instead of in every task
+    """The zygote: accepts launchers' requests on the Unix socket ``path`` and runs each call in a
+    pooled worker."""
+    # what every call needs, imported once here instead of in every worker
     import parsl.app.errors  # noqa: F401
     import parsl.executors.execute_task  # noqa: F401
     import parsl.serialize  # noqa: F401
     import gc
-    gc.freeze()  # what is loaded now stays out of the collector's way: children do not copy its pages
-
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    if os.path.exists(path):
-        os.unlink(path)  # a dead zygote's socket; the caller holds the start-up lock
-    old_umask = os.umask(0o077)
-    try:
-        listener.bind(path)
-    finally:
-        os.umask(old_umask)
-    listener.listen(128)
-    wake_r, wake_w = socket.socketpair()
-    wake_w.setblocking(False)
-    signal.set_wakeup_fd(wake_w.fileno())
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    children = {}  # pid -> connection, to report the child's exit status on
-    idle_since = _now()
-    inode = os.stat(path).st_ino
-    while True:
-        ready, _, _ = select.select([listener, wake_r], [], [], 5.0)
-        if wake_r in ready:
-            wake_r.recv(4096)
-        _reap(children)
-        if listener in ready:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                continue
-            idle_since = _now()
-            try:
-                conn.settimeout(10)
-                hdr, fds, _, _ = socket.recv_fds(conn, _LEN.size, 3)
-                request = _parse_request(_recv_exact(conn, _LEN.unpack(hdr)[0]))
-                conn.settimeout(None)
-            except (OSError, ValueError, EOFError, struct.error):
-                conn.close()
-                continue
-            pid = os.fork()
-            if pid == 0:
-                listener.close()
-                wake_r.close()
-                for other in children.values():
-                    other.close()
-                _child(conn, fds, request)
-            for fd in fds:
-                os.close(fd)
-            children[pid] = conn
-        if not children and _now() - idle_since > idle_seconds:
-            break
-        try:
-            if os.stat(path).st_ino != inode:
-                break  # another zygote took over the socket
-        except FileNotFoundError:
-            break
-    listener.close()
-    try:
-        if os.stat(path).st_ino == inode:
-            os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
-def _reap(children):
-    while children:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        conn = children.pop(pid, None)
-        if conn is not None:
-            try:
-                conn.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
-            except OSError:
-                pass
-            conn.close()
-
-
-def _now():
-    import time
-    return time.monotonic()
+    gc.freeze()  # what is loaded now stays out of the collector's way: workers do not copy its pages
+    _Zygote(path).serve(idle_seconds)
 
 
 def main(argv):
