@@ -20,6 +20,8 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.net.InetAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -80,6 +82,10 @@ final class RunCommand implements Callable<Integer> {
             + "relative paths (default: this directory)")
     Path store;
 
+    @Option(names = "--http-port", description = "serve the live dashboard and /metrics on this port while the run "
+            + "lasts (0 picks a free one; default: off); its address, with this run's token, is printed")
+    Integer httpPort;
+
     @Option(names = {"-v", "--verbose"}, description = "log what the dispatcher and executors do")
     boolean verbose;
 
@@ -135,7 +141,8 @@ final class RunCommand implements Callable<Integer> {
         if (provision.enabled()) {
             return runProvisioned(chosen, total, impl);
         }
-        Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local().withPolicy(chosen));
+        Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local().withPolicy(chosen).withHttp(httpPortOrOff()));
+        announceDashboard(dispatcher);
         LocalExecutors local = null;
         try {
             List<String> extra = new ArrayList<>(List.of("--prefetch", prefetch));
@@ -187,7 +194,9 @@ final class RunCommand implements Callable<Integer> {
 
     private int runProvisioned(DispatchPolicy chosen, long total, LocalExecutors.Impl impl) throws Exception {
         LrmAdapter adapter = provision.adapter();
-        Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.defaults().withPort(0).withPolicy(chosen));
+        Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.defaults().withPort(0).withPolicy(chosen)
+                .withHttp(httpPortOrOff()));
+        announceDashboard(dispatcher);
         String host = provision.lrm.equals("local") ? "127.0.0.1" : InetAddress.getLocalHost().getHostName();
         List<String> cmd = new ArrayList<>(LocalExecutors.command(impl));
         cmd.addAll(List.of("--dispatcher", host + ":" + dispatcher.port(), "--prefetch", prefetch));
@@ -211,6 +220,18 @@ final class RunCommand implements Callable<Integer> {
             if (adapter instanceof AutoCloseable c) {
                 c.close();
             }
+        }
+    }
+
+    private int httpPortOrOff() {
+        return httpPort == null ? -1 : httpPort;
+    }
+
+    /** The dashboard's address with this run's token (a fresh one that dies with the run), on standard error. */
+    private static void announceDashboard(Dispatcher dispatcher) {
+        if (dispatcher.httpUrl() != null) {
+            System.err.println("falkon run: dashboard at " + dispatcher.httpUrl() + "?token="
+                    + URLEncoder.encode(dispatcher.token(), StandardCharsets.UTF_8));
         }
     }
 

@@ -10,6 +10,7 @@ import io.falkon.dispatcher.core.StatusSnapshot;
 import io.falkon.dispatcher.journal.FileJournal;
 import io.falkon.dispatcher.journal.SpillFiles;
 import io.falkon.dispatcher.transport.TcpTransport;
+import io.falkon.dispatcher.monitor.MonitorTransport;
 import io.falkon.dispatcher.ws.WsTransport;
 import io.falkon.protocol.auth.TokenSource;
 import org.slf4j.Logger;
@@ -46,18 +47,20 @@ public final class Dispatcher implements AutoCloseable {
     private final TcpTransport tcp;
     private final FileJournal journal;
     private final WsTransport ws;
+    private final MonitorTransport monitor;
     private final SpillFiles spill;
     private final ScheduledExecutorService sampler;
     private volatile boolean closed;
 
     private Dispatcher(DispatcherConfig config, SchedulerLoop loop, TcpTransport tcp, FileJournal journal,
-                       WsTransport ws, SpillFiles spill) {
+                       WsTransport ws, MonitorTransport monitor, SpillFiles spill) {
         this.config = config;
         this.spill = spill;
         this.loop = loop;
         this.tcp = tcp;
         this.journal = journal;
         this.ws = ws;
+        this.monitor = monitor;
         // JVM readings and other components' sections are sampled here, never on the scheduler thread
         this.sampler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "falkon-status");
@@ -65,7 +68,8 @@ public final class Dispatcher implements AutoCloseable {
             return t;
         });
         StatusReporter reporter = loop.scheduler().reporter();
-        sampler.scheduleWithFixedDelay(reporter::refresh, 0, 1, TimeUnit.SECONDS);
+        sampler.scheduleWithFixedDelay(monitor == null ? reporter::refresh : this::sampleForMonitor, 0, 1,
+                TimeUnit.SECONDS);
         // a scheduler that failed stops the dispatcher without releasing the executors: whoever restarts
         // it (a supervisor, with the journal) gets them back
         loop.failed().thenRun(() -> new Thread(this::stopForRestart, "falkon-failed").start());
@@ -124,12 +128,27 @@ public final class Dispatcher implements AutoCloseable {
                 throw e;
             }
         }
+        MonitorTransport monitor = null;
+        if (config.httpPort() >= 0) {
+            try {
+                monitor = MonitorTransport.bind(new InetSocketAddress(config.bindHost(), config.httpPort()), admission,
+                        config.http(), config.tls(), config.advertiseHost());
+            } catch (IllegalStateException e) {
+                if (ws != null) {
+                    ws.close();
+                }
+                tcp.close();
+                loop.close();
+                closeStores(journal, spill);
+                throw e;
+            }
+        }
         if (!config.token().required()) {
             log.warn("AUTHENTICATION IS OFF: anyone who can reach {}:{}{} can run commands as this user",
                     config.bindHost(), tcp.localAddress().getPort(), ws == null ? "" : " or the WS port " + ws.port());
         }
         log.info("dispatcher {} listening on {} (policy {})", id, tcp.localAddress(), config.policy().name());
-        return new Dispatcher(config, loop, tcp, journal, ws, spill);
+        return new Dispatcher(config, loop, tcp, journal, ws, monitor, spill);
     }
 
     /** The result spill, or null (none configured, or its directory cannot be made: results then stay in memory). */
@@ -186,6 +205,28 @@ public final class Dispatcher implements AutoCloseable {
         StatusReporter reporter = loop.scheduler().reporter();
         reporter.refresh();
         return reporter.render(snapshot);
+    }
+
+    /** The dashboard's address ({@code --http-port}), or null when it is off. */
+    public String httpUrl() {
+        return monitor == null ? null : monitor.url();
+    }
+
+    /** The monitoring port, or -1 when it is off. */
+    public int httpPort() {
+        return monitor == null ? -1 : monitor.port();
+    }
+
+    /** Once a second on the sampler thread: a snapshot from the scheduler thread, rendered here, to the monitor. */
+    private void sampleForMonitor() {
+        try {
+            StatusSnapshot snapshot = onLoop(loop.scheduler()::snapshot);
+            StatusReporter reporter = loop.scheduler().reporter();
+            reporter.refresh();
+            monitor.update(snapshot, reporter.render(snapshot));
+        } catch (RuntimeException e) {
+            log.debug("no status sample this second: {}", e.toString()); // stopping, or the loop is gone
+        }
     }
 
     /**
@@ -277,6 +318,9 @@ public final class Dispatcher implements AutoCloseable {
             }
         }
         sampler.shutdownNow();
+        if (monitor != null) {
+            monitor.close();
+        }
         if (ws != null) {
             ws.close();
         }

@@ -118,6 +118,11 @@ public final class DispatcherCommand implements Callable<Integer> {
             + "(0 picks a free one; default: off); WSDL at http://HOST:PORT/axis2/services/Falkon?wsdl")
     Integer wsPort;
 
+    @Option(names = "--http-port", description = "serve the live dashboard (http://HOST:PORT/?token=TOKEN) and "
+            + "Prometheus metrics (/metrics, with the token as a bearer token) on this port (0 picks a free one; "
+            + "default: off); HTTPS with --tls-cert")
+    Integer httpPort;
+
     @Option(names = "--ws-max-bundle", description = "most tasks one WS Submit may carry (default: ${DEFAULT-VALUE})")
     int wsMaxBundle = WsTransport.Settings.defaults().maxBundle();
 
@@ -162,7 +167,8 @@ public final class DispatcherCommand implements Callable<Integer> {
                     .withJournal(journal, fsync).withSpill(null, maxSpillMiB << 20).withMaxTaskBytes(maxTaskBytes).withAdvertiseHost(advertiseHost)
                     .withTls(tlsCert == null ? null : Tls.server(tlsCert, tlsKey))
                     .withWs(wsPort == null ? -1 : wsPort, WsTransport.Settings.defaults().withMaxBundle(wsMaxBundle)
-                            .withMaxRequestBytes(wsMaxRequest).withMaxConnections(wsMaxConnections));
+                            .withMaxRequestBytes(wsMaxRequest).withMaxConnections(wsMaxConnections))
+                    .withHttp(httpPort == null ? -1 : httpPort);
             d = Dispatcher.start(cfg);
         } catch (IllegalArgumentException | IllegalStateException e) {
             System.err.println("falkon dispatcher: " + e.getMessage());
@@ -180,6 +186,10 @@ public final class DispatcherCommand implements Callable<Integer> {
                 : "falkon dispatcher: callers must present the token from " + tokenFrom);
         if (d.wsUrl() != null) {
             System.out.println("falkon dispatcher WS interface at " + d.wsUrl() + " (WSDL: " + d.wsUrl() + "?wsdl)");
+        }
+        if (d.httpUrl() != null) {
+            System.out.println("falkon dispatcher dashboard at " + d.httpUrl() + "?token=TOKEN (the token named above); metrics at "
+                    + d.httpUrl() + "metrics");
         }
         System.out.flush();
         stop.await();

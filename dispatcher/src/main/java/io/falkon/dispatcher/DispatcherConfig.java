@@ -5,6 +5,7 @@ import io.falkon.dispatcher.core.SchedulerConfig;
 import io.falkon.dispatcher.journal.FsyncPolicy;
 import io.falkon.dispatcher.policy.DispatchPolicy;
 import io.falkon.dispatcher.policy.FirstAvailable;
+import io.falkon.dispatcher.monitor.MonitorTransport;
 import io.falkon.dispatcher.ws.WsTransport;
 import io.falkon.protocol.Protocol;
 import io.falkon.protocol.auth.Token;
@@ -34,6 +35,8 @@ public final class DispatcherConfig {
     private final FsyncPolicy fsync;
     private final int wsPort;
     private final WsTransport.Settings ws;
+    private final int httpPort;
+    private final MonitorTransport.Settings http;
     private final Path spillDir;
     private final long maxSpillBytes;
 
@@ -54,6 +57,11 @@ public final class DispatcherConfig {
         this.fsync = Objects.requireNonNull(b.fsync, "fsync");
         this.wsPort = b.wsPort;
         this.ws = Objects.requireNonNull(b.ws, "ws");
+        this.httpPort = b.httpPort;
+        this.http = Objects.requireNonNull(b.http, "http");
+        if (httpPort < -1 || httpPort > 65535) {
+            throw new IllegalArgumentException("HTTP port " + httpPort + " is out of range 0..65535");
+        }
         this.spillDir = b.spillDir;
         this.maxSpillBytes = b.maxSpillBytes;
         if (maxSpillBytes < 0) {
@@ -232,6 +240,20 @@ public final class DispatcherConfig {
         return toBuilder().ws(port, settings).build();
     }
 
+    /** The monitoring port (dashboard, /metrics): -1 when it is off (the default), 0 for any free port. */
+    public int httpPort() {
+        return httpPort;
+    }
+
+    public MonitorTransport.Settings http() {
+        return http;
+    }
+
+    /** Serves the dashboard and /metrics on {@code port} (0: any free port; -1: off). */
+    public DispatcherConfig withHttp(int port) {
+        return toBuilder().http(port, http).build();
+    }
+
     /**
      * Where results awaiting acknowledgement go beyond their share of the memory budget: null for the
      * default, {@code JOURNAL/spill} with a journal, else {@code $FALKON_HOME/spill/DISPATCHER-ID}.
@@ -253,7 +275,7 @@ public final class DispatcherConfig {
     public Builder toBuilder() {
         return new Builder().bindHost(bindHost).port(port).ioThreads(ioThreads).maxFrameLength(maxFrameLength)
                 .heartbeatMillis(heartbeatMillis).token(token).policy(policy).clock(clock).scheduler(scheduler)
-                .journal(journalDir, fsync).ws(wsPort, ws).tls(tls).maxTaskBytes(maxTaskBytes)
+                .journal(journalDir, fsync).ws(wsPort, ws).http(httpPort, http).tls(tls).maxTaskBytes(maxTaskBytes)
                 .advertiseHost(advertiseHost).spill(spillDir, maxSpillBytes);
     }
 
@@ -275,6 +297,8 @@ public final class DispatcherConfig {
         private FsyncPolicy fsync = FsyncPolicy.BATCH;
         private int wsPort = -1;
         private WsTransport.Settings ws = WsTransport.Settings.defaults();
+        private int httpPort = -1;
+        private MonitorTransport.Settings http = MonitorTransport.Settings.defaults();
         private Path spillDir;
         private long maxSpillBytes = 16L << 30;
 
@@ -347,6 +371,12 @@ public final class DispatcherConfig {
         public Builder ws(int port, WsTransport.Settings settings) {
             wsPort = port;
             ws = settings;
+            return this;
+        }
+
+        public Builder http(int port, MonitorTransport.Settings settings) {
+            httpPort = port;
+            http = settings;
             return this;
         }
 

@@ -22,12 +22,16 @@ import java.util.List;
 public final class Admission {
     private final SchedulerLoop loop;
     private final Token token;
+    /** What a browser holds in its session cookie once it has presented the token (never the token itself). */
+    private final Token session;
+    private static final String SESSION_PURPOSE = "falkon dashboard session";
     private final int maxTaskBytes;
     private final BadRequestLog badRequests = new BadRequestLog();
 
     public Admission(SchedulerLoop loop, Token token, int maxTaskBytes) {
         this.loop = loop;
         this.token = token;
+        this.session = token.derived(SESSION_PURPOSE);
         this.maxTaskBytes = maxTaskBytes;
     }
 
@@ -48,6 +52,24 @@ public final class Admission {
             return null;
         }
         return Credential.GRANTED;
+    }
+
+    /**
+     * For HTTP requests from a browser: proof from the session cookie {@link #sessionCookie()} set
+     * when it presented the token, or null (logged, rate-limited) if the cookie is not that.
+     */
+    public Credential authenticateSession(String from, String cookie) {
+        if (!session.admits(cookie)) {
+            badRequests.refused(from, cookie == null || cookie.isEmpty() ? "no token or session presented"
+                    : "wrong session cookie presented");
+            return null;
+        }
+        return Credential.GRANTED;
+    }
+
+    /** The session cookie's value a browser gets after presenting the token ("" without authentication). */
+    public String sessionCookie() {
+        return session.value();
     }
 
     /** The caller on {@code link}, for a request that authenticated. */

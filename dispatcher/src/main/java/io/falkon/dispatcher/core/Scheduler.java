@@ -641,7 +641,7 @@ public final class Scheduler {
                 instances.detachedCount(), pool.size(), pool.suspendedCount(), pool.totalSlots(), data,
                 pool.index().objects(), w == null ? 0 : w.size(), ledger.queuedBytes(), ledger.runningBytes(),
                 instances.retainedBytes(), instances.spill().bytes(), memory.budgetBytes(), memory.refusing(), memory.holdingDispatch(),
-                memory.refusedBundles(), rows, listed);
+                memory.refusedBundles(), ledger.dispatchLatency(), rows, listed);
     }
 
     /** Completes the future once at least {@code count} executors are registered. */

@@ -14,7 +14,8 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
                       int indexedObjects, int window, long queuedBytes, long runningBytes, long retainedResultBytes,
                       long spilledResultBytes,
                       long budgetBytes, boolean refusingBundles, boolean holdingDispatch, long refusedBundles,
-                      List<ExecutorRow> executors, List<InstanceRow> instanceList) {
+                      LatencyHistogram.Snapshot dispatchLatency, List<ExecutorRow> executors,
+                      List<InstanceRow> instanceList) {
 
     /** The most instances the dispatcher's document lists (all are counted). */
     public static final int MAX_LISTED_INSTANCES = 1000;

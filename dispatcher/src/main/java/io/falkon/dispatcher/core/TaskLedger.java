@@ -16,6 +16,8 @@ import java.util.function.Predicate;
 final class TaskLedger {
     private final TaskQueue queue = new TaskQueue();
     private final Deadlines deadlines = new Deadlines();
+    /** From acceptance to first dispatch, per task (falkon_dispatch_latency_seconds). */
+    private final LatencyHistogram dispatchLatency = new LatencyHistogram();
     /** The scheduling window of a data-aware policy; null for one that is not. */
     private final Window window;
     private final SchedulerConfig config;
@@ -73,6 +75,9 @@ final class TaskLedger {
         }
         t.executor = e;
         t.dispatchedMicros = nowMicros;
+        if (t.attempt == 0) {
+            dispatchLatency.record(nowMicros - t.submittedMicros);
+        }
         e.tasks.put(t.id, t);
         running++;
         runningBytes += t.footprint();
@@ -171,6 +176,10 @@ final class TaskLedger {
     /** Heap held by the tasks on executors (they stay in memory until their results come back). */
     long runningBytes() {
         return runningBytes;
+    }
+
+    LatencyHistogram.Snapshot dispatchLatency() {
+        return dispatchLatency.snapshot();
     }
 
     int deadlines() {

@@ -1,11 +1,11 @@
 package io.falkon.dispatcher.ws;
 
 import io.falkon.dispatcher.admission.Admission;
+import io.falkon.dispatcher.admission.ConnectionLimit;
+import io.falkon.dispatcher.transport.AdvertisedHost;
 import io.falkon.protocol.tls.Tls;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -21,12 +21,8 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.Inet4Address;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.NetworkInterface;
 import java.nio.charset.StandardCharsets;
-import java.util.Collections;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -150,7 +146,7 @@ public final class WsTransport implements AutoCloseable {
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel c) {
-                            c.pipeline().addLast(new ConnectionLimit(open, settings.maxConnections(), admission));
+                            c.pipeline().addLast(new ConnectionLimit(open, settings.maxConnections(), admission, "ws"));
                             if (tls != null) {
                                 c.pipeline().addLast("tls", tls.serverHandler(c.alloc()));
                             }
@@ -161,7 +157,7 @@ public final class WsTransport implements AutoCloseable {
                         }
                     }).bind(address).sync().channel();
             int port = ((InetSocketAddress) ch.localAddress()).getPort();
-            serviceUrl[0] = (tls == null ? "http://" : "https://") + advertised(address, advertiseHost) + ":" + port
+            serviceUrl[0] = (tls == null ? "http://" : "https://") + AdvertisedHost.of(address, advertiseHost) + ":" + port
                     + SERVICE_PATH;
             service[0] = new WsService(gateway, SERVICE_PATH, serviceUrl[0], wsdl(serviceUrl[0]));
             log.info("WS interface at {} (WSDL: {}?wsdl)", serviceUrl[0], serviceUrl[0]);
@@ -177,38 +173,6 @@ public final class WsTransport implements AutoCloseable {
         }
     }
 
-    /**
-     * The host in handed-out addresses: as configured; else the bind address; else (every interface)
-     * this host's name, or its first non-loopback address when the name only resolves to loopback.
-     */
-    static String advertised(InetSocketAddress bound, String configured) {
-        if (configured != null && !configured.isEmpty()) {
-            return configured;
-        }
-        InetAddress a = bound.getAddress();
-        if (a != null && !a.isAnyLocalAddress()) {
-            return bound.getHostString();
-        }
-        try {
-            InetAddress local = InetAddress.getLocalHost();
-            if (!local.isLoopbackAddress()) {
-                return local.getHostName();
-            }
-            for (NetworkInterface ni : Collections.list(NetworkInterface.getNetworkInterfaces())) {
-                if (ni.isUp() && !ni.isLoopback()) {
-                    for (InetAddress addr : Collections.list(ni.getInetAddresses())) {
-                        if (addr instanceof Inet4Address) {
-                            return addr.getHostAddress();
-                        }
-                    }
-                }
-            }
-        } catch (IOException e) {
-            log.debug("cannot tell this host's address: {}", e.toString());
-        }
-        return "127.0.0.1";
-    }
-
     /** The hand-written WSDL with this service's address in it. */
     static byte[] wsdl(String url) throws IOException {
         try (InputStream in = WsTransport.class.getResourceAsStream("falkon.wsdl")) {
@@ -221,35 +185,6 @@ public final class WsTransport implements AutoCloseable {
     }
 
     /** Refuses connections over the limit at once: a flood costs sockets, never threads or memory. */
-    private static final class ConnectionLimit extends ChannelInboundHandlerAdapter {
-        private final AtomicInteger open;
-        private final int max;
-        private final Admission admission;
-
-        ConnectionLimit(AtomicInteger open, int max, Admission admission) {
-            this.open = open;
-            this.max = max;
-            this.admission = admission;
-        }
-
-        @Override
-        public void channelActive(ChannelHandlerContext ctx) throws Exception {
-            if (open.incrementAndGet() > max) {
-                admission.badRequests().refused("ws " + ctx.channel().remoteAddress(), "over " + max
-                        + " connections: refused");
-                ctx.close();
-                return;
-            }
-            super.channelActive(ctx);
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-            open.decrementAndGet();
-            super.channelInactive(ctx);
-        }
-    }
-
     /** The service's address, e.g. {@code http://head:50600/axis2/services/Falkon}. */
     public String url() {
         return url;

@@ -1,6 +1,9 @@
 package io.falkon.protocol.auth;
 
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.HexFormat;
@@ -60,6 +63,24 @@ public final class Token {
             return false;
         }
         return MessageDigest.isEqual(secret, presented.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * A token derived from this one for {@code purpose} (HMAC-SHA256, in hex): what a browser keeps
+     * in a cookie after presenting the real token once, so that the token itself is never stored
+     * there. {@link #none()} derives none.
+     */
+    public Token derived(String purpose) {
+        if (secret == null) {
+            return NONE;
+        }
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+            return of(HexFormat.of().formatHex(mac.doFinal(purpose.getBytes(StandardCharsets.UTF_8))));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is not available", e);
+        }
     }
 
     /** The value to present ("" when none is required). */
