@@ -1,12 +1,16 @@
 package io.falkon.dispatcher;
 
+import io.falkon.dispatcher.core.LatencyHistogram;
+import io.falkon.dispatcher.core.StatusSnapshot;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
 
 import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyPackage;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.simpleName;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
@@ -39,6 +43,14 @@ class ArchitectureTest {
             .should().dependOnClassesThat(resideInAPackage("..dispatcher.core..").and(not(simpleName("Link"))))
             .because("authentication and limits live in one place, the admission stage: a transport hands it "
                     + "messages and never reaches the scheduler itself");
+
+    @ArchTest
+    static final ArchRule theMonitorReadsSnapshotsOnly = noClasses().that().resideInAPackage("..dispatcher.monitor..")
+            .should().dependOnClassesThat(resideInAnyPackage("..dispatcher.transport..", "..dispatcher.ws..")
+                    .or(resideInAPackage("..dispatcher.core..")
+                            .and(not(belongToAnyOf(StatusSnapshot.class, LatencyHistogram.class)))))
+            .because("the dashboard and /metrics are built from immutable snapshots the scheduler hands out, and "
+                    + "authenticate through the admission stage like every listener");
 
     @ArchTest
     static final ArchRule policiesSeeOnlyTheirInterfaces = noClasses().that().resideInAPackage("..dispatcher.policy..")

@@ -3,7 +3,7 @@ package io.falkon.dispatcher.monitor;
 import io.falkon.dispatcher.admission.Admission;
 import io.falkon.dispatcher.admission.ConnectionLimit;
 import io.falkon.dispatcher.core.StatusSnapshot;
-import io.falkon.dispatcher.transport.AdvertisedHost;
+import io.falkon.protocol.AdvertisedHost;
 import io.falkon.protocol.tls.Tls;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;

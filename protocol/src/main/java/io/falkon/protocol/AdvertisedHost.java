@@ -1,7 +1,4 @@
-package io.falkon.dispatcher.transport;
-
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+package io.falkon.protocol;
 
 import java.io.IOException;
 import java.net.Inet4Address;
@@ -10,10 +7,8 @@ import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.util.Collections;
 
-/** The host name the dispatcher puts in the addresses it hands out (the WSDL, the dashboard's URL). */
+/** The host name a server puts in the addresses it hands out (the dispatcher's WSDL, its dashboard's URL). */
 public final class AdvertisedHost {
-    private static final Logger log = LoggerFactory.getLogger(AdvertisedHost.class);
-
     private AdvertisedHost() {
     }
 
@@ -44,7 +39,7 @@ public final class AdvertisedHost {
                 }
             }
         } catch (IOException e) {
-            log.debug("cannot tell this host's address: {}", e.toString());
+            // this host's name does not resolve and its interfaces cannot be listed: loopback it is
         }
         return "127.0.0.1";
     }
