@@ -26,7 +26,10 @@ final class Html {
                 .append("<title>Falkon benchmark report</title><style>").append(STYLE).append("</style></head><body>\n")
                 .append("<h1>Falkon benchmark report</h1>\n<p>Every result on disk, rendered by ")
                 .append("<code>falkon bench report</code>. Each plot stands beside the paper's figure it reproduces; ")
-                .append("red diamonds and dashed red lines are values the papers state.</p>\n<ul>");
+                .append("red diamonds and dashed red lines are values the papers state. The same quantities (queue, ")
+                .append("throughput, executors, allocations, cache hits) are drawn live during any run by the ")
+                .append("dispatcher's dashboard: <a href=\"../monitoring.md\">monitoring.md</a> (<code>--http-port</code>), ")
+                .append("with a <a href=\"../images/dashboard.png\">screenshot</a>.</p>\n<ul>");
         for (ReportCommand.Section s : sections) {
             h.append("<li><a href=\"#").append(esc(s.result().name())).append("\">").append(esc(s.heading()))
                     .append("</a></li>");
