@@ -68,9 +68,9 @@ def measure(name, kind, tasks, rounds, log_to_file):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--tasks", type=int, default=2000, help="bash_apps per round")
-    p.add_argument("--python-tasks", type=int, default=500, help="python_apps per round")
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--tasks", type=int, default=3000, help="bash_apps per round")
+    p.add_argument("--python-tasks", type=int, default=2000, help="python_apps per round")
+    p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--kinds", default="bash,python")
     p.add_argument("--no-log-file", action="store_true", help="turn Parsl's DEBUG log file off (both executors)")
     p.add_argument("--perf-seconds", type=float, default=20, help="parsl-perf's --time (0: skip parsl-perf)")
