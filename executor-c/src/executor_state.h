@@ -1,0 +1,140 @@
+/*
+ * The C executor's state, shared by its parts (not an interface: executor.h is). One main thread
+ * owns the connection and the loop (executor.c, session.c, reports.c); the slot threads take jobs
+ * from the queue and put results back under the lock (slots.c).
+ */
+#ifndef FK_EXECUTOR_STATE_H
+#define FK_EXECUTOR_STATE_H
+
+#include "cache.h"
+#include "conn.h"
+#include "executor.h"
+#include "peer.h"
+#include "proto.h"
+#include "runner.h"
+#include "staging.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Until WELCOME says otherwise (its heartbeatMillis; 0 = heartbeats off). */
+#define HEARTBEAT_MS 5000
+#define BACKOFF_FIRST_MS 100
+#define BACKOFF_MAX_MS 5000
+#define CONNECT_TIMEOUT_MS 10000
+/* With prefetch: results wait for company this long at most while the slots still have work. */
+#define RESULT_LINGER_MS 10
+/* The full cache summary that repairs any drift in the dispatcher's index. */
+#define CACHE_SUMMARY_MS 60000
+
+typedef struct job {
+    struct job *next;
+    uint64_t task_id;
+    uint32_t attempt;
+    int gen;
+    fk_spec spec;
+    fk_hint *hints;
+    size_t nhints;
+    int bypass;
+} job;
+
+typedef struct done {
+    struct done *next;
+    uint64_t task_id;
+    uint32_t attempt;
+    int gen;
+    fk_exec exec;
+} done;
+
+typedef struct change {
+    struct change *next;
+    char *id;
+    int64_t size; /* -1: removed */
+} change;
+
+typedef struct {
+    const fk_config *cfg;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    job *qhead, *qtail; /* received, not yet started */
+    size_t queued;
+    done *dhead, *dtail; /* finished, not yet sent */
+    size_t ndone;
+    size_t running; /* taken by a slot, not yet finished */
+    change *chead, *ctail; /* cache changes not yet reported */
+    int stopping;
+    atomic_int gen; /* counts connections: results of an earlier one are dropped */
+    int wake_fd;
+    fk_runner *runners;
+    pthread_t *threads;
+    int nthreads;
+    fk_cache *cache;
+    fk_peer_server *peer;
+    fk_staging staging;
+    char spool[256];
+    char hostname[256];
+
+    /* the connection: main thread only */
+    fk_conn conn;
+    fk_tls *tls;
+    int64_t connect_deadline;
+    uint32_t max_frame;
+    int registered_once;
+    int registered;
+    int64_t last_recv, last_send;
+    int heartbeat_ms;
+    int64_t disconnected_at; /* -1 when connected */
+    int attempt;
+    int64_t next_dial;
+    int64_t linger_until;
+    int64_t next_summary;
+    int reconnects;
+    int terminated;
+    int exit_status;
+    char exit_why[700]; /* why it stopped, for the last line it prints */
+    int64_t idle_since; /* --idle-exit: when the executor last held no task (main thread) */
+    /* prefetch (main thread): extra credits granted now, and the tasks' running mean length */
+    int granted;
+    double mean_ms;
+    uint64_t samples;
+} ex;
+
+/* slots.c: the job queue and the slot threads */
+void ex_wake(ex *e);
+void ex_job_free(job *j);
+void ex_finish(ex *e, uint64_t task_id, uint32_t attempt, int gen, fk_exec *x);
+void ex_enqueue(ex *e, job *head, job *tail, size_t added);
+void ex_cancel_task(ex *e, uint64_t id);
+void ex_cancel_all(ex *e);
+void ex_start_slots(ex *e);
+void ex_stop_slots(ex *e);
+size_t ex_holding(ex *e);
+
+/* reports.c: results and cache changes back to the dispatcher */
+void ex_cache_changed(void *ctx, const char *id, int64_t size);
+change *ex_take_changes(ex *e);
+void ex_free_changes(change *c);
+void ex_send_full_summary(ex *e);
+void ex_flush_cache_changes(ex *e);
+int ex_prefetch_initial(const ex *e);
+void ex_flush_results(ex *e);
+void ex_results_ready(ex *e, int64_t now);
+
+/* session.c: the connection to the dispatcher */
+void ex_send_msg(ex *e, const fk_msg *m);
+int ex_live(const ex *e);
+void ex_on_welcome(ex *e, const fk_msg *w);
+void ex_terminate(ex *e, int status, const char *why);
+void ex_close_conn(ex *e);
+void ex_schedule_dial(ex *e);
+void ex_disconnected(ex *e, const char *why);
+int ex_dial(ex *e, char *why, size_t whylen);
+void ex_progressed(ex *e);
+void ex_read_frames(ex *e);
+void ex_write_out(ex *e);
+
+/* executor.c: what the dispatcher's messages do */
+void ex_on_message(ex *e, fk_msg *m);
+
+#endif

@@ -1,0 +1,184 @@
+/* What goes back to the dispatcher besides the session itself: results with their credits (and
+ * the prefetch that sizes them) and the data cache's changes. Main thread. */
+#include "executor_state.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ex_cache_changed(void *ctx, const char *id, int64_t size) {
+    ex *e = ctx;
+    change *c = calloc(1, sizeof *c);
+    if (!c || !(c->id = strdup(id))) {
+        abort();
+    }
+    c->size = size;
+    pthread_mutex_lock(&e->lock);
+    if (e->ctail) {
+        e->ctail->next = c;
+    } else {
+        e->chead = c;
+    }
+    e->ctail = c;
+    pthread_mutex_unlock(&e->lock);
+    ex_wake(e);
+}
+
+change *ex_take_changes(ex *e) {
+    pthread_mutex_lock(&e->lock);
+    change *c = e->chead;
+    e->chead = e->ctail = NULL;
+    pthread_mutex_unlock(&e->lock);
+    return c;
+}
+
+void ex_free_changes(change *c) {
+    while (c) {
+        change *next = c->next;
+        free(c->id);
+        free(c);
+        c = next;
+    }
+}
+
+void ex_send_full_summary(ex *e) {
+    ex_free_changes(ex_take_changes(e)); /* the summary supersedes them */
+    fk_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = FK_CACHE_UPDATE;
+    m.u.cache.full = 1;
+    m.u.cache.nadded = fk_cache_contents(e->cache, &m.u.cache.added);
+    ex_send_msg(e, &m);
+    fk_cached_free(m.u.cache.added, m.u.cache.nadded);
+}
+
+void ex_flush_cache_changes(ex *e) {
+    change *c = ex_take_changes(e);
+    if (!c) {
+        return;
+    }
+    /* coalesce: only each id's last change counts */
+    size_t n = 0;
+    for (change *k = c; k; k = k->next) {
+        n++;
+    }
+    fk_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = FK_CACHE_UPDATE;
+    m.u.cache.added = calloc(n, sizeof(fk_cached));
+    m.u.cache.removed = calloc(n, sizeof(fk_str));
+    if (!m.u.cache.added || !m.u.cache.removed) {
+        abort();
+    }
+    for (change *k = c; k; k = k->next) {
+        int superseded = 0;
+        for (change *later = k->next; later && !superseded; later = later->next) {
+            superseded = strcmp(later->id, k->id) == 0;
+        }
+        if (superseded) {
+            continue;
+        }
+        if (k->size >= 0) {
+            m.u.cache.added[m.u.cache.nadded].id = fk_str_of(k->id);
+            m.u.cache.added[m.u.cache.nadded++].size = k->size;
+        } else {
+            m.u.cache.removed[m.u.cache.nremoved++] = fk_str_of(k->id);
+        }
+    }
+    ex_free_changes(c);
+    if (ex_live(e)) {
+        ex_send_msg(e, &m);
+    }
+    fk_msg_free(&m);
+}
+
+/* Extra credits granted when registering. */
+int ex_prefetch_initial(const ex *e) {
+    return e->cfg->prefetch == FK_PREFETCH_AUTO ? 0 : e->cfg->prefetch;
+}
+
+/* The extra credits wanted now (see FK_PREFETCH_AUTO). */
+static int prefetch_target(const ex *e) {
+    if (e->cfg->prefetch != FK_PREFETCH_AUTO) {
+        return e->cfg->prefetch;
+    }
+    if (e->cache || e->samples < 8 || e->mean_ms >= 100.0) {
+        return 0;
+    }
+    /* enough per slot to cover a round trip to the dispatcher (4 ms assumed), 1 to 8 */
+    int per_slot = e->mean_ms <= 0.5 ? 8 : (int)ceil(4.0 / e->mean_ms);
+    per_slot = per_slot < 1 ? 1 : per_slot > 8 ? 8 : per_slot;
+    return e->cfg->slots * per_slot;
+}
+
+/* Every finished result of the current connection, with as many credits (adjusted by the change in
+ * prefetch), in one frame. */
+void ex_flush_results(ex *e) {
+    pthread_mutex_lock(&e->lock);
+    done *d = e->dhead;
+    e->dhead = e->dtail = NULL;
+    e->ndone = 0;
+    pthread_mutex_unlock(&e->lock);
+    size_t n = 0;
+    for (done *k = d; k; k = k->next) {
+        n++;
+    }
+    if (n == 0) {
+        return;
+    }
+    fk_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = FK_RESULT;
+    m.u.result.results = calloc(n, sizeof(fk_tresult));
+    if (!m.u.result.results) {
+        abort();
+    }
+    int gen = atomic_load(&e->gen);
+    while (d) {
+        done *next = d->next;
+        if (d->gen == gen) {
+            fk_tresult *t = &m.u.result.results[m.u.result.n++];
+            t->task_id = d->task_id;
+            t->attempt = d->attempt;
+            t->exec = d->exec;
+            double ms = (double)(d->exec.finished_us - d->exec.started_us) / 1000.0;
+            e->samples++;
+            e->mean_ms = e->samples == 1 ? ms : e->mean_ms + (ms - e->mean_ms) * 0.1;
+        } else {
+            fk_exec_free(&d->exec); /* the dispatcher has re-queued it already */
+        }
+        free(d);
+        d = next;
+    }
+    int delta = prefetch_target(e) - e->granted;
+    if (delta < -(int)m.u.result.n) {
+        delta = -(int)m.u.result.n;
+    }
+    if (m.u.result.n && ex_live(e)) {
+        e->granted += delta;
+        m.u.result.credits = (uint32_t)((int)m.u.result.n + delta);
+        ex_send_msg(e, &m);
+    }
+    fk_msg_free(&m);
+}
+
+/* Results go back at once, unless with prefetch a few more may join them soon. */
+void ex_results_ready(ex *e, int64_t now) {
+    pthread_mutex_lock(&e->lock);
+    size_t ndone = e->ndone, queued = e->queued;
+    pthread_mutex_unlock(&e->lock);
+    if (ndone == 0) {
+        return;
+    }
+    int p = e->granted;
+    size_t enough = p / 2 > 1 ? (size_t)(p / 2) : 1;
+    if (p == 0 || ndone >= enough || queued == 0) {
+        ex_flush_results(e);
+        e->linger_until = -1;
+    } else if (e->linger_until < 0) {
+        e->linger_until = now + RESULT_LINGER_MS;
+    } else if (now >= e->linger_until) {
+        ex_flush_results(e);
+        e->linger_until = -1;
+    }
+}

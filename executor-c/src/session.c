@@ -1,0 +1,255 @@
+/* The connection to the dispatcher: dialling with back-off, the handshake and registration,
+ * reading frames, writing what is queued, and what a lost connection means. Main thread. */
+#include "executor_state.h"
+
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void ex_send_msg(ex *e, const fk_msg *m) {
+    fk_encode(m, &e->conn.out);
+}
+
+/* Whether a registration is live: messages sent now reach this connection's dispatcher. */
+int ex_live(const ex *e) {
+    return fk_conn_open(&e->conn) && e->registered;
+}
+
+void ex_terminate(ex *e, int status, const char *why) {
+    if (!e->terminated) {
+        e->terminated = 1;
+        e->exit_status = status;
+        snprintf(e->exit_why, sizeof e->exit_why, "%s", why);
+        fk_info("%s; stopping", why);
+    }
+}
+
+void ex_on_welcome(ex *e, const fk_msg *w) {
+    const fk_config *c = e->cfg;
+    e->max_frame = w->u.welcome.max_frame ? w->u.welcome.max_frame : FK_MAX_FRAME;
+    /* the dispatcher's interval, whatever it is: 0 means no heartbeats either way (docs/protocol.md) */
+    e->heartbeat_ms = w->u.welcome.heartbeat_ms > INT32_MAX / 4 ? INT32_MAX / 4 : (int)w->u.welcome.heartbeat_ms;
+    char pid[32], prefetch[32], port[32];
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    if (c->prefetch == FK_PREFETCH_AUTO) {
+        snprintf(prefetch, sizeof prefetch, "auto");
+    } else {
+        snprintf(prefetch, sizeof prefetch, "%d", c->prefetch);
+    }
+    fk_kv attrs[6];
+    size_t na = 0;
+    attrs[na].key = fk_str_of("impl");
+    attrs[na++].value = fk_str_of("c");
+    attrs[na].key = fk_str_of("pid");
+    attrs[na++].value = fk_str_of(pid);
+    attrs[na].key = fk_str_of("runner");
+    attrs[na++].value = fk_str_of(c->no_exec ? "no-exec" : "vfork");
+    attrs[na].key = fk_str_of("prefetch");
+    attrs[na++].value = fk_str_of(prefetch);
+    if (e->peer) {
+        snprintf(port, sizeof port, "%d", fk_peer_port(e->peer));
+        attrs[na].key = fk_str_of("cachePort");
+        attrs[na++].value = fk_str_of(port);
+        if (c->cache_host) {
+            attrs[na].key = fk_str_of("cacheHost");
+            attrs[na++].value = fk_str_of(c->cache_host);
+        }
+    }
+    fk_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = FK_REGISTER;
+    m.u.reg.id = fk_str_of(c->id);
+    m.u.reg.host = fk_str_of(e->hostname);
+    m.u.reg.slots = (uint32_t)c->slots;
+    m.u.reg.flags = c->no_exec ? FK_REGISTER_NO_EXEC : 0;
+    m.u.reg.attrs.n = na;
+    m.u.reg.attrs.items = attrs;
+    ex_send_msg(e, &m);
+    fk_str_free(&m.u.reg.id);
+    fk_str_free(&m.u.reg.host);
+    for (size_t i = 0; i < na; i++) {
+        fk_str_free(&attrs[i].key);
+        fk_str_free(&attrs[i].value);
+    }
+    e->registered = 1;
+    e->idle_since = fk_mono_millis();
+    if (e->cache) {
+        ex_send_full_summary(e); /* a new dispatcher knows nothing yet */
+        e->next_summary = fk_mono_millis() + CACHE_SUMMARY_MS;
+    }
+    memset(&m, 0, sizeof m);
+    m.type = FK_CREDIT;
+    e->granted = ex_prefetch_initial(e);
+    m.u.credit.credits = (uint32_t)(c->slots + e->granted);
+    ex_send_msg(e, &m);
+    if (e->disconnected_at >= 0) {
+        e->reconnects++;
+        fk_info("registered again with %s:%d after %lld ms", c->host, c->port,
+                (long long)(fk_mono_millis() - e->disconnected_at));
+        e->disconnected_at = -1;
+    } else if (!e->registered_once) {
+        if (e->cache) {
+            fk_info("registered with %s:%d (%d slots, %s, %lld MiB LRU cache served on port %d)", c->host, c->port,
+                    c->slots, c->no_exec ? "NO-EXEC benchmark mode: tasks are not run" : "processes via vfork + exec",
+                    (long long)(c->cache_size >> 20), fk_peer_port(e->peer));
+        } else {
+            fk_info("registered with %s:%d (%d slots, %s)", c->host, c->port, c->slots,
+                    c->no_exec ? "NO-EXEC benchmark mode: tasks are not run" : "processes via vfork + exec");
+        }
+    }
+    e->registered_once = 1;
+}
+
+void ex_close_conn(ex *e) {
+    fk_conn_close(&e->conn);
+    e->registered = 0;
+}
+
+void ex_schedule_dial(ex *e) {
+    int64_t now = fk_mono_millis();
+    if (now - e->disconnected_at > (int64_t)e->cfg->reconnect_for_s * 1000) {
+        char why[300];
+        snprintf(why, sizeof why, "no dispatcher at %s:%d for %d s; giving up", e->cfg->host, e->cfg->port,
+                 e->cfg->reconnect_for_s);
+        ex_terminate(e, 1, why);
+        return;
+    }
+    int shift = e->attempt < 10 ? e->attempt : 10;
+    e->attempt++;
+    int64_t base = (int64_t)BACKOFF_FIRST_MS << shift;
+    if (base > BACKOFF_MAX_MS) {
+        base = BACKOFF_MAX_MS;
+    }
+    /* jitter: executors that lost the same dispatcher do not all dial at once */
+    e->next_dial = now + base / 2 + (int64_t)(random() % (base / 2 + 1));
+}
+
+/* The connection is gone: stop its work, then dial again (or give up). */
+void ex_disconnected(ex *e, const char *why) {
+    int was_registered = e->registered;
+    ex_close_conn(e);
+    if (e->terminated || e->stopping) {
+        return;
+    }
+    atomic_fetch_add(&e->gen, 1); /* results of the old connection's tasks are now stale */
+    ex_cancel_all(e);
+    if (!e->registered_once) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "dispatcher at %s:%d did not accept the executor: %s", e->cfg->host, e->cfg->port,
+                 why);
+        ex_terminate(e, 2, msg);
+        return;
+    }
+    if (e->cfg->reconnect_for_s == 0) {
+        ex_terminate(e, 0, why);
+        return;
+    }
+    if (e->disconnected_at < 0) {
+        e->disconnected_at = fk_mono_millis();
+        e->attempt = 0;
+        fk_warn("%s%s; reconnecting for up to %d s", why, was_registered ? "" : " (before registering)",
+                e->cfg->reconnect_for_s);
+    }
+    ex_schedule_dial(e);
+}
+
+static void send_hello(ex *e) {
+    fk_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = FK_HELLO;
+    m.u.hello.magic = FK_MAGIC;
+    m.u.hello.version = FK_VERSION;
+    m.u.hello.role = FK_ROLE_EXECUTOR;
+    m.u.hello.token = fk_str_of(e->cfg->token ? e->cfg->token : "");
+    m.u.hello.agent = fk_str_of(FK_AGENT);
+    ex_send_msg(e, &m);
+    fk_msg_free(&m);
+}
+
+/* Starts a non-blocking connect; the poll loop completes it (and TLS). Returns 0, or -1 with why. */
+int ex_dial(ex *e, char *why, size_t whylen) {
+    if (fk_conn_dial(&e->conn, e->cfg->host, e->cfg->port, why, whylen) != 0) {
+        return -1;
+    }
+    e->connect_deadline = fk_mono_millis() + CONNECT_TIMEOUT_MS;
+    e->max_frame = FK_MAX_FRAME;
+    e->heartbeat_ms = HEARTBEAT_MS;
+    e->last_recv = e->last_send = fk_mono_millis();
+    send_hello(e); /* queued until the connection is open */
+    return 0;
+}
+
+/* The connect (and TLS handshake) moved on: open, still going, or failed. */
+void ex_progressed(ex *e) {
+    char why[512];
+    int rc = fk_conn_progress(&e->conn, why, sizeof why);
+    if (rc == 0) {
+        return;
+    }
+    if (rc > 0) {
+        e->last_recv = e->last_send = fk_mono_millis();
+        return;
+    }
+    char msg[700];
+    snprintf(msg, sizeof msg, "cannot connect to dispatcher at %s:%d: %s", e->cfg->host, e->cfg->port, why);
+    ex_close_conn(e);
+    if (!e->registered_once) {
+        ex_terminate(e, 2, msg);
+    } else {
+        fk_warn("%s", msg);
+        ex_schedule_dial(e);
+    }
+}
+
+void ex_read_frames(ex *e) {
+    char why[512];
+    long got = fk_conn_read(&e->conn, why, sizeof why);
+    if (got < 0) {
+        ex_disconnected(e, why);
+        return;
+    }
+    if (got > 0) {
+        e->last_recv = fk_mono_millis();
+    }
+    fk_buf *in = &e->conn.in;
+    size_t at = 0;
+    while (fk_conn_open(&e->conn) && in->len - at >= 4) {
+        uint32_t len = fk_get_u32(in->data + at);
+        if (len == 0 || len > e->max_frame) {
+            snprintf(why, sizeof why, "the dispatcher sent a frame of %u bytes (limit %u)", len, e->max_frame);
+            ex_disconnected(e, why);
+            return;
+        }
+        if (in->len - at - 4 < len) {
+            break;
+        }
+        fk_msg m;
+        char err[300];
+        if (fk_decode(in->data + at + 4, len, &m, err, sizeof err) != 0) {
+            snprintf(why, sizeof why, "undecodable message from the dispatcher: %s", err);
+            ex_disconnected(e, why);
+            return;
+        }
+        at += 4 + (size_t)len;
+        ex_on_message(e, &m);
+        fk_msg_free(&m);
+    }
+    if (fk_conn_open(&e->conn)) {
+        fk_buf_consume(in, at);
+    }
+}
+
+void ex_write_out(ex *e) {
+    size_t before = e->conn.out.len;
+    char why[512];
+    if (fk_conn_write(&e->conn, why, sizeof why) != 0) {
+        ex_disconnected(e, why);
+        return;
+    }
+    if (e->conn.out.len < before) {
+        e->last_send = fk_mono_millis();
+    }
+}

@@ -1,0 +1,235 @@
+/* The job queue and the slot threads: each slot takes the next job, runs it and queues its result. */
+#include "executor_state.h"
+
+#include "log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void ex_wake(ex *e) {
+    uint64_t one = 1;
+    if (write(e->wake_fd, &one, sizeof one) < 0 && errno != EAGAIN) {
+        fk_warn("eventfd write: %s", strerror(errno));
+    }
+}
+
+void ex_job_free(job *j) {
+    fk_spec_free(&j->spec);
+    fk_hints_free(j->hints, j->nhints);
+    free(j);
+}
+
+void ex_finish(ex *e, uint64_t task_id, uint32_t attempt, int gen, fk_exec *x) {
+    done *d = calloc(1, sizeof *d);
+    if (!d) {
+        abort();
+    }
+    d->task_id = task_id;
+    d->attempt = attempt;
+    d->gen = gen;
+    d->exec = *x;
+    pthread_mutex_lock(&e->lock);
+    if (e->dtail) {
+        e->dtail->next = d;
+    } else {
+        e->dhead = d;
+    }
+    e->dtail = d;
+    e->ndone++;
+    pthread_mutex_unlock(&e->lock);
+    ex_wake(e);
+}
+
+typedef struct {
+    ex *e;
+    int slot;
+} slot_arg;
+
+static void *slot_main(void *p) {
+    slot_arg *a = p;
+    ex *e = a->e;
+    fk_runner *r = &e->runners[a->slot];
+    free(a);
+    for (;;) {
+        pthread_mutex_lock(&e->lock);
+        while (!e->qhead && !e->stopping) {
+            pthread_cond_wait(&e->cond, &e->lock);
+        }
+        if (e->stopping) {
+            pthread_mutex_unlock(&e->lock);
+            return NULL;
+        }
+        job *j = e->qhead;
+        e->qhead = j->next;
+        if (!e->qhead) {
+            e->qtail = NULL;
+        }
+        e->queued--;
+        e->running++;
+        pthread_mutex_unlock(&e->lock);
+        if (j->gen == atomic_load(&e->gen)) {
+            fk_exec x;
+            if (fk_staging_needed(&j->spec)) {
+                fk_staging_run(&e->staging, r, j->task_id, &j->spec, j->hints, j->nhints, j->bypass, &x);
+            } else {
+                fk_run(r, j->task_id, &j->spec, NULL, NULL, &x);
+            }
+            ex_finish(e, j->task_id, j->attempt, j->gen, &x);
+        }
+        /* after finish: its result is counted in ndone before it stops counting as running */
+        pthread_mutex_lock(&e->lock);
+        e->running--;
+        pthread_mutex_unlock(&e->lock);
+        ex_job_free(j);
+    }
+}
+
+/* Appends received jobs (head..tail, added of them) and wakes as many slots. */
+void ex_enqueue(ex *e, job *head, job *tail, size_t added) {
+    pthread_mutex_lock(&e->lock);
+    if (e->qtail) {
+        e->qtail->next = head;
+    } else {
+        e->qhead = head;
+    }
+    e->qtail = tail;
+    e->queued += added;
+    if (added == 1) {
+        pthread_cond_signal(&e->cond);
+    } else {
+        pthread_cond_broadcast(&e->cond);
+    }
+    pthread_mutex_unlock(&e->lock);
+}
+
+/* Cancels a task whether it is waiting or running; its result is still reported. */
+void ex_cancel_task(ex *e, uint64_t id) {
+    pthread_mutex_lock(&e->lock);
+    job *prev = NULL, *j = e->qhead;
+    while (j && j->task_id != id) {
+        prev = j;
+        j = j->next;
+    }
+    if (j) {
+        if (prev) {
+            prev->next = j->next;
+        } else {
+            e->qhead = j->next;
+        }
+        if (e->qtail == j) {
+            e->qtail = prev;
+        }
+        e->queued--;
+    }
+    pthread_mutex_unlock(&e->lock);
+    if (j) {
+        fk_exec x;
+        memset(&x, 0, sizeof x);
+        x.status = FK_CANCELLED;
+        x.exit_code = -1;
+        x.started_us = x.finished_us = fk_now_micros();
+        x.out = fk_str_dup("", 0);
+        x.err = fk_str_dup("", 0);
+        x.detail = fk_str_of("cancelled before it started");
+        ex_finish(e, j->task_id, j->attempt, j->gen, &x);
+        ex_job_free(j);
+        return;
+    }
+    for (int i = 0; i < e->nthreads; i++) {
+        if (fk_runner_cancel(&e->runners[i], id)) {
+            return;
+        }
+    }
+}
+
+/* Drops every waiting job and kills every running one: the connection they came on is gone. */
+void ex_cancel_all(ex *e) {
+    pthread_mutex_lock(&e->lock);
+    job *j = e->qhead;
+    e->qhead = e->qtail = NULL;
+    e->queued = 0;
+    done *d = e->dhead;
+    e->dhead = e->dtail = NULL;
+    e->ndone = 0;
+    pthread_mutex_unlock(&e->lock);
+    while (j) {
+        job *next = j->next;
+        ex_job_free(j);
+        j = next;
+    }
+    while (d) {
+        done *next = d->next;
+        fk_exec_free(&d->exec);
+        free(d);
+        d = next;
+    }
+    for (int i = 0; i < e->nthreads; i++) {
+        fk_runner_kill(&e->runners[i]);
+    }
+}
+
+/* Starts one thread per slot (none with --no-exec: nothing runs). */
+void ex_start_slots(ex *e) {
+    const fk_config *cfg = e->cfg;
+    if (cfg->no_exec) {
+        return;
+    }
+    e->nthreads = cfg->slots;
+    e->runners = calloc((size_t)cfg->slots, sizeof(fk_runner));
+    e->threads = calloc((size_t)cfg->slots, sizeof(pthread_t));
+    if (!e->runners || !e->threads) {
+        abort();
+    }
+    for (int i = 0; i < cfg->slots; i++) {
+        fk_runner_init(&e->runners[i], cfg->output_cap, cfg->workdir);
+    }
+    for (int i = 0; i < cfg->slots; i++) {
+        slot_arg *a = malloc(sizeof *a);
+        if (!a) {
+            abort();
+        }
+        a->e = e;
+        a->slot = i;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+        if (pthread_create(&e->threads[i], &attr, slot_main, a) != 0) {
+            abort();
+        }
+        pthread_attr_destroy(&attr);
+    }
+}
+
+/* Stops the slots: nothing more is taken, what runs is killed, the threads are joined. */
+void ex_stop_slots(ex *e) {
+    pthread_mutex_lock(&e->lock);
+    e->stopping = 1;
+    pthread_cond_broadcast(&e->cond);
+    pthread_mutex_unlock(&e->lock);
+    for (int i = 0; i < e->nthreads; i++) {
+        fk_runner_close(&e->runners[i]);
+    }
+    ex_cancel_all(e);
+    for (int i = 0; i < e->nthreads; i++) {
+        pthread_join(e->threads[i], NULL);
+    }
+    ex_cancel_all(e); /* anything a slot finished while stopping */
+    for (int i = 0; i < e->nthreads; i++) {
+        fk_runner_destroy(&e->runners[i]);
+    }
+    free(e->runners);
+    free(e->threads);
+    e->runners = NULL;
+    e->threads = NULL;
+    e->nthreads = 0;
+}
+
+/* Tasks the executor holds: waiting, running, or finished and not yet reported (--idle-exit). */
+size_t ex_holding(ex *e) {
+    pthread_mutex_lock(&e->lock);
+    size_t n = e->queued + e->running + e->ndone;
+    pthread_mutex_unlock(&e->lock);
+    return n;
+}
