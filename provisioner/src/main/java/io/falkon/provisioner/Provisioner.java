@@ -65,7 +65,7 @@ public final class Provisioner implements AutoCloseable {
     private final Supplier<String> dispatcherStatus;
     private final Planner planner;
     private final Thread thread;
-    private final long startedMillis = System.currentTimeMillis();
+    private final long startedMillis = monotonicMillis();
     private volatile boolean stopping;
     private volatile String lastError = "";
     private volatile String status = "{}";
@@ -78,6 +78,14 @@ public final class Provisioner implements AutoCloseable {
         this.planner = new Planner(config.bounds(), config.acquisition(), config.release());
         this.thread = new Thread(this::loop, "falkon-provisioner");
         thread.setDaemon(true);
+    }
+
+    /**
+     * The time the planner's intervals (idle times, stage times) are measured in: monotonic, so that a
+     * step of the wall clock neither releases every allocation at once nor keeps idle ones forever.
+     */
+    static long monotonicMillis() {
+        return System.nanoTime() / 1_000_000;
     }
 
     /** Starts provisioning for the dispatcher whose status document {@code dispatcherStatus} returns. */
@@ -129,7 +137,7 @@ public final class Provisioner implements AutoCloseable {
             }
         }
         Map<String, JobState> jobs = lrm.states(planner.activeJobIds());
-        long now = System.currentTimeMillis();
+        long now = monotonicMillis();
         Planner.Decision d = planner.decide(new Planner.Observation(now, st.path("queued").asLong(),
                 st.path("running").asLong(), st.path("executors").path("slots").asLong(), registered, busy, jobs));
         for (Allocation a : d.cancel()) {
