@@ -1,6 +1,7 @@
 package io.falkon.cli;
 
 import io.falkon.client.ClientOptions;
+import io.falkon.client.DistributedClient;
 import io.falkon.client.FalkonClient;
 import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.Option;
@@ -8,7 +9,8 @@ import picocli.CommandLine.Option;
 /** Where a client command finds the dispatcher: its TCP port, or its Web Services interface. */
 final class DispatcherAddress {
 
-    @Option(names = "--dispatcher", required = true, paramLabel = "HOST:PORT", description = "the dispatcher (TCP)")
+    @Option(names = "--dispatcher", required = true, paramLabel = "HOST:PORT[,HOST:PORT...]", description = "the "
+            + "dispatcher (TCP); several, comma-separated, for distributed dispatchers (submit and status)")
     String dispatcher;
 
     @Option(names = "--ws", required = true, paramLabel = "URL", description = "the dispatcher's Web Services "
@@ -37,8 +39,13 @@ final class DispatcherAddress {
         }
     }
 
-    /** The dispatcher's status document. */
+    /** The dispatcher's status document; for several, their sums and each one's (see {@link DistributedClient#status}). */
     static String status(String address, ConnectOptions connect) {
+        if (DistributedClient.isList(address)) {
+            try (DistributedClient c = DistributedClient.connect(address, clientOptions(connect))) {
+                return c.status();
+            }
+        }
         try (FalkonClient c = connect(address, connect)) {
             return c.status();
         }

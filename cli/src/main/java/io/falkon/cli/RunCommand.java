@@ -160,7 +160,7 @@ final class RunCommand implements Callable<Integer> {
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
                     workload.clientOptions(dispatcher.token()));
                  TaskFile file = workload.open()) {
-                return workload.report(new Workload().run(client, file, total, workload));
+                return workload.report(new Workload().run(client::createInstance, file, total, workload));
             }
         } finally {
             // closing the dispatcher closes the executors' connections, which makes them exit
@@ -213,7 +213,7 @@ final class RunCommand implements Callable<Integer> {
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
                     workload.clientOptions(dispatcher.token()));
                  TaskFile file = workload.open()) {
-                return workload.report(new Workload().run(client, file, total, workload));
+                return workload.report(new Workload().run(client::createInstance, file, total, workload));
             }
         } finally {
             dispatcher.close(); // the executors' connections close and they leave; their jobs end

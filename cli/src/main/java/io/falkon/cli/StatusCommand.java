@@ -31,6 +31,10 @@ final class StatusCommand implements Callable<Integer> {
             return 0;
         }
         JsonNode s = new ObjectMapper().readTree(doc);
+        if (s.has("dispatcherList")) {
+            printDistributed(s);
+            return 0;
+        }
         System.out.printf("dispatcher %s  up %.0f s  policy %s%n", s.path("dispatcherId").asText(),
                 s.path("uptimeSeconds").asDouble(), s.path("policy").asText());
         System.out.printf("tasks: %d queued, %d running, %d completed (%d failed); %d instances%n",
@@ -59,5 +63,24 @@ final class StatusCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** Several dispatchers: their sums, then one line each. */
+    private static void printDistributed(JsonNode s) {
+        System.out.printf("%d dispatchers: %d queued, %d running, %d completed (%d failed); %d executors, %d slots%n",
+                s.path("dispatchers").asInt(), s.path("queued").asLong(), s.path("running").asLong(),
+                s.path("completed").asLong(), s.path("failed").asLong(),
+                s.path("executors").path("registered").asLong(), s.path("executors").path("slots").asLong());
+        for (JsonNode d : s.path("dispatcherList")) {
+            JsonNode st = d.path("status");
+            if (!d.path("reachable").asBoolean()) {
+                System.out.printf("  %-24s unreachable%n", d.path("address").asText());
+                continue;
+            }
+            System.out.printf("  %-24s %-12s %6d queued %6d running %9d completed  %4d executors %5d slots%n",
+                    d.path("address").asText(), st.path("dispatcherId").asText(), st.path("queued").asLong(),
+                    st.path("running").asLong(), st.path("completed").asLong(),
+                    st.path("executors").path("registered").asInt(), st.path("executors").path("slots").asInt());
+        }
     }
 }

@@ -2,7 +2,9 @@ package io.falkon.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.falkon.client.DistributedClient;
 import io.falkon.client.FalkonClient;
+import io.falkon.client.FalkonException;
 import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -39,6 +41,9 @@ final class SubmitCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Logging.level("WARN");
+        if (detach && DistributedClient.isList(target.address())) {
+            throw new Falkon.UserError("--detach needs one dispatcher: an instance is taken over where it runs");
+        }
         if (detach && target.ws != null) {
             throw new Falkon.UserError("--detach needs the dispatcher's TCP address (--dispatcher HOST:PORT): "
                     + "instances are taken over there later");
@@ -53,9 +58,19 @@ final class SubmitCommand implements Callable<Integer> {
         if (detach) {
             return detach();
         }
+        if (DistributedClient.isList(target.address())) {
+            // several dispatchers: the tasks are spread over them by their free capacity (docs/scaling.md)
+            try (DistributedClient client = DistributedClient.connect(target.address(), workload.clientOptions(connect));
+                 TaskFile file = workload.open()) {
+                return workload.report(new Workload().run(() -> client.createInstance("falkon-cli"), file, total,
+                        workload));
+            } catch (FalkonException e) {
+                throw new Falkon.UserError(e.getMessage());
+            }
+        }
         try (FalkonClient client = FalkonClient.connect(target.address(), workload.clientOptions(connect));
              TaskFile file = workload.open()) {
-            return workload.report(new Workload().run(client, file, total, workload));
+            return workload.report(new Workload().run(client::createInstance, file, total, workload));
         }
     }
 

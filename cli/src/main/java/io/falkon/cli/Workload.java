@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.FalkonException;
 import io.falkon.client.Instance;
+import io.falkon.client.TaskInstance;
 import io.falkon.client.TaskResult;
 import io.falkon.protocol.DataStats;
 import io.falkon.protocol.TaskStatus;
@@ -25,6 +26,7 @@ import java.util.BitSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -103,7 +105,7 @@ final class Workload {
     private long lastFlushNanos = System.nanoTime();
     /** The lines as written, kept for the results file (so that failures can be rerun); null without one. */
     private String[] texts;
-    private volatile Instance running;
+    private volatile TaskInstance running;
     private OutputPrinter printer;
     private ScheduledExecutorService flusher;
     private volatile boolean finished;
@@ -112,8 +114,8 @@ final class Workload {
      * @param total   tasks in the file if known (for the progress bar), else -1
      * @param options where results (--results) and the tasks' output go
      */
-    Summary run(FalkonClient client, TaskFile file, long total, WorkloadOptions options) throws IOException,
-            InterruptedException {
+    Summary run(Supplier<? extends TaskInstance> newInstance, TaskFile file, long total, WorkloadOptions options)
+            throws IOException, InterruptedException {
         Path resultsFile = options.results;
         if (resultsFile != null) {
             results = openResults(resultsFile, options.rerunFailed);
@@ -139,7 +141,7 @@ final class Workload {
         FalkonException lostCause = null;
         Progress progress = Progress.startIfTerminal(done::get, failed::get, total);
         printer = options.printer(progress);
-        try (Instance instance = client.createInstance()) {
+        try (TaskInstance instance = newInstance.get()) {
             running = instance;
             instance.onResult(this::result);
             while (file.hasNext()) {
@@ -284,7 +286,7 @@ final class Workload {
         if (finished) {
             return;
         }
-        Instance in = running;
+        TaskInstance in = running;
         long unfinished = in == null ? 0 : in.outstanding();
         long finishedBefore = done.get();
         long succeededBefore = succeeded.get();

@@ -47,7 +47,7 @@ import java.util.function.Consumer;
  * them with the {@code ...Async} variants. {@link #close()} destroys the instance, cancelling
  * whatever is unfinished. Thread-safe.
  */
-public final class Instance implements AutoCloseable {
+public final class Instance implements TaskInstance {
     private final Connection connection;
     private final long id;
     private final int bundleSize;
@@ -145,6 +145,7 @@ public final class Instance implements AutoCloseable {
      *
      * @throws FalkonException if the instance is closed or its connection is lost
      */
+    @Override
     public CompletableFuture<TaskResult> submit(TaskSpec spec) {
         CompletableFuture<TaskResult> f = enqueue(spec);
         scheduleFlush();
@@ -361,6 +362,7 @@ public final class Instance implements AutoCloseable {
     }
 
     /** Calls {@code listener} with every result as it arrives (on the I/O thread), besides the futures. */
+    @Override
     public void onResult(Consumer<TaskResult> listener) {
         this.listener = listener;
     }
@@ -383,6 +385,7 @@ public final class Instance implements AutoCloseable {
     }
 
     /** Tasks submitted and not yet finished. */
+    @Override
     public int outstanding() {
         return outstanding.get();
     }
@@ -438,6 +441,7 @@ public final class Instance implements AutoCloseable {
     }
 
     /** Waits until every task submitted so far has a result. */
+    @Override
     public void awaitAll() throws InterruptedException {
         synchronized (idle) {
             while (outstanding.get() > 0) {
@@ -451,11 +455,13 @@ public final class Instance implements AutoCloseable {
      * or null while it is usable: its unfinished tasks' futures failed with this, no result will
      * come for them.
      */
+    @Override
     public FalkonException lostCause() {
         return lost;
     }
 
     /** Waits up to {@code timeout} for every task submitted so far; returns whether they all finished. */
+    @Override
     public boolean awaitAll(Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (idle) {

@@ -1,0 +1,219 @@
+package io.falkon.cli;
+
+import io.falkon.client.ClientOptions;
+import io.falkon.client.DistributedClient;
+import io.falkon.client.DistributedInstance;
+import io.falkon.client.TaskResult;
+import io.falkon.protocol.TaskSpec;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Several dispatchers, each with its own executors, behind one {@link DistributedClient} (the 3-tier
+ * layout of Falkon on Blue Gene/P): real dispatcher and C executor processes on this machine.
+ */
+class DistributedDispatchersIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    /** Submits {@code n} tasks; counts the results the listener sees per task, and which executor ran each. */
+    private static final class Run {
+        final List<CompletableFuture<TaskResult>> futures = new ArrayList<>();
+        final Map<String, List<TaskResult>> byExecutor = new ConcurrentHashMap<>();
+        final AtomicInteger heard = new AtomicInteger();
+
+        Run(DistributedInstance in, int n, TaskSpec spec) {
+            in.onResult(r -> {
+                heard.incrementAndGet();
+                byExecutor.computeIfAbsent(r.executorId(), k -> new ArrayList<>()).add(r);
+            });
+            for (int i = 0; i < n; i++) {
+                futures.add(in.submit(spec));
+            }
+        }
+
+        void assertEveryTaskSucceededOnce(int n) throws Exception {
+            CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).get(180, TimeUnit.SECONDS);
+            assertThat(futures).allSatisfy(f -> assertThat(f.join().succeeded()).as(String.valueOf(f.join())).isTrue());
+            assertThat(heard.get()).as("results delivered").isEqualTo(n);
+        }
+
+        long completedBy(String executorPrefix) {
+            return byExecutor.entrySet().stream().filter(e -> e.getKey().startsWith(executorPrefix))
+                    .mapToLong(e -> e.getValue().size()).sum();
+        }
+
+        long lastCompletionMicros(String executorPrefix) {
+            return byExecutor.entrySet().stream().filter(e -> e.getKey().startsWith(executorPrefix))
+                    .flatMap(e -> e.getValue().stream()).mapToLong(TaskResult::completedMicros).max().orElse(0);
+        }
+    }
+
+    private static String addresses(int... ports) {
+        List<String> a = new ArrayList<>();
+        for (int p : ports) {
+            a.add("127.0.0.1:" + p);
+        }
+        return String.join(",", a);
+    }
+
+    @Test
+    void skewedCapacityKeepsEveryDispatcherBusyToTheEnd() throws Exception {
+        int[] ports = {ClusterProcesses.freePort(), ClusterProcesses.freePort(), ClusterProcesses.freePort()};
+        int[] slots = {1, 2, 8};
+        try (ClusterProcesses procs = new ClusterProcesses(dir)) {
+            for (int i = 0; i < 3; i++) {
+                procs.dispatcher(ports[i]);
+                procs.executor(ports[i], "d" + i + "-exec", "--impl", "c", "--slots", Integer.toString(slots[i]));
+            }
+            try (DistributedClient client = DistributedClient.connect(addresses(ports), procs.clientOptions())) {
+                await().atMost(Duration.ofSeconds(60)).until(() ->
+                        JSON.readTree(client.status()).path("executors").path("slots").asInt() == 11);
+                DistributedInstance in = client.createInstance("skewed");
+                int n = 330; // 3 s of work for 11 slots at 0.1 s a task
+                Run run = new Run(in, n, TaskSpec.of("sleep", "0.1"));
+                run.assertEveryTaskSucceededOnce(n);
+
+                long end = Math.max(run.lastCompletionMicros("d0"), Math.max(run.lastCompletionMicros("d1"),
+                        run.lastCompletionMicros("d2")));
+                for (int i = 0; i < 3; i++) {
+                    assertThat(end - run.lastCompletionMicros("d" + i)).as("dispatcher %d (%d slots) idle before the end",
+                            i, slots[i]).isLessThan(600_000);
+                }
+                // the work follows the capacity: the 8-slot dispatcher ran most, the 1-slot one least
+                assertThat(run.completedBy("d2")).isGreaterThan(3 * run.completedBy("d0"));
+                assertThat(run.completedBy("d0")).isPositive();
+                assertThat(run.completedBy("d0") + run.completedBy("d1") + run.completedBy("d2")).isEqualTo(n);
+            }
+        }
+    }
+
+    private void killOneMidRun(boolean journal) throws Exception {
+        int[] ports = {ClusterProcesses.freePort(), ClusterProcesses.freePort(), ClusterProcesses.freePort()};
+        Path journalDir = dir.resolve("journal");
+        try (ClusterProcesses procs = new ClusterProcesses(dir)) {
+            List<Process> dispatchers = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                String[] extra = i == 1 && journal
+                        ? new String[] {"--journal", journalDir.toString(), "--fsync", "ALWAYS"} : new String[0];
+                dispatchers.add(procs.dispatcher(ports[i], extra));
+                procs.executor(ports[i], "d" + i + "-exec", "--impl", "c", "--slots", "2",
+                        "--reconnect-for", "120");
+            }
+            // without a journal nothing comes back: the client gives the dead dispatcher 3 s, then moves its tasks
+            ClientOptions options = procs.clientOptions().withReconnectFor(Duration.ofSeconds(journal ? 60 : 3));
+            try (DistributedClient client = DistributedClient.connect(addresses(ports), options)) {
+                await().atMost(Duration.ofSeconds(60)).until(() ->
+                        JSON.readTree(client.status()).path("executors").path("slots").asInt() == 6);
+                DistributedInstance in = client.createInstance(journal ? "killed-journal" : "killed");
+                int n = 180;
+                Run run = new Run(in, n, TaskSpec.of("sleep", "0.1"));
+                await().atMost(Duration.ofSeconds(60)).until(() -> run.heard.get() >= 30);
+                int held = in.heldBy().get("127.0.0.1:" + ports[1]);
+                assertThat(held).as("the victim holds tasks").isPositive();
+                ClusterProcesses.kill9(dispatchers.get(1));
+                if (journal) {
+                    procs.dispatcher(ports[1], "--journal", journalDir.toString(), "--fsync", "ALWAYS");
+                }
+                run.assertEveryTaskSucceededOnce(n);
+                if (journal) {
+                    // it came back with what it held: the instance re-attached, nothing had to move
+                    assertThat(in.resent()).isZero();
+                } else {
+                    // what it held ran elsewhere (perhaps more: tasks it had queued when it died)
+                    assertThat(in.resent()).isGreaterThanOrEqualTo(held);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aDispatcherKilledMidRunWithoutAJournalHasItsTasksRunElsewhere() throws Exception {
+        killOneMidRun(false);
+    }
+
+    @Test
+    void aDispatcherKilledMidRunAndRestartedFromItsJournalFinishesItsTasks() throws Exception {
+        killOneMidRun(true);
+    }
+
+    @Test
+    void aDispatcherAddedMidRunToTheWatchedFileIsUsed() throws Exception {
+        int[] ports = {ClusterProcesses.freePort(), ClusterProcesses.freePort()};
+        Path list = dir.resolve("dispatchers.txt");
+        Files.writeString(list, "# the dispatchers of this run\n127.0.0.1:" + ports[0] + "\n");
+        try (ClusterProcesses procs = new ClusterProcesses(dir)) {
+            procs.dispatcher(ports[0]);
+            procs.executor(ports[0], "first-exec", "--impl", "c", "--slots", "1");
+            try (DistributedClient client = DistributedClient.connect("127.0.0.1:" + ports[0], procs.clientOptions())) {
+                client.watch(list);
+                await().atMost(Duration.ofSeconds(60)).until(() ->
+                        JSON.readTree(client.status()).path("executors").path("slots").asInt() == 1);
+                DistributedInstance in = client.createInstance("growing");
+                int n = 100;
+                Run run = new Run(in, n, TaskSpec.of("sleep", "0.1"));
+                await().atMost(Duration.ofSeconds(60)).until(() -> run.heard.get() >= 5);
+                procs.dispatcher(ports[1]);
+                procs.executor(ports[1], "second-exec", "--impl", "c", "--slots", "4");
+                Files.writeString(list, "127.0.0.1:" + ports[0] + "\n127.0.0.1:" + ports[1] + "\n");
+                run.assertEveryTaskSucceededOnce(n);
+                assertThat(run.completedBy("second")).as("tasks run by the dispatcher that joined").isGreaterThan(n / 3);
+
+                JsonNode status = JSON.readTree(client.status());
+                assertThat(status.get("dispatchers").asInt()).isEqualTo(2);
+                Map<String, Long> completed = new HashMap<>();
+                for (JsonNode d : status.get("dispatcherList")) {
+                    completed.put(d.get("address").asText(), d.path("status").path("completed").asLong());
+                }
+                assertThat(completed.values().stream().mapToLong(Long::longValue).sum())
+                        .isEqualTo(status.get("completed").asLong()).isEqualTo(n);
+            }
+        }
+    }
+
+    @Test
+    void theCommandLineSubmitsToSeveralDispatchersAndSumsTheirStatus() throws Exception {
+        int[] ports = {ClusterProcesses.freePort(), ClusterProcesses.freePort()};
+        Path tasks = dir.resolve("tasks.txt");
+        StringBuilder lines = new StringBuilder();
+        for (int i = 0; i < 60; i++) {
+            lines.append("echo line-").append(i).append('\n');
+        }
+        Files.writeString(tasks, lines);
+        try (ClusterProcesses procs = new ClusterProcesses(dir)) {
+            for (int i = 0; i < 2; i++) {
+                procs.dispatcher(ports[i]);
+                procs.executor(ports[i], "cli" + i + "-exec", "--impl", "c", "--slots", "2");
+            }
+            Process submit = procs.command("submit", "submit", "--dispatcher", addresses(ports), "--json",
+                    tasks.toString());
+            assertThat(submit.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            String out = procs.log("submit");
+            assertThat(submit.exitValue()).as(out).isZero();
+            assertThat(out).contains("\"tasks\":60", "\"succeeded\":60");
+            Process status = procs.command("status", "status", "--dispatcher", addresses(ports));
+            assertThat(status.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            String shown = procs.log("status");
+            assertThat(shown).contains("2 dispatchers:", "60 completed", "127.0.0.1:" + ports[0], "127.0.0.1:" + ports[1]);
+        }
+    }
+}

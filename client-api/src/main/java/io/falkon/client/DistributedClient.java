@@ -1,0 +1,293 @@
+package io.falkon.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A client of several dispatchers at once: the 3-tier Falkon of Blue Gene/P (seed 000, §4.2–4.3.1),
+ * where each dispatcher manages its own executors and the client spreads the work. A
+ * {@link DistributedInstance} holds one instance on every dispatcher and sends each of them no more
+ * than its executors can start soon, so that no dispatcher's executors wait while another holds
+ * queued tasks of this client; results from all of them arrive as one stream.
+ *
+ * <p>Dispatchers come from a list ({@code "h1:p1,h2:p2"}), from {@link #addDispatcher}, or from a
+ * file ({@link #watch}, one address per line, kept up to date by the provisioner); the client learns
+ * about them as they appear (an unreachable one is dialled again every few seconds) and stops sending
+ * to one that leaves. A dispatcher that dies has its unfinished tasks sent to the others, unless it
+ * comes back with its journal in time (its instances re-attach and their results arrive as if
+ * nothing happened); each task's result is delivered once.
+ *
+ * <p>Once a second (and whenever asked) it reads every dispatcher's status for its capacity (its
+ * executors' slots). Thread-safe.
+ */
+public final class DistributedClient implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(DistributedClient.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final long POLL_MILLIS = 500;
+
+    /** One dispatcher: its address, connection (null while unreachable) and the slots its executors have. */
+    static final class Member {
+        final String address;
+        volatile FalkonClient client;
+        volatile int slots;
+        volatile boolean leaving;
+        volatile String lastStatus = "{}";
+
+        Member(String address) {
+            this.address = address;
+        }
+
+        boolean usable() {
+            FalkonClient c = client;
+            return c != null && !leaving;
+        }
+    }
+
+    private final ClientOptions options;
+    private final Map<String, Member> members = new ConcurrentHashMap<>();
+    private final List<DistributedInstance> instances = new CopyOnWriteArrayList<>();
+    private final ScheduledExecutorService poller;
+    private volatile Path watched;
+    private volatile boolean closed;
+
+    private DistributedClient(ClientOptions options) {
+        this.options = options;
+        this.poller = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "falkon-distributed");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /**
+     * Connects to every dispatcher of {@code addresses} (comma-separated {@code host:port}s).
+     *
+     * @throws FalkonException if none of them can be reached
+     */
+    public static DistributedClient connect(String addresses, ClientOptions options) {
+        DistributedClient c = new DistributedClient(options);
+        for (String a : split(addresses)) {
+            c.members.putIfAbsent(a, new Member(a));
+        }
+        if (c.members.isEmpty()) {
+            throw new IllegalArgumentException("no dispatcher address in '" + addresses + "'");
+        }
+        c.refresh();
+        if (c.members.values().stream().noneMatch(Member::usable)) {
+            c.close();
+            throw new FalkonException(null, "none of the dispatchers " + c.members.keySet() + " can be reached");
+        }
+        c.poller.scheduleWithFixedDelay(c::refresh, POLL_MILLIS, POLL_MILLIS, TimeUnit.MILLISECONDS);
+        return c;
+    }
+
+    /** Whether {@code address} names several dispatchers (a comma-separated list). */
+    public static boolean isList(String address) {
+        return address.indexOf(',') >= 0;
+    }
+
+    static List<String> split(String addresses) {
+        Set<String> out = new LinkedHashSet<>();
+        for (String a : addresses.split(",")) {
+            if (!a.isBlank()) {
+                out.add(a.strip());
+            }
+        }
+        return new ArrayList<>(out);
+    }
+
+    /** Adds a dispatcher; tasks go to it as soon as it has executors. */
+    public void addDispatcher(String address) {
+        if (members.putIfAbsent(address.strip(), new Member(address.strip())) == null) {
+            poller.execute(this::refresh);
+        }
+    }
+
+    /** Sends nothing more to {@code address}; what it already runs finishes there. */
+    public void removeDispatcher(String address) {
+        Member m = members.get(address.strip());
+        if (m != null) {
+            m.leaving = true;
+        }
+    }
+
+    /**
+     * Follows the dispatchers listed in {@code file} (one {@code host:port} per line; blank lines and
+     * {@code #} comments skipped), read again every half second: new ones are used, removed ones get
+     * nothing more.
+     */
+    public void watch(Path file) {
+        watched = file;
+        poller.execute(this::refresh);
+    }
+
+    /** Creates an instance on every dispatcher, named {@code name}. */
+    public DistributedInstance createInstance(String name) {
+        DistributedInstance in = new DistributedInstance(this, name);
+        instances.add(in);
+        for (Member m : members.values()) {
+            if (m.usable()) {
+                in.join(m);
+            }
+        }
+        in.pump();
+        return in;
+    }
+
+    void forget(DistributedInstance in) {
+        instances.remove(in);
+    }
+
+    ClientOptions options() {
+        return options;
+    }
+
+    List<Member> members() {
+        return new ArrayList<>(members.values());
+    }
+
+    /**
+     * The status of every dispatcher and their sums:
+     * {@code {"dispatchers": N, "queued", "running", "completed", "failed", "executors": {"registered",
+     * "slots"}, "dispatcherList": [{"address", "reachable", "status": {…}}]}}.
+     */
+    public String status() {
+        ObjectNode o = JSON.createObjectNode();
+        ArrayNode list = JSON.createArrayNode();
+        long queued = 0, running = 0, completed = 0, failed = 0, registered = 0, slots = 0;
+        for (Member m : members.values()) {
+            ObjectNode d = list.addObject();
+            d.put("address", m.address);
+            FalkonClient c = m.client;
+            JsonNode st = null;
+            if (c != null) {
+                try {
+                    st = JSON.readTree(c.status());
+                } catch (IOException | RuntimeException e) {
+                    st = null;
+                }
+            }
+            d.put("reachable", st != null);
+            if (st != null) {
+                d.set("status", st);
+                queued += st.path("queued").asLong();
+                running += st.path("running").asLong();
+                completed += st.path("completed").asLong();
+                failed += st.path("failed").asLong();
+                registered += st.path("executors").path("registered").asLong();
+                slots += st.path("executors").path("slots").asLong();
+            }
+        }
+        o.put("dispatchers", members.size());
+        o.put("queued", queued);
+        o.put("running", running);
+        o.put("completed", completed);
+        o.put("failed", failed);
+        ObjectNode ex = o.putObject("executors");
+        ex.put("registered", registered);
+        ex.put("slots", slots);
+        o.set("dispatcherList", list);
+        return o.toString();
+    }
+
+    /** Once per poll: reads the watched file, dials unreachable dispatchers, reads every one's capacity. */
+    private void refresh() {
+        if (closed) {
+            return;
+        }
+        Path file = watched;
+        if (file != null) {
+            try {
+                List<String> listed = new ArrayList<>();
+                for (String line : Files.readAllLines(file)) {
+                    String a = line.strip();
+                    if (!a.isEmpty() && !a.startsWith("#")) {
+                        listed.add(a);
+                    }
+                }
+                for (String a : listed) {
+                    members.putIfAbsent(a, new Member(a));
+                    members.get(a).leaving = false;
+                }
+                for (Member m : members.values()) {
+                    m.leaving = !listed.contains(m.address);
+                }
+            } catch (IOException e) {
+                log.warn("cannot read the dispatchers file {}: {}", file, e.toString());
+            }
+        }
+        for (Member m : members.values()) {
+            if (m.client == null && !m.leaving) {
+                try {
+                    m.client = FalkonClient.connect(m.address, options);
+                    log.info("dispatcher {} joined", m.address);
+                } catch (FalkonException | IllegalArgumentException e) {
+                    log.debug("dispatcher {} not reachable yet: {}", m.address, e.getMessage());
+                    continue;
+                }
+            }
+            FalkonClient c = m.client;
+            if (c == null) {
+                continue;
+            }
+            try {
+                String st = c.status();
+                JsonNode s = JSON.readTree(st);
+                m.lastStatus = st;
+                JsonNode ex = s.path("executors");
+                m.slots = Math.max(0, ex.path("slots").asInt() - suspendedSlots(s));
+            } catch (IOException | RuntimeException e) {
+                m.slots = 0; // unreachable now: nothing more goes there until it answers again
+            }
+            for (DistributedInstance in : instances) {
+                in.join(m);
+            }
+        }
+        for (DistributedInstance in : instances) {
+            in.pump();
+        }
+    }
+
+    private static int suspendedSlots(JsonNode status) {
+        int n = 0;
+        for (JsonNode e : status.path("executorList")) {
+            if ("suspended".equals(e.path("state").asText())) {
+                n += e.path("slots").asInt();
+            }
+        }
+        return n;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        poller.shutdownNow();
+        for (DistributedInstance in : new ArrayList<>(instances)) {
+            in.close();
+        }
+        for (Member m : members.values()) {
+            FalkonClient c = m.client;
+            if (c != null) {
+                c.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package io.falkon.client;
+
+import io.falkon.protocol.TaskSpec;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+
+/**
+ * Where a client's tasks go and their results come from: an {@link Instance} on one dispatcher, or a
+ * {@link DistributedInstance} spread over several. What the command line and the workflow
+ * providers need of either.
+ */
+public interface TaskInstance extends AutoCloseable {
+    /** Submits one task; blocks while too many are unfinished (backpressure). */
+    CompletableFuture<TaskResult> submit(TaskSpec spec);
+
+    /** Calls {@code listener} with every result as it arrives, besides the futures. */
+    void onResult(Consumer<TaskResult> listener);
+
+    /** Tasks submitted and not yet finished. */
+    int outstanding();
+
+    /** Waits until every task submitted so far has a result (or cannot have one: see {@link #lostCause()}). */
+    void awaitAll() throws InterruptedException;
+
+    /** Waits up to {@code timeout}; whether every task submitted so far finished. */
+    boolean awaitAll(Duration timeout) throws InterruptedException;
+
+    /** Why tasks were lost for good (their futures failed with it), or null. */
+    FalkonException lostCause();
+
+    /** Ends the instance: unfinished tasks are cancelled. */
+    @Override
+    void close();
+}
