@@ -32,12 +32,13 @@ class LocalDispatcher:
     :param impl: ``java`` or ``c`` (default: ``c`` when the C executor is built beside the ``falkon``
         command, as ``falkon run`` chooses, else ``java``)
     :param extra_dispatcher_args: more options for ``falkon dispatcher``
+    :param token: the token to require (default: a fresh random one)
     """
 
     def __init__(self, executors=1, slots=None, impl=None, falkon=None, extra_dispatcher_args=(),
-                 extra_executor_args=(), log_dir=None, startup_timeout=60.0):
+                 extra_executor_args=(), log_dir=None, startup_timeout=60.0, token=None):
         self.command = falkon_command(falkon)
-        self.token = secrets.token_hex(32)
+        self.token = token or secrets.token_hex(32)
         self.env = dict(os.environ, FALKON_TOKEN=self.token)
         self.env.pop("FALKON_TOKEN_FILE", None)
         self.log_dir = log_dir

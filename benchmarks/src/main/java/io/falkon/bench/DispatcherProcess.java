@@ -22,7 +22,7 @@ final class DispatcherProcess implements AutoCloseable {
     private final Process process;
     private final int port;
     /** Its token, handed over in its environment (never on its command line). */
-    private final String token = Token.random().value();
+    private final String token;
 
     DispatcherProcess(List<String> jvmOptions) throws IOException {
         this(jvmOptions, List.of());
@@ -30,6 +30,12 @@ final class DispatcherProcess implements AutoCloseable {
 
     /** @param dispatcherArgs further {@code falkon dispatcher} options */
     DispatcherProcess(List<String> jvmOptions, List<String> dispatcherArgs) throws IOException {
+        this(jvmOptions, dispatcherArgs, Token.random().value());
+    }
+
+    /** @param token the token it requires (dispatchers that one client uses together share one) */
+    DispatcherProcess(List<String> jvmOptions, List<String> dispatcherArgs, String token) throws IOException {
+        this.token = token;
         List<String> cmd = new ArrayList<>();
         cmd.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
         cmd.add("-XX:+ExitOnOutOfMemoryError"); // as bin/falkon runs it
@@ -87,6 +93,10 @@ final class DispatcherProcess implements AutoCloseable {
 
     int port() {
         return port;
+    }
+
+    long pid() {
+        return process.pid();
     }
 
     @Override

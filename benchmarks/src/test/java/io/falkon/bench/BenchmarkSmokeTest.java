@@ -147,6 +147,21 @@ class BenchmarkSmokeTest {
     }
 
     @Test
+    void distributedSpreadsTasksOverDispatcherProcessesAndChargesEachTier() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("distributed", "--dispatchers", "2",
+                "--executors-per-dispatcher", "20", "--tasks", "3000", "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode row = rows("distributed").get(0);
+        assertThat(row.get("executors").asInt()).isEqualTo(40);
+        assertThat(row.get("tasks").asInt()).isEqualTo(3000);
+        assertThat(row.get("tasksPerSecond").asDouble()).isPositive();
+        // every tier did work for the tasks: the client, the dispatcher processes, the executor JVMs
+        assertThat(row.get("clientCpuMicrosPerTask").asDouble()).isPositive();
+        assertThat(row.get("dispatcherCpuMicrosPerTask").asDouble()).isPositive();
+        assertThat(row.get("executorCpuMicrosPerTask").asDouble()).isPositive();
+    }
+
+    @Test
     void latencyMeasuresOneTaskAtATime() throws Exception {
         int rc = new CommandLine(new BenchCommand()).execute("latency", "--tasks", "200", "--impls", "java",
                 "--out", out.toString());

@@ -1,0 +1,53 @@
+"""Several real dispatchers behind one DistributedClient: balancing by capacity, a dispatcher lost mid-run."""
+
+import concurrent.futures
+import os
+import pathlib
+import time
+import unittest
+
+from falkon import DistributedClient, LocalDispatcher
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+FALKON = os.environ.get("FALKON_BIN") or str(REPO / "bin" / "falkon")
+BUILT = (REPO / "cli" / "target").is_dir()
+
+
+def wait_for(condition, timeout=60.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@unittest.skipUnless(BUILT, "Falkon is not built (run the README's build first)")
+class DistributedTest(unittest.TestCase):
+    def test_tasks_follow_capacity_and_a_lost_dispatcher_loses_nothing(self):
+        # the dispatchers of one client share a token, as on a cluster (~/.falkon/token)
+        token = "shared-token-for-this-test"
+        ds = [LocalDispatcher(executors=1, slots=s, falkon=FALKON, token=token) for s in (1, 3)]
+        for d in ds:
+            self.addCleanup(d.stop)
+        addresses = ",".join(d.address for d in ds)
+        with DistributedClient(addresses, token=token, reconnect_for=2) as c:
+            wait_for(lambda: c.status()["executors"]["slots"] == 4, what="4 slots")
+            inst = c.create_instance("spread")
+            futures = [inst.submit(["/bin/sleep", "0.1"]) for _ in range(80)]
+            wait_for(lambda: sum(f.done() for f in futures) >= 10, what="some results")
+            held = inst.held_by()
+            self.assertTrue(all(n > 0 for n in held.values()), held)
+            ds[0].dispatcher.kill()  # SIGKILL, no journal: what it held runs on the other
+            done, _ = concurrent.futures.wait(futures, timeout=120)
+            self.assertEqual(len(futures), len(done))
+            self.assertTrue(all(f.result().ok for f in futures))
+            self.assertGreaterEqual(inst.resent, 1)
+            by = {}
+            for f in futures:
+                by[f.result().executor_id] = by.get(f.result().executor_id, 0) + 1
+            self.assertEqual(2, len(by), by)
+
+
+if __name__ == "__main__":
+    unittest.main()
