@@ -5,6 +5,8 @@ import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.TaskSpec;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -75,8 +77,11 @@ public final class DistributedInstance implements TaskInstance {
             return !dead && member.usable() && instance.lostCause() == null;
         }
 
+        /** Room for more: twice its slots (a short queue behind every running task), less what it holds. */
         int free() {
-            return 2 * member.slots - held.get();
+            // never more than half what the dispatcher's instance lets be unfinished: submit must not block
+            long target = Math.min(2L * member.slots, instance.maxInFlight() / 2);
+            return (int) (target - held.get());
         }
     }
 
@@ -115,30 +120,42 @@ public final class DistributedInstance implements TaskInstance {
         return t.future;
     }
 
-    /** Sends waiting tasks to the dispatchers with free capacity, the freest first. */
-    synchronized void pump() {
-        boolean anyUsable = false;
-        while (!pending.isEmpty() && !closed) {
-            Part best = null;
-            for (Part p : parts.values()) {
-                if (!p.usable()) {
-                    continue;
+    /**
+     * Sends waiting tasks to the dispatchers with free capacity, the freest first. Tasks are chosen
+     * under this instance's lock and handed to the dispatchers' instances outside it: a result
+     * arriving meanwhile (on a connection's I/O thread) must never wait for a submission to finish.
+     */
+    void pump() {
+        List<Map.Entry<Part, Task>> chosen = new ArrayList<>();
+        synchronized (this) {
+            boolean anyUsable = false;
+            while (!pending.isEmpty() && !closed) {
+                Part best = null;
+                for (Part p : parts.values()) {
+                    if (!p.usable()) {
+                        continue;
+                    }
+                    anyUsable = true;
+                    if (p.free() > 0 && (best == null || p.free() > best.free())) {
+                        best = p;
+                    }
                 }
-                anyUsable = true;
-                if (p.free() > 0 && (best == null || p.free() > best.free())) {
-                    best = p;
+                if (best == null) {
+                    break;
                 }
+                Task t = pending.poll();
+                if (t == null) {
+                    break;
+                }
+                best.held.incrementAndGet();
+                t.sends++;
+                chosen.add(Map.entry(best, t));
             }
-            if (best == null) {
-                break;
-            }
-            Task t = pending.poll();
-            if (t == null) {
-                break;
-            }
-            send(best, t);
+            strandedCheck(anyUsable || pending.isEmpty());
         }
-        strandedCheck(anyUsable || pending.isEmpty());
+        for (Map.Entry<Part, Task> c : chosen) {
+            send(c.getKey(), c.getValue());
+        }
     }
 
     /** Tasks no dispatcher could take for as long as a connection is given to come back fail, named. */
@@ -161,8 +178,6 @@ public final class DistributedInstance implements TaskInstance {
     }
 
     private void send(Part p, Task t) {
-        p.held.incrementAndGet();
-        t.sends++;
         CompletableFuture<TaskResult> f;
         try {
             f = p.instance.submit(t.spec);

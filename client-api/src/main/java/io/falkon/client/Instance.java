@@ -384,6 +384,11 @@ public final class Instance implements TaskInstance {
         return nextTaskIdAtStart - 1;
     }
 
+    /** The most tasks that may be unfinished before {@link #submit} blocks ({@link ClientOptions#maxInFlight()}). */
+    public int maxInFlight() {
+        return maxInFlight;
+    }
+
     /** Tasks submitted and not yet finished. */
     @Override
     public int outstanding() {
