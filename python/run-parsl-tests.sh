@@ -54,6 +54,9 @@ expr="not cleannet"
 if [ "$(id -u)" = 0 ]; then
     expr="$expr and not unix_filesystem_permissions_required"
 fi
+# the python_app zygotes this run starts (they leave after five idle minutes anyway): gone with it
+trap 'pkill -f "$venv/bin/python[0-9.]* -m falkon.parsl.worker serve" 2>/dev/null || true' EXIT
+
 work="$here/target/parsl-tests"
 mkdir -p "$work"
 cd "$work"
