@@ -82,15 +82,7 @@ static void on_dispatch(ex *e, fk_msg *m) {
         if (fk_spec_decode((const uint8_t *)t->spec.s, t->spec.len, &j->spec, err, sizeof err) != 0) {
             char why[320];
             snprintf(why, sizeof why, "undecodable task spec: %s", err);
-            fk_exec x;
-            memset(&x, 0, sizeof x);
-            x.status = FK_LAUNCH_FAILED;
-            x.exit_code = -1;
-            x.started_us = x.finished_us = fk_now_micros();
-            x.out = fk_str_dup("", 0);
-            x.err = fk_str_dup("", 0);
-            x.detail = fk_str_of(why);
-            ex_finish(e, t->task_id, t->attempt, gen, &x);
+            ex_finish_unrun(e, t->task_id, t->attempt, gen, FK_LAUNCH_FAILED, why);
             free(j);
             continue;
         }

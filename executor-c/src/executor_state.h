@@ -104,6 +104,7 @@ typedef struct {
 void ex_wake(ex *e);
 void ex_job_free(job *j);
 void ex_finish(ex *e, uint64_t task_id, uint32_t attempt, int gen, fk_exec *x);
+void ex_finish_unrun(ex *e, uint64_t task_id, uint32_t attempt, int gen, uint8_t status, const char *why);
 void ex_enqueue(ex *e, job *head, job *tail, size_t added);
 void ex_cancel_task(ex *e, uint64_t id);
 void ex_cancel_all(ex *e);

@@ -42,6 +42,19 @@ void ex_finish(ex *e, uint64_t task_id, uint32_t attempt, int gen, fk_exec *x) {
     ex_wake(e);
 }
 
+/* Reports a task that never ran (cancelled while waiting, undecodable): no process, empty streams. */
+void ex_finish_unrun(ex *e, uint64_t task_id, uint32_t attempt, int gen, uint8_t status, const char *why) {
+    fk_exec x;
+    memset(&x, 0, sizeof x);
+    x.status = status;
+    x.exit_code = -1;
+    x.started_us = x.finished_us = fk_now_micros();
+    x.out = fk_str_dup("", 0);
+    x.err = fk_str_dup("", 0);
+    x.detail = fk_str_of(why);
+    ex_finish(e, task_id, attempt, gen, &x);
+}
+
 typedef struct {
     ex *e;
     int slot;
@@ -125,15 +138,7 @@ void ex_cancel_task(ex *e, uint64_t id) {
     }
     pthread_mutex_unlock(&e->lock);
     if (j) {
-        fk_exec x;
-        memset(&x, 0, sizeof x);
-        x.status = FK_CANCELLED;
-        x.exit_code = -1;
-        x.started_us = x.finished_us = fk_now_micros();
-        x.out = fk_str_dup("", 0);
-        x.err = fk_str_dup("", 0);
-        x.detail = fk_str_of("cancelled before it started");
-        ex_finish(e, j->task_id, j->attempt, j->gen, &x);
+        ex_finish_unrun(e, j->task_id, j->attempt, j->gen, FK_CANCELLED, "cancelled before it started");
         ex_job_free(j);
         return;
     }

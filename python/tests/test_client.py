@@ -7,24 +7,12 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 import unittest
 
 from falkon import Client, FalkonError, LocalDispatcher
 from falkon.token import find_token
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-FALKON = os.environ.get("FALKON_BIN") or str(REPO / "bin" / "falkon")
-BUILT = (REPO / "cli" / "target").is_dir()
-
-
-def wait_for(condition, timeout=30.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+from falkon_test_support import BUILT, FALKON, wait_for
 
 
 @unittest.skipUnless(BUILT, "Falkon is not built (run the README's build first)")

@@ -1,25 +1,11 @@
 """Several real dispatchers behind one DistributedClient: balancing by capacity, a dispatcher lost mid-run."""
 
 import concurrent.futures
-import os
-import pathlib
-import time
 import unittest
 
 from falkon import DistributedClient, LocalDispatcher
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-FALKON = os.environ.get("FALKON_BIN") or str(REPO / "bin" / "falkon")
-BUILT = (REPO / "cli" / "target").is_dir()
-
-
-def wait_for(condition, timeout=60.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+from falkon_test_support import BUILT, FALKON, wait_for
 
 
 @unittest.skipUnless(BUILT, "Falkon is not built (run the README's build first)")

@@ -15,8 +15,7 @@ try:
 except ImportError:
     parsl = None
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-FALKON = os.environ.get("FALKON_BIN") or str(REPO / "bin" / "falkon")
+from falkon_test_support import FALKON, REPO
 
 
 def apps():

@@ -38,10 +38,9 @@ public final class DistributedInstance implements TaskInstance {
     private final String name;
     private final Map<Member, Part> parts = new ConcurrentHashMap<>();
     private final ConcurrentLinkedDeque<Task> pending = new ConcurrentLinkedDeque<>();
-    private final AtomicInteger outstanding = new AtomicInteger();
+    private final Unfinished outstanding = new Unfinished();
     private final AtomicLong resent = new AtomicLong();
     private final Semaphore permits;
-    private final Object idle = new Object();
     private volatile Consumer<TaskResult> listener;
     private volatile FalkonException lost;
     private volatile boolean closed;
@@ -113,7 +112,7 @@ public final class DistributedInstance implements TaskInstance {
             throw new FalkonException(null, "the instance is closed");
         }
         permits.acquireUninterruptibly();
-        outstanding.incrementAndGet();
+        outstanding.add();
         Task t = new Task(spec);
         pending.add(t);
         pump();
@@ -237,10 +236,7 @@ public final class DistributedInstance implements TaskInstance {
 
     private void done() {
         permits.release();
-        outstanding.decrementAndGet();
-        synchronized (idle) {
-            idle.notifyAll();
-        }
+        outstanding.finished(1);
     }
 
     @Override
@@ -267,26 +263,12 @@ public final class DistributedInstance implements TaskInstance {
 
     @Override
     public void awaitAll() throws InterruptedException {
-        synchronized (idle) {
-            while (outstanding.get() > 0) {
-                idle.wait(1000);
-            }
-        }
+        outstanding.awaitNone();
     }
 
     @Override
     public boolean awaitAll(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        synchronized (idle) {
-            while (outstanding.get() > 0) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return false;
-                }
-                TimeUnit.NANOSECONDS.timedWait(idle, left);
-            }
-        }
-        return true;
+        return outstanding.awaitNone(timeout);
     }
 
     @Override

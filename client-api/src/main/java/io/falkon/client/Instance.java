@@ -58,8 +58,7 @@ public final class Instance implements TaskInstance {
     private final ConcurrentLinkedQueue<Queued> toSend = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queuedToSend = new AtomicInteger();
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
-    private final AtomicInteger outstanding = new AtomicInteger();
-    private final Object idle = new Object();
+    private final Unfinished outstanding = new Unfinished();
     private final Runnable onClose;
     private final boolean reconnects;
     /** The next client task id. I/O thread only: ids are given in the order tasks are sent. */
@@ -183,7 +182,7 @@ public final class Instance implements TaskInstance {
         }
         acquirePermit();
         CompletableFuture<TaskResult> f = new CompletableFuture<>();
-        outstanding.incrementAndGet();
+        outstanding.add();
         toSend.add(new Queued(encoded, f));
         queuedToSend.incrementAndGet();
         if (lost != null || closed) {
@@ -354,11 +353,7 @@ public final class Instance implements TaskInstance {
             return;
         }
         permits.release(n);
-        if (outstanding.addAndGet(-n) == 0) {
-            synchronized (idle) {
-                idle.notifyAll();
-            }
-        }
+        outstanding.finished(n);
     }
 
     /** Calls {@code listener} with every result as it arrives (on the I/O thread), besides the futures. */
@@ -422,6 +417,7 @@ public final class Instance implements TaskInstance {
             sent.complete(null);
         });
         await(sent, "detach");
+        Object idle = outstanding.monitor();
         synchronized (idle) {
             // accepted means: nothing queued to send, nothing sent and unanswered, nothing refused
             while (lost == null && (queuedToSend.get() > 0 || !allAccepted())) {
@@ -448,11 +444,7 @@ public final class Instance implements TaskInstance {
     /** Waits until every task submitted so far has a result. */
     @Override
     public void awaitAll() throws InterruptedException {
-        synchronized (idle) {
-            while (outstanding.get() > 0) {
-                idle.wait(1000);
-            }
-        }
+        outstanding.awaitNone();
     }
 
     /**
@@ -468,17 +460,7 @@ public final class Instance implements TaskInstance {
     /** Waits up to {@code timeout} for every task submitted so far; returns whether they all finished. */
     @Override
     public boolean awaitAll(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        synchronized (idle) {
-            while (outstanding.get() > 0) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return false;
-                }
-                TimeUnit.NANOSECONDS.timedWait(idle, left);
-            }
-        }
-        return true;
+        return outstanding.awaitNone(timeout);
     }
 
     /** The instance's status document (queued, running, completed, failed, ...). */
