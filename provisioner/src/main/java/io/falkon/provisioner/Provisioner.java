@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -65,14 +66,17 @@ public final class Provisioner implements AutoCloseable {
     private final Supplier<String> dispatcherStatus;
     private final Planner planner;
     private final Thread thread;
-    private final long startedMillis = monotonicMillis();
+    private final LongSupplier monotonicMillis;
+    private final long startedMillis;
     private volatile boolean stopping;
     private volatile String lastError = "";
     private volatile String status = "{}";
     private int sequence;
 
-    private Provisioner(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus) {
+    private Provisioner(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus, LongSupplier monotonicMillis) {
         this.config = config;
+        this.monotonicMillis = monotonicMillis;
+        this.startedMillis = monotonicMillis.getAsLong();
         this.lrm = lrm;
         this.dispatcherStatus = dispatcherStatus;
         this.planner = new Planner(config.bounds(), config.acquisition(), config.release());
@@ -80,17 +84,19 @@ public final class Provisioner implements AutoCloseable {
         thread.setDaemon(true);
     }
 
-    /**
-     * The time the planner's intervals (idle times, stage times) are measured in: monotonic, so that a
-     * step of the wall clock neither releases every allocation at once nor keeps idle ones forever.
-     */
-    static long monotonicMillis() {
-        return System.nanoTime() / 1_000_000;
-    }
-
     /** Starts provisioning for the dispatcher whose status document {@code dispatcherStatus} returns. */
     public static Provisioner start(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus) {
-        Provisioner p = new Provisioner(config, lrm, dispatcherStatus);
+        return start(config, lrm, dispatcherStatus, () -> System.nanoTime() / 1_000_000);
+    }
+
+    /**
+     * As {@link #start(Config, LrmAdapter, Supplier)}, with the clock the planner's intervals (idle
+     * times, stage times) are measured on. It must be monotonic, so that a step of the wall clock
+     * neither releases every allocation at once nor keeps idle ones forever; tests pass a fake one.
+     */
+    static Provisioner start(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus,
+                             LongSupplier monotonicMillis) {
+        Provisioner p = new Provisioner(config, lrm, dispatcherStatus, monotonicMillis);
         p.thread.start();
         log.info("provisioner started: {} via {}, {} acquisition, {} release", config.name(), lrm.name(),
                 config.acquisition().name(), describe(config.release()));
@@ -137,7 +143,7 @@ public final class Provisioner implements AutoCloseable {
             }
         }
         Map<String, JobState> jobs = lrm.states(planner.activeJobIds());
-        long now = monotonicMillis();
+        long now = monotonicMillis.getAsLong();
         Planner.Decision d = planner.decide(new Planner.Observation(now, st.path("queued").asLong(),
                 st.path("running").asLong(), st.path("executors").path("slots").asLong(), registered, busy, jobs));
         for (Allocation a : d.cancel()) {

@@ -1,0 +1,60 @@
+package io.falkon.executor;
+
+import io.falkon.protocol.Execution;
+import io.falkon.protocol.Message;
+import io.falkon.protocol.TaskStatus;
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.junit.jupiter.api.Test;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Results travel on the connection their tasks came on, and on no other: the generation is checked
+ * when the frame is written, because the connection may be lost between a task finishing and its
+ * result being flushed (the dispatcher has re-queued that task already).
+ */
+class ResultBatcherTest {
+    private final EmbeddedChannel channel = new EmbeddedChannel();
+    private final AtomicInteger generation = new AtomicInteger(1);
+    private final ResultBatcher batcher = new ResultBatcher(channel.eventLoop(), () -> channel, generation::get,
+            new Prefetch(0, 2, false), () -> 0);
+
+    private static Message.TaskResult result(long taskId) {
+        return new Message.TaskResult(taskId, 1, Execution.of(TaskStatus.EXITED, "", 1_000));
+    }
+
+    @Test
+    void resultsOfTheCurrentConnectionShareOneFrameWithTheirCredits() {
+        batcher.add(1, result(7));
+        batcher.add(1, result(8));
+        channel.runPendingTasks();
+        Message.Result frame = channel.readOutbound();
+        assertThat(frame.results()).extracting(Message.TaskResult::taskId).containsExactly(7L, 8L);
+        assertThat(frame.credits()).isEqualTo(2);
+        assertThat(batcher.unsent()).isZero();
+    }
+
+    @Test
+    void aResultWhoseConnectionWasLostBeforeTheFlushNeverReachesTheNextOne() {
+        batcher.add(1, result(7));
+        generation.set(2); // the connection was lost and a new one made before the I/O thread flushed
+        batcher.add(2, result(9));
+        channel.runPendingTasks();
+        Message.Result frame = channel.readOutbound();
+        assertThat(frame.results()).extracting(Message.TaskResult::taskId).containsExactly(9L);
+        assertThat(frame.credits()).as("no credit for a task this connection never sent").isEqualTo(1);
+        assertThat((Object) channel.readOutbound()).isNull();
+        assertThat(batcher.unsent()).isZero();
+    }
+
+    @Test
+    void aResultFinishingAfterItsConnectionIsGoneIsDroppedAtOnce() {
+        generation.set(2);
+        batcher.add(1, result(7));
+        channel.runPendingTasks();
+        assertThat((Object) channel.readOutbound()).isNull();
+        assertThat(batcher.unsent()).isZero();
+    }
+}
