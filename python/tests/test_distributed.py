@@ -1,6 +1,8 @@
 """Several real dispatchers behind one DistributedClient: balancing by capacity, a dispatcher lost mid-run."""
 
 import concurrent.futures
+import os
+import tempfile
 import unittest
 
 from falkon import DistributedClient, LocalDispatcher
@@ -33,6 +35,24 @@ class DistributedTest(unittest.TestCase):
             for f in futures:
                 by[f.result().executor_id] = by.get(f.result().executor_id, 0) + 1
             self.assertEqual(2, len(by), by)
+
+    def test_a_dispatchers_file_that_lists_none_yet_is_followed_as_dispatchers_appear(self):
+        token = "shared-token-for-this-test"
+        with tempfile.TemporaryDirectory() as tmp:
+            listing = os.path.join(tmp, "dispatchers")
+            with DistributedClient("file:" + listing, token=token) as c:
+                inst = c.create_instance("waits")
+                futures = [inst.submit(["/bin/true"]) for _ in range(20)]
+                self.assertFalse(any(f.done() for f in futures), "no dispatcher yet: the tasks wait")
+                d = LocalDispatcher(executors=1, slots=2, falkon=FALKON, token=token)
+                self.addCleanup(d.stop)
+                with open(listing + ".tmp", "w") as f:
+                    f.write(d.address + "\n")
+                os.replace(listing + ".tmp", listing)
+                done, _ = concurrent.futures.wait(futures, timeout=120)
+                self.assertEqual(len(futures), len(done))
+                self.assertTrue(all(f.result().ok for f in futures))
+                self.assertEqual(1, c.status()["dispatchers"])
 
 
 if __name__ == "__main__":

@@ -36,7 +36,9 @@ class DistributedClient:
     """Clients of several dispatchers: ``DistributedClient("h1:p1,h2:p2", token=...)``.
 
     Keyword arguments go to each :class:`~falkon.Client`. Unreachable dispatchers are dialled again
-    every half second; :meth:`watch` follows a file listing them (one per line).
+    every half second; :meth:`watch` follows a file listing them (one per line). ``"file:PATH"``
+    follows that file from the start (``falkon provision --layout tiered`` keeps it); it may list none
+    yet: tasks wait in the client until a dispatcher appears.
     """
 
     def __init__(self, addresses, **client_kwargs):
@@ -46,12 +48,16 @@ class DistributedClient:
         self._instances = []
         self._watched = None
         self._closed = False
-        for a in _split(addresses):
-            self._members[a] = _Member(a)
-        if not self._members:
-            raise ValueError(f"no dispatcher address in {addresses!r}")
+        watching = isinstance(addresses, str) and addresses.startswith(FILE_PREFIX)
+        if watching:
+            self._watched = addresses[len(FILE_PREFIX):]
+        else:
+            for a in _split(addresses):
+                self._members[a] = _Member(a)
+            if not self._members:
+                raise ValueError(f"no dispatcher address in {addresses!r}")
         self._refresh()
-        if not any(m.usable() for m in self._members.values()):
+        if not watching and not any(m.usable() for m in self._members.values()):
             self.close()
             raise FalkonError(f"none of the dispatchers {list(self._members)} can be reached")
         self._stop = threading.Event()
@@ -112,6 +118,8 @@ class DistributedClient:
                         self._members.setdefault(a, _Member(a)).leaving = False
                     for m in self._members.values():
                         m.leaving = m.address not in listed
+            except FileNotFoundError:
+                pass  # not written yet: lists none
             except OSError as e:
                 log.warning("cannot read the dispatchers file %s: %s", self._watched, e)
         with self._lock:
@@ -290,6 +298,9 @@ class DistributedInstance:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+FILE_PREFIX = "file:"
 
 
 def _split(addresses):

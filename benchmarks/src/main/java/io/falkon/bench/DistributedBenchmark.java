@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -45,6 +46,19 @@ final class DistributedBenchmark implements Callable<Integer> {
     @Option(names = "--tasks", description = "no-exec tasks (default: ${DEFAULT-VALUE})")
     int tasks = 1_000_000;
 
+    @Option(names = "--sweep", description = "then the efficiency-by-task-length sweep of seed 000's Fig. 6: "
+            + "sleep tasks of the paper's 1-256 s divided by --time-scale, 7 per executor (weak scaling), behind "
+            + "each of --sweep-dispatchers")
+    boolean sweep;
+
+    @Option(names = "--time-scale", description = "the sweep's task lengths are the paper's divided by this "
+            + "(default: ${DEFAULT-VALUE}: 1 s becomes 15.6 ms)")
+    double timeScale = 64;
+
+    @Option(names = "--sweep-dispatchers", split = ",", description = "dispatcher counts the sweep uses, "
+            + "each with its executors (default: 1,4,16)")
+    List<Integer> sweepDispatchers = List.of(1, 4, 16);
+
     @Option(names = "--out", description = "directory for CSV and JSON (default: ${DEFAULT-VALUE})")
     Path out = Path.of("bench-results");
 
@@ -65,11 +79,10 @@ final class DistributedBenchmark implements Callable<Integer> {
                 ds.add(d);
                 addresses.add("127.0.0.1:" + d.port());
                 es.add(LocalExecutors.start(LocalExecutors.Impl.JAVA, 1, 1, true, d.port(), token, "d" + i,
-                        List.of("--emulate", Integer.toString(perDispatcher), "--io-threads", "1")));
+                        List.of("--emulate", Integer.toString(perDispatcher), "--io-threads", "1",
+                                "--no-exec-sleep")));
             }
-            ClientOptions opts = ClientOptions.defaults().withToken(token).withBundleSize(1000)
-                    .withMaxInFlight(Math.max(1000, 4 * dispatchers * perDispatcher));
-            try (DistributedClient client = DistributedClient.connect(String.join(",", addresses), opts)) {
+            try (DistributedClient client = DistributedClient.connect(String.join(",", addresses), opts(token))) {
                 long t0 = System.nanoTime();
                 int want = dispatchers * perDispatcher;
                 while (JSON.readTree(client.status()).path("executors").path("registered").asInt() < want) {
@@ -95,6 +108,11 @@ final class DistributedBenchmark implements Callable<Integer> {
                         + "%.1f µs, executors %.1f µs%n", tasks, seconds, tasks / seconds, perTask[0], perTask[1],
                         perTask[2]);
             }
+            if (sweep) {
+                ResultTable efficiency = sweep(addresses, opts(token));
+                efficiency.print(System.out);
+                efficiency.write(out, "distributed-sweep");
+            }
         } finally {
             for (DispatcherProcess d : ds) {
                 d.close();
@@ -109,7 +127,49 @@ final class DistributedBenchmark implements Callable<Integer> {
         return 0;
     }
 
+    private ClientOptions opts(String token) {
+        return ClientOptions.defaults().withToken(token).withBundleSize(1000)
+                .withMaxInFlight(Math.max(1000, 4 * dispatchers * perDispatcher));
+    }
+
+    /**
+     * Seed 000's Fig. 6 scaled in time: for each dispatcher count and each task length, 7 sleep tasks
+     * per executor (weak scaling, as the paper ran them); efficiency is the ideal time (7 lengths)
+     * over the measured one.
+     */
+    private ResultTable sweep(List<String> addresses, ClientOptions opts) throws Exception {
+        ResultTable t = new ResultTable("efficiency by task length (seed 000 Fig. 6, lengths / " + timeScale
+                + "), 7 tasks per executor", List.of("dispatchers", "executors", "paperSeconds", "taskMillis",
+                "tasks", "seconds", "efficiency"));
+        Machine.describe(t);
+        for (int k : sweepDispatchers) {
+            if (k < 1 || k > dispatchers) {
+                continue;
+            }
+            try (DistributedClient client = DistributedClient.connect(String.join(",", addresses.subList(0, k)),
+                    opts)) {
+                int executors = k * perDispatcher;
+                for (int paperSeconds = 1; paperSeconds <= 256; paperSeconds *= 2) {
+                    double length = paperSeconds / timeScale;
+                    int n = 7 * executors;
+                    long start = System.nanoTime();
+                    run(client, n, TaskSpec.of("sleep", String.format(Locale.ROOT, "%.4f", length)));
+                    double seconds = (System.nanoTime() - start) / 1e9;
+                    double eff = 7 * length / seconds;
+                    t.add(k, executors, paperSeconds, length * 1000, n, seconds, eff);
+                    System.err.printf("  %d dispatcher(s), %,d executors, %.1f ms tasks (paper %d s): %.1f s, "
+                            + "efficiency %.0f%%%n", k, executors, length * 1000, paperSeconds, seconds, eff * 100);
+                }
+            }
+        }
+        return t;
+    }
+
     private static void run(DistributedClient client, int n) throws InterruptedException {
+        run(client, n, TaskSpec.of("/bin/true"));
+    }
+
+    private static void run(DistributedClient client, int n, TaskSpec spec) throws InterruptedException {
         DistributedInstance in = client.createInstance("bench");
         AtomicLong failed = new AtomicLong();
         in.onResult(r -> {
@@ -117,7 +177,6 @@ final class DistributedBenchmark implements Callable<Integer> {
                 failed.incrementAndGet();
             }
         });
-        TaskSpec spec = TaskSpec.of("/bin/true");
         for (int i = 0; i < n; i++) {
             in.submit(spec);
         }

@@ -6,12 +6,19 @@ import io.falkon.client.FalkonClient;
 import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.Option;
 
+import java.nio.file.Path;
+
 /** Where a client command finds the dispatcher: its TCP port, or its Web Services interface. */
 final class DispatcherAddress {
 
     @Option(names = "--dispatcher", required = true, paramLabel = "HOST:PORT[,HOST:PORT...]", description = "the "
             + "dispatcher (TCP); several, comma-separated, for distributed dispatchers (submit and status)")
     String dispatcher;
+
+    @Option(names = "--dispatchers-file", required = true, paramLabel = "FILE", description = "the dispatchers "
+            + "listed in FILE, one HOST:PORT per line, followed as it changes (falkon provision --layout tiered "
+            + "keeps it; submit and status)")
+    Path dispatchersFile;
 
     @Option(names = "--ws", required = true, paramLabel = "URL", description = "the dispatcher's Web Services "
             + "interface instead, e.g. http://HOST:PORT/axis2/services/Falkon (see falkon dispatcher --ws-port)")
@@ -20,6 +27,9 @@ final class DispatcherAddress {
     String address() {
         if (ws != null && !ws.startsWith("http://") && !ws.startsWith("https://")) {
             throw new Falkon.UserError("--ws takes an http:// URL, got '" + ws + "'");
+        }
+        if (dispatchersFile != null) {
+            return DistributedClient.FILE_PREFIX + dispatchersFile.toAbsolutePath();
         }
         return ws != null ? ws : dispatcher;
     }
@@ -41,7 +51,7 @@ final class DispatcherAddress {
 
     /** The dispatcher's status document; for several, their sums and each one's (see {@link DistributedClient#status}). */
     static String status(String address, ConnectOptions connect) {
-        if (DistributedClient.isList(address)) {
+        if (DistributedClient.isDistributed(address)) {
             try (DistributedClient c = DistributedClient.connect(address, clientOptions(connect))) {
                 return c.status();
             }

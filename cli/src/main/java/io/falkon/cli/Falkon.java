@@ -17,7 +17,7 @@ import java.util.List;
         description = "Fast and light-weight task execution: run millions of short command-line tasks.",
         subcommands = {RunCommand.class, DispatcherCommand.class, ExecutorCommand.class, SubmitCommand.class,
                 ListCommand.class, WaitCommand.class, ResultsCommand.class, CancelCommand.class,
-                StatusCommand.class, ProvisionCommand.class, CommandLine.HelpCommand.class})
+                StatusCommand.class, ProvisionCommand.class, NodeCommand.class, CommandLine.HelpCommand.class})
 public final class Falkon {
 
     /** Exit code for bad usage or bad input (a bad task file line, an unreachable dispatcher). */

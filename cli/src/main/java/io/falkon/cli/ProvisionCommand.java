@@ -1,6 +1,7 @@
 package io.falkon.cli;
 
 import io.falkon.client.ClientOptions;
+import io.falkon.client.DistributedClient;
 import io.falkon.client.FalkonClient;
 import io.falkon.executor.ConnectOptions;
 import io.falkon.executor.LocalExecutors;
@@ -27,9 +28,19 @@ import java.util.concurrent.CountDownLatch;
         description = "Grow and shrink a running dispatcher's executors through a batch scheduler, until stopped.")
 final class ProvisionCommand implements Callable<Integer> {
 
-    @Option(names = "--dispatcher", required = true, paramLabel = "HOST:PORT",
-            description = "the dispatcher (executors are told this address too)")
+    @Option(names = "--dispatcher", paramLabel = "HOST:PORT",
+            description = "the dispatcher (executors are told this address too); not with --layout tiered")
     String dispatcher;
+
+    @Option(names = "--layout", description = "flat (every node an executor of --dispatcher) or tiered (each "
+            + "allocation runs its own dispatcher on one node and executors on the rest, Falkon on Blue Gene/P; "
+            + "clients follow --dispatchers-file) (default: ${DEFAULT-VALUE})")
+    String layout = "flat";
+
+    @Option(names = "--dispatchers-file", paramLabel = "FILE", description = "tiered: the file listing the "
+            + "allocations' dispatchers, kept up to date, for falkon submit/status --dispatchers-file "
+            + "(default: ~/.falkon/dispatchers)")
+    Path dispatchersFile;
 
     @Mixin
     ConnectOptions connect = new ConnectOptions();
@@ -50,13 +61,32 @@ final class ProvisionCommand implements Callable<Integer> {
         if (!provision.enabled()) {
             throw new Falkon.UserError("--provisioner is required (local, slurm, sge, pbs or cobalt)");
         }
+        boolean tiered = switch (layout) {
+            case "flat" -> false;
+            case "tiered" -> true;
+            default -> throw new Falkon.UserError("--layout must be flat or tiered, got '" + layout + "'");
+        };
+        if (tiered == (dispatcher != null)) {
+            throw new Falkon.UserError(tiered ? "--layout tiered starts its own dispatchers: no --dispatcher"
+                    : "--dispatcher HOST:PORT is required (or --layout tiered)");
+        }
+        if (!tiered && dispatchersFile != null) {
+            throw new Falkon.UserError("--dispatchers-file goes with --layout tiered");
+        }
         LrmAdapter adapter = provision.adapter();
         Token token = connect.token().token();
+        if (tiered && !token.required()) {
+            token = TokenSource.system().forServer(null, null).token(); // the dispatchers it starts require one
+        }
         List<String> cmd;
         try {
             cmd = new ArrayList<>(LocalExecutors.command(LocalExecutors.Impl.parse(executorImpl)));
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
+        }
+        if (tiered) {
+            run(adapter, cmd, token);
+            return 0;
         }
         cmd.addAll(List.of("--dispatcher", dispatcher));
         if (connect.tlsCa() != null) {
@@ -68,20 +98,51 @@ final class ProvisionCommand implements Callable<Integer> {
         try (FalkonClient client = FalkonClient.connect(dispatcher, ClientOptions.defaults().withToken(token.value())
                 .withTls(connect.tls()))) {
             Provisioner p = Provisioner.start(provision.config(slots, cmd, work, token), adapter, client::status);
-            CountDownLatch stop = new CountDownLatch(1);
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                p.close(); // cancels what is still allocated
-                stop.countDown();
-            }, "falkon-provision-stop"));
             System.out.println("falkon provision: " + adapter.name() + " for " + dispatcher + " (stop with Ctrl-C; "
                     + "allocations are logged and left active ones cancelled)");
-            System.out.flush();
-            stop.await();
+            untilStopped(p);
         } finally {
-            if (adapter instanceof AutoCloseable c) {
-                c.close();
-            }
+            closeAdapter(adapter);
         }
         return 0;
+    }
+
+    /** The tiered layout: no dispatcher to watch but the allocations' own, through the dispatchers file. */
+    private void run(LrmAdapter adapter, List<String> executorCommand, Token token) throws Exception {
+        if (connect.usesTls()) {
+            throw new Falkon.UserError("--layout tiered does not start its dispatchers with TLS yet");
+        }
+        Path home = TokenSource.system().home();
+        Path file = (dispatchersFile != null ? dispatchersFile : home.resolve("dispatchers")).toAbsolutePath();
+        List<String> node = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
+                "-Xmx512m", "-cp", System.getProperty("java.class.path"), Falkon.class.getName(), "node"));
+        Provisioner.Config config = provision.config(slots, executorCommand, home.resolve("jobs"), token,
+                new Provisioner.Tiered(node, file));
+        try (DistributedClient all = DistributedClient.connect(DistributedClient.FILE_PREFIX + file,
+                ClientOptions.defaults().withClientName("falkon-provision").withToken(token.value()))) {
+            Provisioner p = Provisioner.start(config, adapter, all::status);
+            System.out.println("falkon provision: " + adapter.name() + ", a dispatcher per allocation, listed in "
+                    + file + " (falkon submit --dispatchers-file " + file + "; stop with Ctrl-C: allocations "
+                    + "are logged and left active ones cancelled)");
+            untilStopped(p);
+        } finally {
+            closeAdapter(adapter);
+        }
+    }
+
+    private static void untilStopped(Provisioner p) throws InterruptedException {
+        CountDownLatch stop = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            p.close(); // cancels what is still allocated
+            stop.countDown();
+        }, "falkon-provision-stop"));
+        System.out.flush();
+        stop.await();
+    }
+
+    private static void closeAdapter(LrmAdapter adapter) throws Exception {
+        if (adapter instanceof AutoCloseable c) {
+            c.close();
+        }
     }
 }

@@ -43,8 +43,9 @@ final class ProvisionOptions {
 
     @Option(names = "--release", description = "distributed (each executor leaves after --idle seconds) or "
             + "centralized (the provisioner cancels idle allocations once the queue stays below --queue-below) "
-            + "(default: ${DEFAULT-VALUE})")
-    String release = "distributed";
+            + "(default: distributed; centralized with falkon provision --layout tiered, which only releases whole "
+            + "allocations)")
+    String release;
 
     @Option(names = "--idle", paramLabel = "SECONDS", description = "idle time before release; 0 = keep nodes for "
             + "their wall time (default: ${DEFAULT-VALUE})")
@@ -100,17 +101,33 @@ final class ProvisionOptions {
 
     /** The provisioner's settings; its executors present {@code token}. */
     Provisioner.Config config(int slotsPerNode, List<String> executorCommand, Path workDir, Token token) {
+        return config(slotsPerNode, executorCommand, workDir, token, null);
+    }
+
+    /**
+     * The provisioner's settings, in the tiered layout when {@code tiered} is given: then release is
+     * centralized unless set (an allocation's dispatcher stays while the allocation does, so only whole
+     * allocations go back), and at least one allocation is kept (clients have nowhere else to send work).
+     */
+    Provisioner.Config config(int slotsPerNode, List<String> executorCommand, Path workDir, Token token,
+                              Provisioner.Tiered tiered) {
         try {
             Duration idle = Duration.ofMillis(Math.round(Math.max(0, idleSeconds) * 1000));
-            ReleasePolicy rp = switch (release) {
+            String how = release != null ? release : tiered != null ? "centralized" : "distributed";
+            if (tiered != null && how.equals("distributed")) {
+                throw new IllegalArgumentException("--layout tiered releases whole allocations: use --release "
+                        + "centralized (the default there)");
+            }
+            int perAllocation = nodesPerAllocation == null ? maxNodes : nodesPerAllocation;
+            int floor = tiered != null ? Math.max(minNodes, Math.min(perAllocation, maxNodes)) : minNodes;
+            ReleasePolicy rp = switch (how) {
                 case "distributed" -> ReleasePolicy.distributed(idle);
                 case "centralized" -> ReleasePolicy.centralized(idle, queueBelow);
                 default -> throw new IllegalArgumentException("--release must be distributed or centralized");
             };
-            return new Provisioner.Config(new Planner.Bounds(minNodes, maxNodes,
-                    nodesPerAllocation == null ? maxNodes : nodesPerAllocation, slotsPerNode, wallMinutes * 60, taskSeconds),
-                    AcquisitionPolicy.byName(acquisition), rp, executorCommand, Duration.ofMillis(pollMillis), workDir,
-                    "falkon" + ProcessHandle.current().pid(), token);
+            return new Provisioner.Config(new Planner.Bounds(floor, maxNodes, perAllocation, slotsPerNode,
+                    wallMinutes * 60, taskSeconds), AcquisitionPolicy.byName(acquisition), rp, executorCommand,
+                    Duration.ofMillis(pollMillis), workDir, "falkon" + ProcessHandle.current().pid(), token, tiered);
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
         }

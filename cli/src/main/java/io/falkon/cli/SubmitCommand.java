@@ -41,7 +41,7 @@ final class SubmitCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Logging.level("WARN");
-        if (detach && DistributedClient.isList(target.address())) {
+        if (detach && DistributedClient.isDistributed(target.address())) {
             throw new Falkon.UserError("--detach needs one dispatcher: an instance is taken over where it runs");
         }
         if (detach && target.ws != null) {
@@ -58,7 +58,7 @@ final class SubmitCommand implements Callable<Integer> {
         if (detach) {
             return detach();
         }
-        if (DistributedClient.isList(target.address())) {
+        if (DistributedClient.isDistributed(target.address())) {
             // several dispatchers: the tasks are spread over them by their free capacity (docs/scaling.md)
             try (DistributedClient client = DistributedClient.connect(target.address(), workload.clientOptions(connect));
                  TaskFile file = workload.open()) {

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -215,5 +216,50 @@ class DistributedDispatchersIT {
             String shown = procs.log("status");
             assertThat(shown).contains("2 dispatchers:", "60 completed", "127.0.0.1:" + ports[0], "127.0.0.1:" + ports[1]);
         }
+    }
+
+    @Test
+    void theProvisionerRunsADispatcherPerAllocationAndClientsFollowItsDispatchersFile() throws Exception {
+        Path file = dir.resolve("dispatchers");
+        Path tasks = dir.resolve("sleeps.txt");
+        Files.writeString(tasks, "sleep 0.05\n".repeat(80));
+        try (ClusterProcesses procs = new ClusterProcesses(dir)) {
+            // two allocations of two nodes on the local scheduler: in each, one dispatcher and one C executor
+            Process provision = procs.command("provision", "provision", "--layout", "tiered", "--provisioner", "local",
+                    "--min-nodes", "4", "--max-nodes", "4", "--nodes-per-allocation", "2", "--slots", "2",
+                    "--executor", "c", "--poll", "200", "--dispatchers-file", file.toString());
+            await().atMost(Duration.ofSeconds(120)).until(() -> Files.exists(file) && listed(file).size() == 2);
+            List<ProcessHandle> nodes = provision.toHandle().descendants().toList();
+
+            Process submit = procs.command("submit", "submit", "--dispatchers-file", file.toString(), "--json",
+                    tasks.toString());
+            assertThat(submit.waitFor(120, TimeUnit.SECONDS)).isTrue();
+            assertThat(submit.exitValue()).as(procs.log("submit")).isZero();
+            assertThat(procs.log("submit")).contains("\"tasks\":80", "\"succeeded\":80");
+
+            Process status = procs.command("status", "status", "--dispatchers-file", file.toString(), "--json");
+            assertThat(status.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            JsonNode st = JSON.readTree(procs.log("status"));
+            assertThat(st.path("dispatchers").asInt()).isEqualTo(2);
+            assertThat(st.path("completed").asLong()).isEqualTo(80);
+            for (JsonNode d : st.path("dispatcherList")) {
+                JsonNode one = d.path("status");
+                assertThat(one.path("completed").asLong()).as("both dispatchers ran tasks: %s", d).isPositive();
+                assertThat(one.path("executorList")).as("its own allocation's executor, and only it").hasSize(1);
+            }
+
+            provision.destroy(); // SIGTERM, as Ctrl-C: cancels the allocations
+            assertThat(provision.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(listed(file)).as("clients are told the dispatchers are gone").isEmpty();
+            await().atMost(Duration.ofSeconds(60)).until(() -> nodes.stream().noneMatch(ProcessHandle::isAlive));
+            try (var left = Files.list(Cli.home(dir).resolve("jobs"))) {
+                assertThat(left.map(f -> f.getFileName().toString()).filter(f -> f.endsWith(".dispatcher")).toList())
+                        .as("each dispatcher withdrew its address").isEmpty();
+            }
+        }
+    }
+
+    private static List<String> listed(Path file) throws IOException {
+        return Files.readAllLines(file).stream().filter(l -> !l.isBlank()).toList();
     }
 }

@@ -42,6 +42,8 @@ public final class DistributedClient implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DistributedClient.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final long POLL_MILLIS = 500;
+    /** An address of this form names a dispatchers file to follow. */
+    public static final String FILE_PREFIX = "file:";
 
     /** One dispatcher: its address, connection (null while unreachable) and the slots its executors have. */
     static final class Member {
@@ -78,12 +80,20 @@ public final class DistributedClient implements AutoCloseable {
     }
 
     /**
-     * Connects to every dispatcher of {@code addresses} (comma-separated {@code host:port}s).
+     * Connects to every dispatcher of {@code addresses} (comma-separated {@code host:port}s), or
+     * follows the dispatchers file {@code file:PATH} (see {@link #watch}; it may list none yet:
+     * tasks wait in the client until a dispatcher with executors appears).
      *
-     * @throws FalkonException if none of them can be reached
+     * @throws FalkonException if none of the listed dispatchers can be reached
      */
     public static DistributedClient connect(String addresses, ClientOptions options) {
         DistributedClient c = new DistributedClient(options);
+        if (addresses.startsWith(FILE_PREFIX)) {
+            c.watched = Path.of(addresses.substring(FILE_PREFIX.length()));
+            c.refresh();
+            c.poller.scheduleWithFixedDelay(c::refresh, POLL_MILLIS, POLL_MILLIS, TimeUnit.MILLISECONDS);
+            return c;
+        }
         for (String a : split(addresses)) {
             c.members.putIfAbsent(a, new Member(a));
         }
@@ -99,9 +109,9 @@ public final class DistributedClient implements AutoCloseable {
         return c;
     }
 
-    /** Whether {@code address} names several dispatchers (a comma-separated list). */
-    public static boolean isList(String address) {
-        return address.indexOf(',') >= 0;
+    /** Whether {@code address} names several dispatchers: a comma-separated list, or {@code file:PATH}. */
+    public static boolean isDistributed(String address) {
+        return address.indexOf(',') >= 0 || address.startsWith(FILE_PREFIX);
     }
 
     static List<String> split(String addresses) {
@@ -217,7 +227,8 @@ public final class DistributedClient implements AutoCloseable {
         if (file != null) {
             try {
                 List<String> listed = new ArrayList<>();
-                for (String line : Files.readAllLines(file)) {
+                // not written yet: lists none
+                for (String line : Files.exists(file) ? Files.readAllLines(file) : List.<String>of()) {
                     String a = line.strip();
                     if (!a.isEmpty() && !a.startsWith("#")) {
                         listed.add(a);

@@ -70,7 +70,6 @@ public final class Executor implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Executor.class);
     private static final AtomicInteger SEQUENCE = new AtomicInteger();
     static final String LAUNCH_MECHANISM = "jdk.lang.Process.launchMechanism";
-    private static final byte[] NO_BYTES = new byte[0];
     /** How often the executor sends its full cache contents (besides the incremental reports). */
     static final long CACHE_SUMMARY_SECONDS = 60;
 
@@ -106,6 +105,7 @@ public final class Executor implements AutoCloseable {
     private final PeerSession session;
     private final Prefetch prefetch;
     private final ResultBatcher results;
+    private final NoExec noExec;
     private final CompletableFuture<String> terminated = new CompletableFuture<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean closing;
@@ -140,6 +140,7 @@ public final class Executor implements AutoCloseable {
             this.peerServer = null;
         }
         this.prefetch = new Prefetch(config.prefetch(), config.slots(), config.cacheCapacity() > 0);
+        this.noExec = new NoExec(loop, session::channel, config.noExecSleep());
         this.results = new ResultBatcher(loop, session::channel, session::generation, prefetch,
                 this::waitingJobs);
         this.slots = config.noExec() ? null : new SlotPool(config.slots(), config.runner(), spoolDir,
@@ -365,14 +366,7 @@ public final class Executor implements AutoCloseable {
             return;
         }
         if (config.noExec()) {
-            // benchmark mode: complete everything at once, in one RESULT frame
-            long now = nowMicros();
-            List<Message.TaskResult> done = new ArrayList<>(tasks.size());
-            for (Message.DispatchedTask t : tasks) {
-                done.add(new Message.TaskResult(t.taskId(), t.attempt(), new Execution(TaskStatus.EXITED, 0,
-                        Execution.NO_EXEC, now, now, NO_BYTES, NO_BYTES, "", ExtField.NONE)));
-            }
-            ch.writeAndFlush(new Message.Result(done.size(), done), ch.voidPromise());
+            noExec.complete(ch, tasks);
             return;
         }
         int gen = session.generation();
@@ -402,7 +396,7 @@ public final class Executor implements AutoCloseable {
         }
     }
 
-    private static long nowMicros() {
+    static long nowMicros() {
         Instant now = Instant.now();
         return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
     }

@@ -42,6 +42,10 @@ public final class ExecutorCommand implements Callable<Integer> {
             + "to measure dispatch overhead")
     boolean noExec;
 
+    @Option(names = "--no-exec-sleep", description = "BENCHMARKING ONLY, with --no-exec: hold a task `sleep S` "
+            + "S seconds on a timer before completing it, to emulate task length without a process")
+    boolean noExecSleep;
+
     @Option(names = "--emulate", paramLabel = "N", description = "BENCHMARKING ONLY, with --no-exec: run N "
             + "executors in this process (ids ID-0 ...), each with its own connection, sharing --io-threads event "
             + "loops; how one machine stands in for thousands of executors (default: 1)")
@@ -158,7 +162,7 @@ public final class ExecutorCommand implements Callable<Integer> {
         }
         try {
             ExecutorConfig.Builder b = cfg.toBuilder().eviction(eviction).storeRoot(store).cacheDir(cacheDir)
-                    .cachePort(cachePort).cacheHost(cacheHost).outputRoot(outputDir)
+                    .cachePort(cachePort).cacheHost(cacheHost).outputRoot(outputDir).noExecSleep(noExecSleep)
                     .revalidate(Revalidate.parse(revalidate));
             if (cacheSize != null) {
                 b.cacheCapacity(Bytes.parse(cacheSize));

@@ -22,6 +22,7 @@ public final class ExecutorConfig {
     private final String executorId;
     private final int slots;
     private final boolean noExec;
+    private final boolean noExecSleep;
     private final int outputCap;
     private final long spoolLimit;
     private final Path workDir;
@@ -48,6 +49,10 @@ public final class ExecutorConfig {
         this.executorId = Objects.requireNonNull(b.executorId, "executorId");
         this.slots = b.slots;
         this.noExec = b.noExec;
+        this.noExecSleep = b.noExecSleep;
+        if (noExecSleep && !noExec) {
+            throw new IllegalArgumentException("sleep emulation needs no-exec mode");
+        }
         this.outputCap = b.outputCap;
         this.spoolLimit = b.spoolLimit;
         this.workDir = Objects.requireNonNull(b.workDir, "workDir");
@@ -120,6 +125,15 @@ public final class ExecutorConfig {
     /** Complete tasks without running them: measures dispatch overhead only. */
     public boolean noExec() {
         return noExec;
+    }
+
+    /**
+     * In no-exec mode, a task {@code sleep S} is held S seconds on a timer before its result is sent:
+     * task length emulated without a process, so one machine stands in for thousands of executors
+     * running tasks of a given length (benchmarking only).
+     */
+    public boolean noExecSleep() {
+        return noExecSleep;
     }
 
     /** Bytes of stdout and of stderr returned per task (the rest dropped, the result marked truncated). */
@@ -285,6 +299,7 @@ public final class ExecutorConfig {
         b.executorId = executorId;
         b.slots = slots;
         b.noExec = noExec;
+        b.noExecSleep = noExecSleep;
         b.outputCap = outputCap;
         b.spoolLimit = spoolLimit;
         b.workDir = workDir;
@@ -314,6 +329,7 @@ public final class ExecutorConfig {
         private String executorId = Executor.defaultId();
         private int slots = Runtime.getRuntime().availableProcessors();
         private boolean noExec;
+        private boolean noExecSleep;
         private int outputCap = DEFAULT_OUTPUT_CAP;
         private long spoolLimit = DEFAULT_SPOOL_LIMIT;
         private Path workDir = Path.of("").toAbsolutePath();
@@ -366,6 +382,11 @@ public final class ExecutorConfig {
 
         public Builder noExec(boolean v) {
             noExec = v;
+            return this;
+        }
+
+        public Builder noExecSleep(boolean v) {
+            noExecSleep = v;
             return this;
         }
 

@@ -47,7 +47,18 @@ public final class Provisioner implements AutoCloseable {
      *                        line by path ({@code ps} shows the path, never the token)
      */
     public record Config(Planner.Bounds bounds, AcquisitionPolicy acquisition, ReleasePolicy release,
-                         List<String> executorCommand, Duration pollInterval, Path workDir, String name, Token token) {
+                         List<String> executorCommand, Duration pollInterval, Path workDir, String name, Token token,
+                         Tiered tiered) {
+        public Config(Planner.Bounds bounds, AcquisitionPolicy acquisition, ReleasePolicy release,
+                      List<String> executorCommand, Duration pollInterval, Path workDir, String name, Token token) {
+            this(bounds, acquisition, release, executorCommand, pollInterval, workDir, name, token, null);
+        }
+
+        /** The same, laid out the Blue Gene/P way. */
+        public Config withTiered(Tiered t) {
+            return new Config(bounds, acquisition, release, executorCommand, pollInterval, workDir, name, token, t);
+        }
+
         public Config {
             Objects.requireNonNull(token, "token");
             Objects.requireNonNull(bounds, "bounds");
@@ -58,6 +69,23 @@ public final class Provisioner implements AutoCloseable {
             if (pollInterval.toMillis() < 10) {
                 throw new IllegalArgumentException("poll interval must be at least 10 ms");
             }
+        }
+    }
+
+    /**
+     * The tiered layout of Falkon on Blue Gene/P (seed 000, §4.2): each allocation runs its own
+     * dispatcher on one node and executors on the others, pointed at it (nodes meet through a
+     * {@link Rendezvous} in the work directory); the provisioner keeps {@code dispatchersFile}
+     * listing the dispatchers of its active allocations, which clients follow.
+     *
+     * @param nodeCommand how a node starts {@code falkon node} (program and arguments); the
+     *                    provisioner adds the allocation, its size, the rendezvous directory, the token
+     *                    file and, after {@code --}, the executor command
+     */
+    public record Tiered(List<String> nodeCommand, Path dispatchersFile) {
+        public Tiered {
+            nodeCommand = List.copyOf(nodeCommand);
+            Objects.requireNonNull(dispatchersFile, "dispatchersFile");
         }
     }
 
@@ -72,6 +100,7 @@ public final class Provisioner implements AutoCloseable {
     private volatile String lastError = "";
     private volatile String status = "{}";
     private int sequence;
+    private List<String> listed;
 
     private Provisioner(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus, LongSupplier monotonicMillis) {
         this.config = config;
@@ -79,7 +108,7 @@ public final class Provisioner implements AutoCloseable {
         this.startedMillis = monotonicMillis.getAsLong();
         this.lrm = lrm;
         this.dispatcherStatus = dispatcherStatus;
-        this.planner = new Planner(config.bounds(), config.acquisition(), config.release());
+        this.planner = new Planner(config.bounds(), config.acquisition(), config.release(), config.tiered() != null);
         this.thread = new Thread(this::loop, "falkon-provisioner");
         thread.setDaemon(true);
     }
@@ -133,12 +162,18 @@ public final class Provisioner implements AutoCloseable {
         JsonNode st = JSON.readTree(dispatcherStatus.get());
         Map<String, Integer> registered = new HashMap<>();
         Map<String, Integer> busy = new HashMap<>();
-        for (JsonNode e : st.path("executorList")) {
-            String alloc = allocationOf(e.path("id").asText());
-            if (alloc != null) {
-                registered.merge(alloc, 1, Integer::sum);
-                if (e.path("running").asInt() > 0) {
-                    busy.merge(alloc, 1, Integer::sum);
+        List<JsonNode> executorLists = new ArrayList<>(List.of(st.path("executorList")));
+        for (JsonNode d : st.path("dispatcherList")) { // several dispatchers: each one's executors
+            executorLists.add(d.path("status").path("executorList"));
+        }
+        for (JsonNode list : executorLists) {
+            for (JsonNode e : list) {
+                String alloc = allocationOf(e.path("id").asText());
+                if (alloc != null) {
+                    registered.merge(alloc, 1, Integer::sum);
+                    if (e.path("running").asInt() > 0) {
+                        busy.merge(alloc, 1, Integer::sum);
+                    }
                 }
             }
         }
@@ -154,11 +189,56 @@ public final class Provisioner implements AutoCloseable {
         if (d.requestNodes() > 0 && !stopping) {
             String name = config.name() + "-a" + (++sequence);
             JobRequest req = new JobRequest(name, d.requestNodes(), config.bounds().slotsPerNode(),
-                    Duration.ofSeconds(Math.max(60, config.bounds().allocationSeconds())), executorCommand(),
-                    config.workDir());
+                    Duration.ofSeconds(Math.max(60, config.bounds().allocationSeconds())),
+                    nodeCommand(name, d.requestNodes()), config.workDir());
             String id = lrm.submit(req);
             planner.requested(name, d.requestNodes(), id, now);
             log.info("provisioner: requested {} node(s) as {} (job {})", d.requestNodes(), name, id);
+        }
+        if (config.tiered() != null) {
+            listDispatchers();
+        }
+    }
+
+    /** What each node of allocation {@code name} runs: an executor, or in the tiered layout {@code falkon node}. */
+    private List<String> nodeCommand(String name, int nodes) throws IOException {
+        if (config.tiered() == null) {
+            return executorCommand();
+        }
+        List<String> cmd = new ArrayList<>(config.tiered().nodeCommand());
+        cmd.addAll(List.of("--allocation", name, "--nodes", Integer.toString(nodes), "--rendezvous",
+                config.workDir().toAbsolutePath().toString()));
+        if (config.token().required()) {
+            cmd.addAll(List.of("--token-file", tokenFile().toString()));
+        } else {
+            cmd.add("--no-auth");
+        }
+        cmd.add("--");
+        cmd.addAll(executorCommand());
+        return cmd;
+    }
+
+    /**
+     * Rewrites the dispatchers file with the dispatchers of the active allocations that have
+     * published their address (only when that list changed).
+     */
+    private void listDispatchers() throws IOException {
+        List<String> addresses = new ArrayList<>();
+        for (Allocation a : planner.allocations()) {
+            if (a.active() && !a.cancelRequested()) {
+                new Rendezvous(config.workDir(), a.name()).address().ifPresent(addresses::add);
+            }
+        }
+        writeDispatchers(addresses);
+    }
+
+    private void writeDispatchers(List<String> addresses) throws IOException {
+        if (!addresses.equals(listed)) {
+            Path file = config.tiered().dispatchersFile().toAbsolutePath();
+            Files.createDirectories(file.getParent());
+            Rendezvous.writeAtomically(file, addresses);
+            listed = List.copyOf(addresses);
+            log.info("provisioner: dispatchers now {}", addresses);
         }
     }
 
@@ -246,6 +326,13 @@ public final class Provisioner implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         synchronized (this) {
+            if (config.tiered() != null) {
+                try {
+                    writeDispatchers(List.of()); // clients send nothing more to what is being cancelled
+                } catch (IOException e) {
+                    log.warn("provisioner: cannot empty the dispatchers file: {}", e.getMessage());
+                }
+            }
             status = render();
             for (String id : planner.activeJobIds()) {
                 try {

@@ -122,4 +122,21 @@ class PlannerTest {
         Assertions.assertThatThrownBy(() -> AcquisitionPolicy.byName("greedy"))
                 .hasMessageContaining("unknown acquisition policy 'greedy'");
     }
+
+    @Test
+    void inTheTieredLayoutAnAllocationIsRegisteredWhenAllButItsDispatcherNodeAre() {
+        Planner p = new Planner(new Planner.Bounds(0, 8, 4, 2, 60, 1), AcquisitionPolicy.ALL_AT_ONCE,
+                ReleasePolicy.centralized(Duration.ofSeconds(10), 1), true);
+        Allocation four = p.requested("t-a1", 4, "j1", 0);
+        Allocation one = p.requested("t-a2", 1, "j2", 0);
+        assertThat(four.executors()).as("one node runs the dispatcher").isEqualTo(3);
+        assertThat(one.executors()).as("a one-node allocation runs both").isEqualTo(1);
+        Map<String, JobState> running = Map.of("j1", JobState.RUNNING, "j2", JobState.RUNNING);
+        Planner.Decision d = p.decide(new Planner.Observation(1000, 20, 0, 8, Map.of("t-a1", 3, "t-a2", 1), Map.of(),
+                running));
+        assertThat(four.stage()).isEqualTo(Allocation.Stage.REGISTERED);
+        assertThat(one.stage()).isEqualTo(Allocation.Stage.REGISTERED);
+        // 20 queued against 8 slots registered: (20 - 8) / 2 = 6 more nodes, capped by the 3 left
+        assertThat(d.requestNodes()).isEqualTo(3);
+    }
 }

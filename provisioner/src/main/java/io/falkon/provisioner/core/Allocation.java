@@ -14,6 +14,7 @@ public final class Allocation {
 
     private final String name;
     private final int nodes;
+    private final int executors;
     private final String jobId;
     private final Map<Stage, Long> at = new EnumMap<>(Stage.class);
     private Stage stage;
@@ -22,9 +23,10 @@ public final class Allocation {
     private boolean cancelled;
     private long idleSince = -1;
 
-    Allocation(String name, int nodes, String jobId, long nowMillis) {
+    Allocation(String name, int nodes, int executors, String jobId, long nowMillis) {
         this.name = name;
         this.nodes = nodes;
+        this.executors = executors;
         this.jobId = jobId;
         reach(Stage.REQUESTED, nowMillis);
     }
@@ -52,6 +54,14 @@ public final class Allocation {
         } else if (idleSince < 0) {
             idleSince = nowMillis;
         }
+    }
+
+    /**
+     * The executors it runs once started: one per node, or with a dispatcher per allocation one per
+     * node but the dispatcher's (a one-node allocation runs both).
+     */
+    public int executors() {
+        return executors;
     }
 
     /** Since when none of its executors has run anything (planner's clock), or -1 while one does. */

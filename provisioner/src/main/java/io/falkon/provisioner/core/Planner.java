@@ -52,11 +52,22 @@ public final class Planner {
     private int lastRequest;
     private int requests;
     private long queueLowSince = -1;
+    private final boolean dispatcherPerAllocation;
 
     public Planner(Bounds bounds, AcquisitionPolicy acquisition, ReleasePolicy release) {
+        this(bounds, acquisition, release, false);
+    }
+
+    /**
+     * @param dispatcherPerAllocation the tiered layout: one node of each allocation runs its
+     *                                dispatcher, the others its executors
+     */
+    public Planner(Bounds bounds, AcquisitionPolicy acquisition, ReleasePolicy release,
+                   boolean dispatcherPerAllocation) {
         this.bounds = bounds;
         this.acquisition = acquisition;
         this.release = release;
+        this.dispatcherPerAllocation = dispatcherPerAllocation;
     }
 
     public Decision decide(Observation o) {
@@ -79,12 +90,12 @@ public final class Planner {
                 a.reach(Allocation.Stage.QUEUED, o.nowMillis());
             }
             a.busy(o.busy().getOrDefault(a.name(), 0) > 0, o.nowMillis());
-            if (reg >= a.nodes()) {
+            if (reg >= a.executors()) {
                 a.reach(Allocation.Stage.REGISTERED, o.nowMillis());
             }
             activeNodes += a.nodes();
-            if (a.maxRegistered() < a.nodes() && !a.cancelRequested()) {
-                pendingSlots += (long) (a.nodes() - a.maxRegistered()) * bounds.slotsPerNode(); // on their way
+            if (a.maxRegistered() < a.executors() && !a.cancelRequested()) {
+                pendingSlots += (long) (a.executors() - a.maxRegistered()) * bounds.slotsPerNode(); // on their way
             }
         }
 
@@ -142,7 +153,8 @@ public final class Planner {
 
     /** Records a request the scheduler accepted. */
     public Allocation requested(String name, int nodes, String jobId, long nowMillis) {
-        Allocation a = new Allocation(name, nodes, jobId, nowMillis);
+        Allocation a = new Allocation(name, nodes, dispatcherPerAllocation && nodes > 1 ? nodes - 1 : nodes, jobId,
+                nowMillis);
         allocations.add(a);
         lastRequest = nodes;
         requests++;
