@@ -172,11 +172,6 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /**
-     * The queue-driven variant: no executors at first; the provisioner gets them from the scheduler
-     * as tasks queue up and gives them back when idle. The dispatcher listens on all interfaces so
-     * that executors on other nodes can reach it; they are told this host's name.
-     */
-    /**
      * The faster executor that can do the work: the C executor when it is built (no JVM to start, the
      * same throughput; docs/benchmarks.md), unless the work needs the Java executor's extras.
      */
@@ -192,6 +187,11 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * The queue-driven variant: no executors at first; the provisioner gets them from the scheduler
+     * as tasks queue up and gives them back when idle. The dispatcher listens on all interfaces so
+     * that executors on other nodes can reach it; they are told this host's name.
+     */
     private int runProvisioned(DispatchPolicy chosen, long total, LocalExecutors.Impl impl) throws Exception {
         LrmAdapter adapter = provision.adapter();
         Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.defaults().withPort(0).withPolicy(chosen)
