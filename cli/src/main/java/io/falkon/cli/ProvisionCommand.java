@@ -52,8 +52,9 @@ final class ProvisionCommand implements Callable<Integer> {
     ProvisionOptions provision;
 
     @Option(names = "--executor", paramLabel = "IMPL", description = "the executor the jobs start on each node: java "
-            + "(falkon-executor.jar; needs a JRE there) or c (the C executor, no JVM) (default: ${DEFAULT-VALUE})")
-    String executorImpl = "java";
+            + "(falkon-executor.jar; needs a JRE there), c (the C executor, no JVM), or auto: c when it is built "
+            + "here (the nodes run it from the same path: a shared file system), else java (default: ${DEFAULT-VALUE})")
+    String executorImpl = "auto";
 
     @Override
     public Integer call() throws Exception {
@@ -80,7 +81,7 @@ final class ProvisionCommand implements Callable<Integer> {
         }
         List<String> cmd;
         try {
-            cmd = new ArrayList<>(LocalExecutors.command(LocalExecutors.Impl.parse(executorImpl)));
+            cmd = new ArrayList<>(LocalExecutors.command(impl()));
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
         }
@@ -128,6 +129,11 @@ final class ProvisionCommand implements Callable<Integer> {
         } finally {
             closeAdapter(adapter);
         }
+    }
+
+    private LocalExecutors.Impl impl() {
+        return executorImpl.equalsIgnoreCase("auto") ? LocalExecutors.Impl.fastest()
+                : LocalExecutors.Impl.parse(executorImpl);
     }
 
     private static void untilStopped(Provisioner p) throws InterruptedException {

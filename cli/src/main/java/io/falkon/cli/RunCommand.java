@@ -179,12 +179,7 @@ final class RunCommand implements Callable<Integer> {
         if (!eviction.equalsIgnoreCase("lru") || workload.httpsInputs) {
             return LocalExecutors.Impl.JAVA;
         }
-        try {
-            LocalExecutors.cExecutable();
-            return LocalExecutors.Impl.C;
-        } catch (IOException e) {
-            return LocalExecutors.Impl.JAVA;
-        }
+        return LocalExecutors.Impl.fastest();
     }
 
     /**
