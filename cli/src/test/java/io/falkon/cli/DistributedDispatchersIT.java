@@ -5,6 +5,8 @@ import io.falkon.client.DistributedClient;
 import io.falkon.client.DistributedInstance;
 import io.falkon.client.TaskResult;
 import io.falkon.protocol.TaskSpec;
+import io.falkon.provisioner.Lrms;
+import io.falkon.provisioner.lrm.Shell;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
@@ -220,15 +222,33 @@ class DistributedDispatchersIT {
 
     @Test
     void theProvisionerRunsADispatcherPerAllocationAndClientsFollowItsDispatchersFile() throws Exception {
+        // two allocations of two nodes on the local scheduler: in each, one dispatcher and one C executor
+        tieredRun(2, "--provisioner", "local", "--min-nodes", "4", "--max-nodes", "4", "--nodes-per-allocation", "2");
+    }
+
+    @Test
+    void theTieredLayoutUnderTheRealSlurm() throws Exception {
+        Lrms.requireSlurm();
+        // one allocation of both of its nodes: the dispatcher on one, the executor on the other
+        tieredRun(1, "--provisioner", "slurm", "--min-nodes", "2", "--max-nodes", "2", "--nodes-per-allocation", "2");
+        assertThat(new Shell().check(List.of("squeue", "-h", "-o", "%i %j %T")).strip()).as("squeue").isEmpty();
+    }
+
+    /**
+     * {@code falkon provision --layout tiered} with these scheduler options, each allocation expected
+     * to bring one dispatcher with one executor of 2 slots; a file of 80 short tasks submitted to
+     * them, their status summed, then the provisioner stopped as with Ctrl-C.
+     */
+    private void tieredRun(int dispatchers, String... lrm) throws Exception {
         Path file = dir.resolve("dispatchers");
         Path tasks = dir.resolve("sleeps.txt");
         Files.writeString(tasks, "sleep 0.05\n".repeat(80));
         try (ClusterProcesses procs = new ClusterProcesses(dir)) {
-            // two allocations of two nodes on the local scheduler: in each, one dispatcher and one C executor
-            Process provision = procs.command("provision", "provision", "--layout", "tiered", "--provisioner", "local",
-                    "--min-nodes", "4", "--max-nodes", "4", "--nodes-per-allocation", "2", "--slots", "2",
-                    "--executor", "c", "--poll", "200", "--dispatchers-file", file.toString());
-            await().atMost(Duration.ofSeconds(120)).until(() -> Files.exists(file) && listed(file).size() == 2);
+            List<String> args = new ArrayList<>(List.of("provision", "--layout", "tiered", "--slots", "2",
+                    "--executor", "c", "--poll", "200", "--dispatchers-file", file.toString()));
+            args.addAll(List.of(lrm));
+            Process provision = procs.command("provision", args.toArray(String[]::new));
+            await().atMost(Duration.ofSeconds(180)).until(() -> Files.exists(file) && listed(file).size() == dispatchers);
             List<ProcessHandle> nodes = provision.toHandle().descendants().toList();
 
             Process submit = procs.command("submit", "submit", "--dispatchers-file", file.toString(), "--json",
@@ -240,11 +260,11 @@ class DistributedDispatchersIT {
             Process status = procs.command("status", "status", "--dispatchers-file", file.toString(), "--json");
             assertThat(status.waitFor(60, TimeUnit.SECONDS)).isTrue();
             JsonNode st = JSON.readTree(procs.log("status"));
-            assertThat(st.path("dispatchers").asInt()).isEqualTo(2);
+            assertThat(st.path("dispatchers").asInt()).isEqualTo(dispatchers);
             assertThat(st.path("completed").asLong()).isEqualTo(80);
             for (JsonNode d : st.path("dispatcherList")) {
                 JsonNode one = d.path("status");
-                assertThat(one.path("completed").asLong()).as("both dispatchers ran tasks: %s", d).isPositive();
+                assertThat(one.path("completed").asLong()).as("every dispatcher ran tasks: %s", d).isPositive();
                 assertThat(one.path("executorList")).as("its own allocation's executor, and only it").hasSize(1);
             }
 
@@ -252,10 +272,11 @@ class DistributedDispatchersIT {
             assertThat(provision.waitFor(60, TimeUnit.SECONDS)).isTrue();
             assertThat(listed(file)).as("clients are told the dispatchers are gone").isEmpty();
             await().atMost(Duration.ofSeconds(60)).until(() -> nodes.stream().noneMatch(ProcessHandle::isAlive));
-            try (var left = Files.list(Cli.home(dir).resolve("jobs"))) {
-                assertThat(left.map(f -> f.getFileName().toString()).filter(f -> f.endsWith(".dispatcher")).toList())
-                        .as("each dispatcher withdrew its address").isEmpty();
-            }
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                try (var left = Files.list(Cli.home(dir).resolve("jobs"))) {
+                    return left.noneMatch(f -> f.getFileName().toString().endsWith(".dispatcher"));
+                }
+            }); // each dispatcher withdrew its address (under a scheduler, its node ends after the provisioner)
         }
     }
 

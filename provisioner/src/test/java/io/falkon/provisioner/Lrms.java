@@ -20,14 +20,14 @@ import java.io.IOException;
  * running. A scheduler that cannot be started fails the test with the reason;
  * {@code -Dfalkon.lrm.skip=slurm,sge} skips those tests explicitly.
  */
-final class Lrms {
+public final class Lrms {
     private static final Set<String> UP = new HashSet<>();
 
     private Lrms() {
     }
 
     /** SLURM: slurmctld and two slurmd "nodes" (node1, node2) of 4 CPUs each. */
-    static void requireSlurm() throws Exception {
+    public static void requireSlurm() throws Exception {
         require("slurm", Lrms::slurmUp, "start-slurm.sh", Map.of("SLURM_NODES", "2", "SLURM_NODE_CPUS", "4"));
     }
 
@@ -55,7 +55,7 @@ final class Lrms {
             return;
         }
         if (!up.call()) {
-            Path path = Path.of("src/test/lrm", script).toAbsolutePath();
+            Path path = scripts().resolve(script).toAbsolutePath();
             Path log = Files.createTempFile(name + "-start", ".log");
             ProcessBuilder pb = new ProcessBuilder("bash", path.toString()).redirectErrorStream(true)
                     .redirectOutput(log.toFile()).redirectInput(new File("/dev/null"));
@@ -70,6 +70,12 @@ final class Lrms {
             }
         }
         UP.add(name);
+    }
+
+    /** The start scripts: this module's, also when another module's tests run from beside it. */
+    private static Path scripts() {
+        Path here = Path.of("src/test/lrm");
+        return Files.isDirectory(here) ? here : Path.of("../provisioner/src/test/lrm");
     }
 
     private static boolean slurmUp() throws Exception {
