@@ -74,6 +74,9 @@ final class ProvisionCommand implements Callable<Integer> {
         if (!tiered && dispatchersFile != null) {
             throw new Falkon.UserError("--dispatchers-file goes with --layout tiered");
         }
+        if (tiered && connect.usesTls()) {
+            throw new Falkon.UserError("--layout tiered does not start its dispatchers with TLS yet");
+        }
         LrmAdapter adapter = provision.adapter();
         Token token = connect.token().token();
         if (tiered && !token.required()) {
@@ -86,7 +89,7 @@ final class ProvisionCommand implements Callable<Integer> {
             throw new Falkon.UserError(e.getMessage());
         }
         if (tiered) {
-            run(adapter, cmd, token);
+            runTiered(adapter, cmd, token);
             return 0;
         }
         cmd.addAll(List.of("--dispatcher", dispatcher));
@@ -109,10 +112,7 @@ final class ProvisionCommand implements Callable<Integer> {
     }
 
     /** The tiered layout: no dispatcher to watch but the allocations' own, through the dispatchers file. */
-    private void run(LrmAdapter adapter, List<String> executorCommand, Token token) throws Exception {
-        if (connect.usesTls()) {
-            throw new Falkon.UserError("--layout tiered does not start its dispatchers with TLS yet");
-        }
+    private void runTiered(LrmAdapter adapter, List<String> executorCommand, Token token) throws Exception {
         Path home = TokenSource.system().home();
         Path file = (dispatchersFile != null ? dispatchersFile : home.resolve("dispatchers")).toAbsolutePath();
         List<String> node = new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java"),
