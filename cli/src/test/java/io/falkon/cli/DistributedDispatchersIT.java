@@ -234,6 +234,15 @@ class DistributedDispatchersIT {
         assertThat(new Shell().check(List.of("squeue", "-h", "-o", "%i %j %T")).strip()).as("squeue").isEmpty();
     }
 
+    @Test
+    void theTieredLayoutUnderTheRealSge() throws Exception {
+        Lrms.requireSge();
+        // one allocation of two array tasks on the one execution host: a dispatcher and an executor
+        tieredRun(1, "--provisioner", "sge", "--min-nodes", "2", "--max-nodes", "2", "--nodes-per-allocation", "2");
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> new Shell().check(List.of("qstat", "-u", "*")).isBlank()); // qdel takes a moment
+    }
+
     /**
      * {@code falkon provision --layout tiered} with these scheduler options, each allocation expected
      * to bring one dispatcher with one executor of 2 slots; a file of 80 short tasks submitted to
@@ -272,11 +281,11 @@ class DistributedDispatchersIT {
             assertThat(provision.waitFor(60, TimeUnit.SECONDS)).isTrue();
             assertThat(listed(file)).as("clients are told the dispatchers are gone").isEmpty();
             await().atMost(Duration.ofSeconds(60)).until(() -> nodes.stream().noneMatch(ProcessHandle::isAlive));
-            await().atMost(Duration.ofSeconds(60)).until(() -> {
-                try (var left = Files.list(Cli.home(dir).resolve("jobs"))) {
-                    return left.noneMatch(f -> f.getFileName().toString().endsWith(".dispatcher"));
-                }
-            }); // each dispatcher withdrew its address (under a scheduler, its node ends after the provisioner)
+            try (var left = Files.list(Cli.home(dir).resolve("jobs"))) {
+                // withdrawn, by each dispatcher as it stopped or (SIGKILLed by the scheduler) by the provisioner
+                assertThat(left.map(f -> f.getFileName().toString()).filter(f -> f.endsWith(".dispatcher")).toList())
+                        .as("published addresses left behind").isEmpty();
+            }
         }
     }
 

@@ -17,10 +17,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -101,6 +103,7 @@ public final class Provisioner implements AutoCloseable {
     private volatile String status = "{}";
     private int sequence;
     private List<String> listed;
+    private final Set<String> cleared = new HashSet<>();
 
     private Provisioner(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus, LongSupplier monotonicMillis) {
         this.config = config;
@@ -220,13 +223,17 @@ public final class Provisioner implements AutoCloseable {
 
     /**
      * Rewrites the dispatchers file with the dispatchers of the active allocations that have
-     * published their address (only when that list changed).
+     * published their address (only when that list changed), and clears the rendezvous of those that
+     * ended (a scheduler may SIGKILL a node, which then cannot withdraw its address itself).
      */
     private void listDispatchers() throws IOException {
         List<String> addresses = new ArrayList<>();
         for (Allocation a : planner.allocations()) {
+            Rendezvous rz = new Rendezvous(config.workDir(), a.name());
             if (a.active() && !a.cancelRequested()) {
-                new Rendezvous(config.workDir(), a.name()).address().ifPresent(addresses::add);
+                rz.address().ifPresent(addresses::add);
+            } else if (!a.active() && cleared.add(a.name())) {
+                rz.withdraw();
             }
         }
         writeDispatchers(addresses);
@@ -339,6 +346,15 @@ public final class Provisioner implements AutoCloseable {
                     lrm.cancel(id);
                 } catch (IOException e) {
                     log.warn("provisioner: cannot cancel job {}: {}", id, e.getMessage());
+                }
+            }
+            if (config.tiered() != null) {
+                for (Allocation a : planner.allocations()) {
+                    try {
+                        new Rendezvous(config.workDir(), a.name()).withdraw(); // cancelled: nobody to reach
+                    } catch (IOException e) {
+                        log.warn("provisioner: cannot clear {}'s rendezvous: {}", a.name(), e.getMessage());
+                    }
                 }
             }
         }

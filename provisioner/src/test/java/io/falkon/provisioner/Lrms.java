@@ -43,7 +43,7 @@ public final class Lrms {
     }
 
     /** SGE: sge_qmaster and one sge_execd, queue all.q@localhost with 8 slots, PE smp. */
-    static void requireSge() throws Exception {
+    public static void requireSge() throws Exception {
         require("sge", Lrms::sgeUp, "start-sge.sh", Map.of("SGE_SLOTS", "8"));
     }
 
