@@ -418,9 +418,11 @@ public final class Instance implements TaskInstance {
         });
         await(sent, "detach");
         Object idle = outstanding.monitor();
-        synchronized (idle) {
-            // accepted means: nothing queued to send, nothing sent and unanswered, nothing refused
-            while (lost == null && (queuedToSend.get() > 0 || !allAccepted())) {
+        // accepted means: nothing queued to send, nothing sent and unanswered, nothing refused. Asked
+        // of the I/O thread without holding the monitor: that thread takes it when the last result
+        // arrives, and would wait for this one while this one waits for it.
+        while (lost == null && (queuedToSend.get() > 0 || !allAccepted())) {
+            synchronized (idle) {
                 idle.wait(50);
             }
         }
