@@ -61,6 +61,7 @@ typedef struct {
     size_t queued;
     done *dhead, *dtail; /* finished, not yet sent */
     size_t ndone;
+    size_t flush_at; /* ndone at which the main thread flushes results (ex_grant); under lock */
     size_t running; /* taken by a slot, not yet finished */
     change *chead, *ctail; /* cache changes not yet reported */
     int stopping;
@@ -94,7 +95,8 @@ typedef struct {
     int exit_status;
     char exit_why[700]; /* why it stopped, for the last line it prints */
     int64_t idle_since; /* --idle-exit: when the executor last held no task (main thread) */
-    /* prefetch (main thread): extra credits granted now, and the tasks' running mean length */
+    /* prefetch (main thread; set with ex_grant): extra credits granted now, and the tasks' running
+     * mean length */
     int granted;
     double mean_ms;
     uint64_t samples;
@@ -118,6 +120,8 @@ change *ex_take_changes(ex *e);
 void ex_free_changes(change *c);
 void ex_send_full_summary(ex *e);
 void ex_flush_cache_changes(ex *e);
+/* Sets the extra credits granted (main thread) and the result count that wakes the main thread. */
+void ex_grant(ex *e, int granted);
 int ex_prefetch_initial(const ex *e);
 void ex_flush_results(ex *e);
 void ex_results_ready(ex *e, int64_t now);

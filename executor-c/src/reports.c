@@ -92,6 +92,18 @@ void ex_flush_cache_changes(ex *e) {
     fk_msg_free(&m);
 }
 
+/* Results wait for company until half the prefetch has finished (ex_results_ready). */
+static size_t flush_threshold(int granted) {
+    return granted / 2 > 1 ? (size_t)(granted / 2) : 1;
+}
+
+void ex_grant(ex *e, int granted) {
+    e->granted = granted;
+    pthread_mutex_lock(&e->lock);
+    e->flush_at = flush_threshold(granted);
+    pthread_mutex_unlock(&e->lock);
+}
+
 /* Extra credits granted when registering. */
 int ex_prefetch_initial(const ex *e) {
     return e->cfg->prefetch == FK_PREFETCH_AUTO ? 0 : e->cfg->prefetch;
@@ -157,7 +169,7 @@ void ex_flush_results(ex *e) {
         delta = -(int)m.u.result.n;
     }
     if (m.u.result.n && ex_live(e)) {
-        e->granted += delta;
+        ex_grant(e, e->granted + delta);
         m.u.result.credits = (uint32_t)((int)m.u.result.n + delta);
         ex_send_msg(e, &m);
     }
@@ -173,8 +185,7 @@ void ex_results_ready(ex *e, int64_t now) {
         return;
     }
     int p = e->granted;
-    size_t enough = p / 2 > 1 ? (size_t)(p / 2) : 1;
-    if (p == 0 || ndone >= enough || queued == 0) {
+    if (p == 0 || ndone >= flush_threshold(p) || queued == 0) {
         ex_flush_results(e);
         e->linger_until = -1;
     } else if (e->linger_until < 0) {

@@ -82,7 +82,7 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
     }
     memset(&m, 0, sizeof m);
     m.type = FK_CREDIT;
-    e->granted = ex_prefetch_initial(e);
+    ex_grant(e, ex_prefetch_initial(e));
     m.u.credit.credits = (uint32_t)(c->slots + e->granted);
     ex_send_msg(e, &m);
     if (e->disconnected_at >= 0) {

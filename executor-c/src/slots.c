@@ -38,8 +38,14 @@ void ex_finish(ex *e, uint64_t task_id, uint32_t attempt, int gen, fk_exec *x) {
     }
     e->dtail = d;
     e->ndone++;
+    /* The main thread acts on a result only when it starts a linger, fills a frame or is the last
+     * one in hand (ex_results_ready); waking it for every other one cost it a poll, two reads
+     * and a context switch per task. */
+    int wake = e->ndone == 1 || e->ndone >= e->flush_at || e->queued == 0;
     pthread_mutex_unlock(&e->lock);
-    ex_wake(e);
+    if (wake) {
+        ex_wake(e);
+    }
 }
 
 /* Reports a task that never ran (cancelled while waiting, undecodable): no process, empty streams. */
