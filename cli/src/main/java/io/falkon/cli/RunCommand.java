@@ -1,11 +1,13 @@
 package io.falkon.cli;
 
 import io.falkon.client.FalkonClient;
+import io.falkon.client.transport.InProcessConnection;
 import io.falkon.datacache.eviction.EvictionPolicies;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.policy.DispatchPolicies;
 import io.falkon.dispatcher.policy.DispatchPolicy;
+import io.falkon.dispatcher.transport.InProcessClient;
 import io.falkon.executor.Bytes;
 import io.falkon.executor.ConnectOptions;
 import io.falkon.executor.ExecutorCommand;
@@ -157,8 +159,7 @@ final class RunCommand implements Callable<Integer> {
             local = LocalExecutors.start(impl, executors, slots, noExec, dispatcher.port(), dispatcher.token(),
                     "local-" + ProcessHandle.current().pid(), extra);
             awaitExecutors(dispatcher, local);
-            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
-                    workload.clientOptions(dispatcher.token()));
+            try (FalkonClient client = inProcessClient(dispatcher);
                  TaskFile file = workload.open()) {
                 return workload.report(new Workload().run(client::createInstance, file, total, workload));
             }
@@ -205,8 +206,7 @@ final class RunCommand implements Callable<Integer> {
             System.err.println("falkon run: dispatcher at " + host + ":" + dispatcher.port() + "; executors come from "
                     + adapter.name() + " (falkon status --dispatcher " + host + ":" + dispatcher.port()
                     + " shows the allocations)");
-            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + dispatcher.port(),
-                    workload.clientOptions(dispatcher.token()));
+            try (FalkonClient client = inProcessClient(dispatcher);
                  TaskFile file = workload.open()) {
                 return workload.report(new Workload().run(client::createInstance, file, total, workload));
             }
@@ -216,6 +216,18 @@ final class RunCommand implements Callable<Integer> {
                 c.close();
             }
         }
+    }
+
+    /**
+     * The run's own client, connected to its dispatcher without a socket: no encoding, loopback
+     * writes or I/O threads between them (docs/benchmarks.md). Executors still connect over TCP.
+     */
+    private FalkonClient inProcessClient(Dispatcher dispatcher) {
+        InProcessConnection connection = InProcessConnection.open(dispatcher.config().maxFrameLength(), c -> {
+            InProcessClient end = dispatcher.connectInProcess(c::deliver, c::closedByDispatcher);
+            return new InProcessConnection.Peer(end::send, end::close);
+        });
+        return FalkonClient.over(connection, workload.clientOptions(dispatcher.token()));
     }
 
     private int httpPortOrOff() {

@@ -1,6 +1,7 @@
 package io.falkon.client;
 
 import io.falkon.client.transport.Connection;
+import io.falkon.client.transport.InProcessConnection;
 import io.falkon.client.transport.TcpConnection;
 import io.falkon.client.transport.WsConnection;
 import io.falkon.protocol.HostPort;
@@ -67,6 +68,14 @@ public final class FalkonClient implements AutoCloseable {
         HostPort hp = HostPort.parse(address);
         return new FalkonClient(TcpConnection.connect(hp.host(), hp.port(), token, options.tls(),
                 options.connectTimeout(), options.reconnectFor()), options);
+    }
+
+    /**
+     * A client over a connection made elsewhere: an {@link InProcessConnection}
+     * to a dispatcher in this process. The options' token, TLS and timeouts do not apply to it.
+     */
+    public static FalkonClient over(Connection connection, ClientOptions options) {
+        return new FalkonClient(Objects.requireNonNull(connection, "connection"), options);
     }
 
     public ClientOptions options() {

@@ -9,9 +9,11 @@ import io.falkon.dispatcher.core.StatusReporter;
 import io.falkon.dispatcher.core.StatusSnapshot;
 import io.falkon.dispatcher.journal.FileJournal;
 import io.falkon.dispatcher.journal.SpillFiles;
+import io.falkon.dispatcher.transport.InProcessClient;
 import io.falkon.dispatcher.transport.TcpTransport;
 import io.falkon.dispatcher.monitor.MonitorTransport;
 import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.protocol.Message;
 import io.falkon.protocol.auth.TokenSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,13 +23,17 @@ import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -45,6 +51,8 @@ public final class Dispatcher implements AutoCloseable {
     private final DispatcherConfig config;
     private final SchedulerLoop loop;
     private final TcpTransport tcp;
+    private final Admission admission;
+    private final Set<InProcessClient> inProcess = ConcurrentHashMap.newKeySet();
     private final FileJournal journal;
     private final WsTransport ws;
     private final MonitorTransport monitor;
@@ -52,9 +60,10 @@ public final class Dispatcher implements AutoCloseable {
     private final ScheduledExecutorService sampler;
     private volatile boolean closed;
 
-    private Dispatcher(DispatcherConfig config, SchedulerLoop loop, TcpTransport tcp, FileJournal journal,
-                       WsTransport ws, MonitorTransport monitor, SpillFiles spill) {
+    private Dispatcher(DispatcherConfig config, SchedulerLoop loop, Admission admission, TcpTransport tcp,
+                       FileJournal journal, WsTransport ws, MonitorTransport monitor, SpillFiles spill) {
         this.config = config;
+        this.admission = admission;
         this.spill = spill;
         this.loop = loop;
         this.tcp = tcp;
@@ -148,7 +157,21 @@ public final class Dispatcher implements AutoCloseable {
                     config.bindHost(), tcp.localAddress().getPort(), ws == null ? "" : " or the WS port " + ws.port());
         }
         log.info("dispatcher {} listening on {} (policy {})", id, tcp.localAddress(), config.policy().name());
-        return new Dispatcher(config, loop, tcp, journal, ws, monitor, spill);
+        return new Dispatcher(config, loop, admission, tcp, journal, ws, monitor, spill);
+    }
+
+    /**
+     * Connects a client in this process without a socket ({@code InProcessConnection} on the client's
+     * side): {@code toClient} receives what the scheduler sends it, batch by batch, and {@code onClose}
+     * hears when the dispatcher ends the connection (stopping, with the ERROR that says why).
+     */
+    public InProcessClient connectInProcess(Consumer<List<Message>> toClient, Consumer<Message.ErrorMessage> onClose) {
+        InProcessClient c = InProcessClient.connect(admission, toClient, onClose);
+        inProcess.add(c);
+        if (closed) {
+            c.stop();
+        }
+        return c;
     }
 
     /** The result spill, or null (none configured, or its directory cannot be made: results then stay in memory). */
@@ -318,6 +341,9 @@ public final class Dispatcher implements AutoCloseable {
             }
         }
         sampler.shutdownNow();
+        for (InProcessClient c : inProcess) {
+            c.stop();
+        }
         if (monitor != null) {
             monitor.close();
         }

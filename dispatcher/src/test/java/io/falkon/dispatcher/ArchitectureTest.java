@@ -40,7 +40,8 @@ class ArchitectureTest {
     @ArchTest
     static final ArchRule transportsGoThroughAdmission = noClasses()
             .that().resideInAnyPackage("..dispatcher.transport..", "..dispatcher.ws..")
-            .should().dependOnClassesThat(resideInAPackage("..dispatcher.core..").and(not(simpleName("Link"))))
+            .should().dependOnClassesThat(resideInAPackage("..dispatcher.core..")
+                    .and(not(simpleName("Link").or(simpleName("BufferedLink")))))
             .because("authentication and limits live in one place, the admission stage: a transport hands it "
                     + "messages and never reaches the scheduler itself");
 

@@ -19,17 +19,12 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongFunction;
 
 /**
  * The TCP transport: one {@link PeerSession} (handshake, heartbeats as the dispatcher announces
@@ -44,7 +39,7 @@ import java.util.function.LongFunction;
  * off) every sink hears {@link ResultSink#connectionLost}. Replies and sink calls happen on the I/O
  * thread, as the {@link Connection} contract says.
  */
-public final class TcpConnection implements Connection {
+public final class TcpConnection extends MessageConnection {
     private static final Logger log = LoggerFactory.getLogger(TcpConnection.class);
     /** Room left in a frame for the SUBMIT's own fields. */
     private static final int FRAME_HEADROOM = 1024;
@@ -52,23 +47,18 @@ public final class TcpConnection implements Connection {
     private final EventLoopGroup group;
     private final EventLoop loop;
     private final PeerSession session;
-    private final String address;
-    private final AtomicLong requestIds = new AtomicLong();
-    private final Map<Long, CompletableFuture<Message>> requests = new ConcurrentHashMap<>();
-    private final Map<Long, ResultSink> sinks = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Message> outgoing = new ConcurrentLinkedQueue<>();
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
     /** The dispatcher's frame limit, from its WELCOME. */
     private volatile int maxFrameLength = Protocol.DEFAULT_MAX_FRAME_LENGTH;
-    private volatile Throwable failure;
     private volatile boolean closed;
 
     private TcpConnection(String host, int port, String token, Tls tls, Duration connectTimeout,
                           Duration reconnectFor) {
+        super(host + ":" + port);
         this.group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-client", true),
                 NioIoHandler.newFactory());
         this.loop = group.next();
-        this.address = host + ":" + port;
         this.session = new PeerSession(new PeerSession.Config(host, port, Protocol.ROLE_CLIENT, token,
                 "falkon-java-client/" + Protocol.VERSION, tls, connectTimeout, reconnectFor, Backoff.DEFAULT), loop,
                 new Events());
@@ -89,22 +79,23 @@ public final class TcpConnection implements Connection {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             conn.close();
-            throw new FalkonException("interrupted while connecting to " + conn.address, e);
+            throw new FalkonException("interrupted while connecting to " + conn.address(), e);
         } catch (ExecutionException | TimeoutException e) {
             conn.close();
             Throwable c = e instanceof ExecutionException ? e.getCause() : e;
             if (c instanceof PeerSession.RefusedException r) {
-                throw new FalkonException(r.error().errorCode(), "dispatcher at " + conn.address
+                throw new FalkonException(r.error().errorCode(), "dispatcher at " + conn.address()
                         + " refused the connection: " + r.error().message());
             }
             throw new FalkonException(c instanceof TimeoutException ? "no handshake from dispatcher at "
-                    + conn.address + " within " + timeout.toMillis() + " ms" : c.getMessage(), c);
+                    + conn.address() + " within " + timeout.toMillis() + " ms" : c.getMessage(), c);
         }
         return conn;
     }
 
     /** Queues a message for the I/O thread, which writes everything queued with one flush. */
-    private void send(Message m) {
+    @Override
+    void send(Message m) {
         outgoing.add(m);
         if (drainScheduled.compareAndSet(false, true)) {
             loop.execute(this::drain);
@@ -128,72 +119,6 @@ public final class TcpConnection implements Connection {
         }
     }
 
-    private CompletableFuture<Message> request(LongFunction<Message> build) {
-        CompletableFuture<Message> f = new CompletableFuture<>();
-        Throwable failed = failure;
-        if (failed != null) {
-            f.completeExceptionally(lost(failed));
-            return f;
-        }
-        long id;
-        do {
-            id = requestIds.incrementAndGet() & 0xFFFF_FFFFL;
-        } while (id == 0);
-        requests.put(id, f);
-        send(build.apply(id));
-        if (failure != null && requests.remove(id) != null) {
-            f.completeExceptionally(lost(failure));
-        }
-        return f;
-    }
-
-    private FalkonException lost(Throwable cause) {
-        return cause instanceof FalkonException fe ? fe
-                : new ConnectionLostException("connection to dispatcher at " + address + " lost", cause);
-    }
-
-    @Override
-    public CompletableFuture<Message.InstanceCreated> createInstance(String clientName, long leaseSeconds) {
-        return request(id -> new Message.CreateInstance(id, clientName, leaseSeconds))
-                .thenApply(m -> (Message.InstanceCreated) m);
-    }
-
-    @Override
-    public CompletableFuture<Integer> submit(long instanceId, List<Message.SubmittedTask> bundle) {
-        return request(id -> new Message.Submit(id, instanceId, bundle))
-                .thenApply(m -> ((Message.Submitted) m).accepted());
-    }
-
-    @Override
-    public CompletableFuture<String> status(long instanceId) {
-        return request(id -> new Message.StatusRequest(id, instanceId)).thenApply(m -> ((Message.Status) m).json());
-    }
-
-    @Override
-    public CompletableFuture<Integer> destroy(long instanceId) {
-        return request(id -> new Message.Destroy(id, instanceId)).thenApply(m -> ((Message.Destroyed) m).cancelled());
-    }
-
-    @Override
-    public CompletableFuture<Message.Attached> attach(long instanceId, String secret) {
-        return request(id -> new Message.Attach(id, instanceId, secret)).thenApply(m -> (Message.Attached) m);
-    }
-
-    @Override
-    public void ack(long instanceId, long upToSeq) {
-        send(new Message.Ack(instanceId, upToSeq));
-    }
-
-    @Override
-    public void route(long instanceId, ResultSink sink) {
-        sinks.put(instanceId, sink);
-    }
-
-    @Override
-    public void unroute(long instanceId) {
-        sinks.remove(instanceId);
-    }
-
     @Override
     public Executor executor() {
         return loop;
@@ -206,12 +131,7 @@ public final class TcpConnection implements Connection {
 
     @Override
     public boolean connected() {
-        return session.channel() != null && failure == null && !closed;
-    }
-
-    @Override
-    public String address() {
-        return address;
+        return session.channel() != null && !failed() && !closed;
     }
 
     /** The heartbeat interval the dispatcher announced (0: off). */
@@ -224,44 +144,14 @@ public final class TcpConnection implements Connection {
         closed = true;
         session.close();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
-        if (failure == null) {
-            failAll(new ConnectionLostException("the connection to dispatcher at " + address + " was closed", null));
+        if (!failed()) {
+            failAll(new ConnectionLostException("the connection to dispatcher at " + address() + " was closed", null));
         }
     }
 
-    private void replied(long requestId, Message m) {
-        CompletableFuture<Message> f = requests.remove(requestId);
-        if (f == null) {
-            log.warn("reply to unknown request {} from {}: {}", requestId, address, m.type());
-            return;
-        }
-        if (m instanceof Message.ErrorMessage e) {
-            f.completeExceptionally(new FalkonException(e.errorCode(), e.message()));
-        } else {
-            f.complete(m);
-        }
-    }
-
-    /** Fails what waits for a reply on the connection that broke; those requests may have been lost. */
-    private void failRequests(Throwable cause) {
-        for (Long id : requests.keySet()) {
-            CompletableFuture<Message> f = requests.remove(id);
-            if (f != null) {
-                f.completeExceptionally(lost(cause));
-            }
-        }
-    }
-
-    /** For good: every sink and every request fails. */
-    private void failAll(Throwable cause) {
-        if (failure == null) {
-            failure = cause;
-        }
-        // sinks first: an instance must know it is lost before any of its futures fails
-        for (ResultSink sink : sinks.values()) {
-            sink.connectionLost(lost(cause));
-        }
-        failRequests(cause);
+    @Override
+    void failAll(Throwable cause) {
+        super.failAll(cause);
         outgoing.clear();
     }
 
@@ -278,9 +168,7 @@ public final class TcpConnection implements Connection {
                 while ((m = outgoing.poll()) != null) {
                     queued.add(m);
                 }
-                for (ResultSink sink : sinks.values()) {
-                    sink.reconnected();
-                }
+                reconnected();
                 outgoing.addAll(queued);
             }
             drain();
@@ -288,33 +176,18 @@ public final class TcpConnection implements Connection {
 
         @Override
         public void received(Message m) {
-            switch (m.type()) {
-                case DELIVER -> {
-                    Message.Deliver d = (Message.Deliver) m;
-                    ResultSink sink = sinks.get(d.instanceId());
-                    if (sink != null) {
-                        sink.deliver(d.results());
-                    }
-                }
-                case SUBMITTED -> replied(((Message.Submitted) m).requestId(), m);
-                case INSTANCE_CREATED -> replied(((Message.InstanceCreated) m).requestId(), m);
-                case STATUS -> replied(((Message.Status) m).requestId(), m);
-                case DESTROYED -> replied(((Message.Destroyed) m).requestId(), m);
-                case ATTACHED -> replied(((Message.Attached) m).requestId(), m);
-                case ERROR -> replied(((Message.ErrorMessage) m).requestId(), m);
-                default -> log.error("unexpected {} from dispatcher at {}", m.type(), address);
-            }
+            TcpConnection.this.received(m);
         }
 
         @Override
         public void lost(String why) {
-            failRequests(new ConnectionLostException("connection to dispatcher at " + address + " " + why
+            failRequests(new ConnectionLostException("connection to dispatcher at " + address() + " " + why
                     + "; reconnecting", null));
         }
 
         @Override
         public void refused(Message.ErrorMessage error) {
-            failAll(new FalkonException(error.errorCode(), "dispatcher at " + address + " refused the connection: "
+            failAll(new FalkonException(error.errorCode(), "dispatcher at " + address() + " refused the connection: "
                     + error.message()));
         }
 
@@ -322,7 +195,7 @@ public final class TcpConnection implements Connection {
         public void gaveUp(String why) {
             if (!closed) {
                 log.error("{}; giving up", why);
-                failAll(new ConnectionLostException("connection to dispatcher at " + address + " lost: " + why, null));
+                failAll(new ConnectionLostException("connection to dispatcher at " + address() + " lost: " + why, null));
             }
         }
     }

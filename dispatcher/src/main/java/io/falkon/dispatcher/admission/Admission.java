@@ -42,6 +42,14 @@ public final class Admission {
     }
 
     /**
+     * A caller inside this process ({@code falkon run}'s own client, connected without a socket):
+     * nothing outside the process can reach it, so there is no token to check.
+     */
+    public Caller inProcess(Link link) {
+        return new Caller(link, "in-process");
+    }
+
+    /**
      * For request/response transports, where one authenticated request may speak for several links:
      * proof that {@code presented} is the token, or null (logged, rate-limited) if it is not.
      */
@@ -113,6 +121,10 @@ public final class Admission {
                 return;
             }
             loop.submit(Event.submit(caller.link(), s, v.scans()));
+            return;
+        }
+        if (m instanceof Message.Ack) {
+            loop.submitQuietly(Event.client(caller.link(), m)); // nobody waits for it
             return;
         }
         loop.submit(Event.client(caller.link(), m));

@@ -25,7 +25,8 @@ import java.util.concurrent.locks.LockSupport;
 public final class SchedulerLoop implements Executor, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SchedulerLoop.class);
     static final int MAX_BATCH = 4096;
-    private static final long TIMER_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    static final long TIMER_MILLIS = 100;
+    private static final long TIMER_NANOS = TimeUnit.MILLISECONDS.toNanos(TIMER_MILLIS);
     private static final boolean CHECK_INVARIANTS = SchedulerLoop.class.desiredAssertionStatus();
 
     private final Scheduler scheduler;
@@ -69,6 +70,18 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
     /** Hands the scheduler an event from a transport. */
     public void submit(Event event) {
         enqueue(event);
+    }
+
+    /**
+     * Hands the scheduler an event that can wait for its next wake-up, at most its timer's
+     * {@value #TIMER_MILLIS} ms away: one that changes nothing anyone waits for (an ACK, which only lets
+     * results go). Waking the thread costs more than most events (two context switches, across cores
+     * on a busy machine), and a short task's stream of results would pay it once per delivery.
+     */
+    public void submitQuietly(Event event) {
+        if (!failed.isDone()) {
+            inbox.add(event);
+        }
     }
 
     private void enqueue(Object item) {
@@ -123,7 +136,7 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
             // nothing to do: sleep until an event arrives (re-check after announcing it)
             sleeping.set(true);
             if (inbox.isEmpty()) {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+                LockSupport.parkNanos(TIMER_NANOS);
             }
             sleeping.set(false);
         }

@@ -1,23 +1,21 @@
 package io.falkon.dispatcher.transport;
 
-import io.falkon.dispatcher.core.Link;
+import io.falkon.dispatcher.core.BufferedLink;
 import io.falkon.protocol.Message;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A {@link Link} over a Netty channel. Messages the scheduler enqueues during a batch are handed
- * to the channel's event loop as one task by the action {@link #takeFlush()} returns, which writes
- * them all and flushes once: one system call per connection per batch.
+ * A link over a Netty channel. The messages the scheduler enqueues during a batch are handed to
+ * the channel's event loop as one task, which writes them all and flushes once: one system call
+ * per connection per batch.
  */
-final class NettyLink implements Link {
+final class NettyLink extends BufferedLink {
     private final Channel channel;
     private final String remote;
-    private List<Message> pending = new ArrayList<>();
 
     NettyLink(Channel channel) {
         this.channel = channel;
@@ -29,38 +27,21 @@ final class NettyLink implements Link {
     }
 
     @Override
-    public boolean enqueue(Message message) {
-        pending.add(message);
-        return pending.size() == 1;
-    }
-
-    @Override
-    public Runnable takeFlush() {
-        if (pending.isEmpty()) {
-            return null;
-        }
-        List<Message> out = pending;
-        pending = new ArrayList<>(Math.max(4, out.size()));
-        return () -> channel.eventLoop().execute(() -> {
-            for (int i = 0, n = out.size(); i < n; i++) {
-                channel.write(out.get(i), channel.voidPromise());
+    protected void deliver(List<Message> batch) {
+        channel.eventLoop().execute(() -> {
+            for (int i = 0, n = batch.size(); i < n; i++) {
+                channel.write(batch.get(i), channel.voidPromise());
             }
             channel.flush();
         });
     }
 
     @Override
-    public void close(Message.ErrorMessage error) {
-        List<Message> out = pending;
-        pending = new ArrayList<>();
+    protected void closed(Message.ErrorMessage error) {
         channel.eventLoop().execute(() -> {
-            for (Message m : out) {
-                channel.write(m, channel.voidPromise());
-            }
             if (error != null) {
                 channel.writeAndFlush(error).addListener(ChannelFutureListener.CLOSE);
             } else {
-                channel.flush();
                 channel.close();
             }
         });

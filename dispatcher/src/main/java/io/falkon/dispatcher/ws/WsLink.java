@@ -1,9 +1,8 @@
 package io.falkon.dispatcher.ws;
 
-import io.falkon.dispatcher.core.Link;
+import io.falkon.dispatcher.core.BufferedLink;
 import io.falkon.protocol.Message;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -14,11 +13,10 @@ import java.util.function.Consumer;
  * scheduler sends it during a batch is handed to the gateway at the end of the batch (after the
  * journal commit). Its lease is idle time: it runs from the last call, not from a disconnection.
  */
-final class WsLink implements Link {
+final class WsLink extends BufferedLink {
     private final String remote;
     private final Consumer<List<Message>> receiver;
     private final Runnable closed;
-    private List<Message> buffered = new ArrayList<>();
 
     /**
      * @param receiver gets each batch's messages (on the thread that sends batches: keep it short)
@@ -31,28 +29,12 @@ final class WsLink implements Link {
     }
 
     @Override
-    public boolean enqueue(Message message) {
-        buffered.add(message);
-        return buffered.size() == 1;
+    protected void deliver(List<Message> batch) {
+        receiver.accept(batch);
     }
 
     @Override
-    public Runnable takeFlush() {
-        if (buffered.isEmpty()) {
-            return null;
-        }
-        List<Message> out = buffered;
-        buffered = new ArrayList<>();
-        return () -> receiver.accept(out);
-    }
-
-    @Override
-    public void close(Message.ErrorMessage error) {
-        List<Message> out = buffered;
-        buffered = new ArrayList<>();
-        if (!out.isEmpty()) {
-            receiver.accept(out);
-        }
+    protected void closed(Message.ErrorMessage error) {
         closed.run();
     }
 

@@ -1,0 +1,175 @@
+package io.falkon.client.transport;
+
+import io.falkon.client.ConnectionLostException;
+import io.falkon.client.FalkonException;
+import io.falkon.protocol.Message;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
+
+/**
+ * A connection that speaks the protocol's messages themselves, whatever carries them (frames over
+ * TCP, or objects within this process): requests carry a request id and are matched to their
+ * replies, DELIVERs are routed to their instance's {@link ResultSink}. A subclass sends messages
+ * and hands what arrives to {@link #received} on its serial {@link #executor()} thread.
+ */
+abstract class MessageConnection implements Connection {
+    private static final Logger log = LoggerFactory.getLogger(MessageConnection.class);
+
+    private final String address;
+    private final AtomicLong requestIds = new AtomicLong();
+    private final Map<Long, CompletableFuture<Message>> requests = new ConcurrentHashMap<>();
+    private final Map<Long, ResultSink> sinks = new ConcurrentHashMap<>();
+    private volatile Throwable failure;
+
+    MessageConnection(String address) {
+        this.address = address;
+    }
+
+    /** Sends a message to the dispatcher, from any thread, in the order of the calls. */
+    abstract void send(Message m);
+
+    /** Whether the connection failed for good. */
+    final boolean failed() {
+        return failure != null;
+    }
+
+    private CompletableFuture<Message> request(LongFunction<Message> build) {
+        CompletableFuture<Message> f = new CompletableFuture<>();
+        Throwable failed = failure;
+        if (failed != null) {
+            f.completeExceptionally(lost(failed));
+            return f;
+        }
+        long id;
+        do {
+            id = requestIds.incrementAndGet() & 0xFFFF_FFFFL;
+        } while (id == 0);
+        requests.put(id, f);
+        send(build.apply(id));
+        if (failure != null && requests.remove(id) != null) {
+            f.completeExceptionally(lost(failure));
+        }
+        return f;
+    }
+
+    final FalkonException lost(Throwable cause) {
+        return cause instanceof FalkonException fe ? fe
+                : new ConnectionLostException("connection to dispatcher at " + address + " lost", cause);
+    }
+
+    @Override
+    public CompletableFuture<Message.InstanceCreated> createInstance(String clientName, long leaseSeconds) {
+        return request(id -> new Message.CreateInstance(id, clientName, leaseSeconds))
+                .thenApply(m -> (Message.InstanceCreated) m);
+    }
+
+    @Override
+    public CompletableFuture<Integer> submit(long instanceId, List<Message.SubmittedTask> bundle) {
+        return request(id -> new Message.Submit(id, instanceId, bundle))
+                .thenApply(m -> ((Message.Submitted) m).accepted());
+    }
+
+    @Override
+    public CompletableFuture<String> status(long instanceId) {
+        return request(id -> new Message.StatusRequest(id, instanceId)).thenApply(m -> ((Message.Status) m).json());
+    }
+
+    @Override
+    public CompletableFuture<Integer> destroy(long instanceId) {
+        return request(id -> new Message.Destroy(id, instanceId)).thenApply(m -> ((Message.Destroyed) m).cancelled());
+    }
+
+    @Override
+    public CompletableFuture<Message.Attached> attach(long instanceId, String secret) {
+        return request(id -> new Message.Attach(id, instanceId, secret)).thenApply(m -> (Message.Attached) m);
+    }
+
+    @Override
+    public void ack(long instanceId, long upToSeq) {
+        send(new Message.Ack(instanceId, upToSeq));
+    }
+
+    @Override
+    public void route(long instanceId, ResultSink sink) {
+        sinks.put(instanceId, sink);
+    }
+
+    @Override
+    public void unroute(long instanceId) {
+        sinks.remove(instanceId);
+    }
+
+    @Override
+    public String address() {
+        return address;
+    }
+
+    /** Tells every sink the connection is back (its instances re-attach); on the I/O thread. */
+    final void reconnected() {
+        for (ResultSink sink : sinks.values()) {
+            sink.reconnected();
+        }
+    }
+
+    /** A message from the dispatcher, on the I/O thread. */
+    final void received(Message m) {
+        switch (m.type()) {
+            case DELIVER -> {
+                Message.Deliver d = (Message.Deliver) m;
+                ResultSink sink = sinks.get(d.instanceId());
+                if (sink != null) {
+                    sink.deliver(d.results());
+                }
+            }
+            case SUBMITTED -> replied(((Message.Submitted) m).requestId(), m);
+            case INSTANCE_CREATED -> replied(((Message.InstanceCreated) m).requestId(), m);
+            case STATUS -> replied(((Message.Status) m).requestId(), m);
+            case DESTROYED -> replied(((Message.Destroyed) m).requestId(), m);
+            case ATTACHED -> replied(((Message.Attached) m).requestId(), m);
+            case ERROR -> replied(((Message.ErrorMessage) m).requestId(), m);
+            default -> log.error("unexpected {} from dispatcher at {}", m.type(), address);
+        }
+    }
+
+    private void replied(long requestId, Message m) {
+        CompletableFuture<Message> f = requests.remove(requestId);
+        if (f == null) {
+            log.warn("reply to unknown request {} from {}: {}", requestId, address, m.type());
+            return;
+        }
+        if (m instanceof Message.ErrorMessage e) {
+            f.completeExceptionally(new FalkonException(e.errorCode(), e.message()));
+        } else {
+            f.complete(m);
+        }
+    }
+
+    /** Fails what waits for a reply on the connection that broke; those requests may have been lost. */
+    final void failRequests(Throwable cause) {
+        for (Long id : requests.keySet()) {
+            CompletableFuture<Message> f = requests.remove(id);
+            if (f != null) {
+                f.completeExceptionally(lost(cause));
+            }
+        }
+    }
+
+    /** For good: every sink and every request fails. */
+    void failAll(Throwable cause) {
+        if (failure == null) {
+            failure = cause;
+        }
+        // sinks first: an instance must know it is lost before any of its futures fails
+        for (ResultSink sink : sinks.values()) {
+            sink.connectionLost(lost(cause));
+        }
+        failRequests(cause);
+    }
+}

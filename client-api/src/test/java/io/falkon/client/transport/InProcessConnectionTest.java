@@ -1,0 +1,80 @@
+package io.falkon.client.transport;
+
+import io.falkon.client.ConnectionLostException;
+import io.falkon.client.FalkonException;
+import io.falkon.dispatcher.Dispatcher;
+import io.falkon.dispatcher.DispatcherConfig;
+import io.falkon.dispatcher.transport.InProcessClient;
+import io.falkon.protocol.ErrorCode;
+import io.falkon.protocol.Message;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The connection contract within one process (no socket: messages pass as objects), and how such a
+ * connection ends: the client's close is the dispatcher's lost client, the dispatcher's stop is the
+ * client's lost connection.
+ */
+class InProcessConnectionTest extends ConnectionContract {
+    @Override
+    Connection connect() {
+        return open(dispatcher);
+    }
+
+    static InProcessConnection open(Dispatcher d) {
+        return InProcessConnection.open(d.config().maxFrameLength(), c -> {
+            InProcessClient end = d.connectInProcess(c::deliver, c::closedByDispatcher);
+            return new InProcessConnection.Peer(end::send, end::close);
+        });
+    }
+
+    @Test
+    void theClientsCloseEndsItsInstancesAsALostConnectionWould() throws Exception {
+        try (Dispatcher own = Dispatcher.start(DispatcherConfig.local())) {
+            InProcessConnection c = open(own);
+            c.createInstance("no lease", 0).get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(30)).until(() -> own.status().contains("\"instances\":1,"));
+            c.close();
+            await().atMost(Duration.ofSeconds(30)).until(() -> own.status().contains("\"instances\":0,"));
+        }
+    }
+
+    @Test
+    void aStoppingDispatcherTellsTheClientItsConnectionEnded() throws Exception {
+        Dispatcher own = Dispatcher.start(DispatcherConfig.local());
+        try (InProcessConnection c = open(own)) {
+            Message.InstanceCreated created = c.createInstance("stopping", 60).get(30, TimeUnit.SECONDS);
+            Sink sink = new Sink();
+            c.route(created.instanceId(), sink);
+            own.close();
+            await().atMost(Duration.ofSeconds(30)).until(() -> !sink.threads.isEmpty());
+            assertThat(c.connected()).isFalse();
+            assertThatThrownBy(() -> c.status(0).get(30, TimeUnit.SECONDS)).cause()
+                    .isInstanceOf(FalkonException.class)
+                    .satisfies(e -> assertThat(((FalkonException) e).code()).isEqualTo(ErrorCode.SHUTTING_DOWN));
+        } finally {
+            own.close();
+        }
+    }
+
+    @Test
+    void onlyClientRequestsAreAccepted() {
+        try (InProcessClient end = dispatcher.connectInProcess(m -> { }, e -> { })) {
+            assertThatThrownBy(() -> end.send(new Message.Heartbeat(0))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("HEARTBEAT");
+        }
+    }
+
+    @Test
+    void aConnectionLostIsNotAShutdownWhenTheClientClosesFirst() {
+        connection.close();
+        assertThatThrownBy(() -> connection.status(0).get(30, TimeUnit.SECONDS)).cause()
+                .isInstanceOf(ConnectionLostException.class);
+    }
+}
