@@ -24,7 +24,7 @@
 #define BACKOFF_MAX_MS 5000
 #define CONNECT_TIMEOUT_MS 10000
 /* With prefetch: results wait for company this long at most while the slots still have work. */
-#define RESULT_LINGER_MS 10
+#define RESULT_LINGER_MS 20
 /* The full cache summary that repairs any drift in the dispatcher's index. */
 #define CACHE_SUMMARY_MS 60000
 

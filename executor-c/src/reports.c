@@ -117,11 +117,11 @@ static int prefetch_target(const ex *e) {
     if (e->cache || e->samples < 8 || e->mean_ms >= 100.0) {
         return 0;
     }
-    /* about 20 ms of work per slot, 1 to 32: a round trip to the dispatcher with room to spare, and
-     * results that linger for company travel in larger frames (each frame costs the dispatcher and its
-     * client several wake-ups: see Prefetch.java, which does the same) */
-    int per_slot = e->mean_ms <= 20.0 / 32 ? 32 : (int)ceil(20.0 / e->mean_ms);
-    per_slot = per_slot < 1 ? 1 : per_slot > 32 ? 32 : per_slot;
+    /* about 40 ms of work per slot, 1 to 64: a round trip to the dispatcher with room to spare, and
+     * results that linger for company travel in larger frames (each frame costs the dispatcher several
+     * wake-ups: see Prefetch.java, which does the same) */
+    int per_slot = e->mean_ms <= 40.0 / 64 ? 64 : (int)ceil(40.0 / e->mean_ms);
+    per_slot = per_slot < 1 ? 1 : per_slot > 64 ? 64 : per_slot;
     return e->cfg->slots * per_slot;
 }
 

@@ -14,7 +14,9 @@ package io.falkon.executor;
  *       round trip (4 ms) /bin/true returned about 6 results a frame, and every frame costs the
  *       dispatcher, its client and their threads a handful of wake-ups and system calls (measured:
  *       about 150 µs of the dispatcher JVM's CPU per task in {@code falkon run}, a fifth of a core);
- *       holding 20 ms of work made the frames several times larger and the run faster;</li>
+ *       holding 20 ms of work made the frames several times larger and the run faster, and 40 ms
+ *       (with results lingering up to 20 ms) halved the frames again and the dispatcher's CPU per
+ *       task with them;</li>
  *   <li>nothing on an executor with a data cache: the data-aware policies place each task when a
  *       slot frees, where its data is, and a task held here could not go elsewhere.</li>
  * </ul>
@@ -25,8 +27,8 @@ final class Prefetch {
     /** The option value that asks for the automatic behaviour. */
     static final int AUTO = -1;
     static final double SHORT_MILLIS = 100;
-    static final double COVER_MILLIS = 20;
-    static final int MAX_PER_SLOT = 32;
+    static final double COVER_MILLIS = 40;
+    static final int MAX_PER_SLOT = 64;
     /** Results seen before the mean is trusted. */
     private static final int WARM_UP = 8;
 

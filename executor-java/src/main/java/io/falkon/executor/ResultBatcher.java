@@ -23,7 +23,7 @@ import java.util.function.Supplier;
  */
 final class ResultBatcher {
     /** With prefetch: results wait for company this long at most, while the slots still have work. */
-    static final long LINGER_MILLIS = 10;
+    static final long LINGER_MILLIS = 20;
 
     private record Finished(int generation, Message.TaskResult result) {
     }
