@@ -177,7 +177,7 @@ def shell_rows(args, tmp):
     else:
         print("peers: GNU parallel is not installed (Debian: apt-get install parallel): no row for it",
               file=sys.stderr)
-    rows.append(("falkon-run", "falkon run FILE, no options (Java executor)", "true", args.tasks,
+    rows.append(("falkon-run", "falkon run FILE, no options (C executor where built)", "true", args.tasks,
                  timed([args.falkon, "run", txt])))
     rows.append(("falkon-run-c", "falkon run --executor c FILE", "true", args.tasks,
                  timed([args.falkon, "run", "--executor", "c", txt])))
