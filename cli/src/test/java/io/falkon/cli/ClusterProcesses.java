@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -28,9 +29,32 @@ final class ClusterProcesses implements AutoCloseable {
         this.logs = logs;
     }
 
+    /**
+     * A port free now and below the kernel's ephemeral range. A port the kernel handed out (bind to
+     * 0) can be handed out again at once as the source port of any outgoing connection, such as an
+     * executor dialling another dispatcher, and the dispatcher meant for it then fails with "Address
+     * already in use" (seen in CI). Ports below the range are never picked that way.
+     */
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
+        int below = ephemeralLow();
+        for (int attempt = 0; attempt < 1000; attempt++) {
+            int port = ThreadLocalRandom.current().nextInt(10_000, below);
+            try (ServerSocket s = new ServerSocket(port)) {
+                return s.getLocalPort();
+            } catch (IOException taken) {
+                // in use: another one
+            }
+        }
+        throw new IOException("no free port between 10000 and " + below);
+    }
+
+    private static int ephemeralLow() {
+        try {
+            // readAllLines, not readString: on JDK 17 readString returns one byte of this /proc/sys file
+            String range = Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).get(0).trim();
+            return Math.max(11_000, Integer.parseInt(range.split("\\s+")[0]));
+        } catch (IOException | RuntimeException e) {
+            return 32_768; // Linux's default
         }
     }
 
