@@ -64,6 +64,10 @@ deselect=(
     # admits InvalidResourceSpecification only from HTEX, WorkQueue and ThreadPool executors;
     # Falkon refuses keys it cannot honour (cores, memory) the same way (docs/parsl.md)
     --deselect "test_error_handling/test_resource_spec.py::test_resource"
+    # a race inside Parsl, not in any executor: the stdout and stderr stage-outs both append to
+    # one zip file on Parsl's internal thread pool, and the test reads the zip once stdout's is
+    # done, possibly while stderr's is still rewriting it (Parsl/parsl#3467, open; hit once here)
+    --deselect "test_staging/test_staging_stdout.py::test_stdout_stderr_staging_zip"
 )
 
 run_suite() { # NAME CONFIG
