@@ -166,7 +166,9 @@ public final class Dispatcher implements AutoCloseable {
      * hears when the dispatcher ends the connection (stopping, with the ERROR that says why).
      */
     public InProcessClient connectInProcess(Consumer<List<Message>> toClient, Consumer<Message.ErrorMessage> onClose) {
-        InProcessClient c = InProcessClient.connect(admission, toClient, onClose);
+        InProcessClient[] self = new InProcessClient[1];
+        InProcessClient c = InProcessClient.connect(admission, toClient, onClose, () -> inProcess.remove(self[0]));
+        self[0] = c;
         inProcess.add(c);
         if (closed) {
             c.stop();

@@ -21,14 +21,16 @@ public final class InProcessClient implements AutoCloseable {
     private final Admission admission;
     private final Consumer<List<Message>> toClient;
     private final Consumer<Message.ErrorMessage> onClose;
+    private final Runnable onEnd;
     private final Caller caller;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private InProcessClient(Admission admission, Consumer<List<Message>> toClient,
-                            Consumer<Message.ErrorMessage> onClose) {
+                            Consumer<Message.ErrorMessage> onClose, Runnable onEnd) {
         this.admission = admission;
         this.toClient = toClient;
         this.onClose = onClose;
+        this.onEnd = onEnd;
         this.caller = admission.inProcess(new InProcessLink());
     }
 
@@ -36,10 +38,11 @@ public final class InProcessClient implements AutoCloseable {
      * @param toClient receives what the scheduler sends, batch by batch in order, on whichever thread
      *                 sends a batch (it must hand them to the client's own thread)
      * @param onClose  told when the dispatcher closes the connection, with the ERROR that says why, or null
+     * @param onEnd    run once when the connection ends, whichever side ends it
      */
     public static InProcessClient connect(Admission admission, Consumer<List<Message>> toClient,
-                                          Consumer<Message.ErrorMessage> onClose) {
-        return new InProcessClient(admission, toClient, onClose);
+                                          Consumer<Message.ErrorMessage> onClose, Runnable onEnd) {
+        return new InProcessClient(admission, toClient, onClose, onEnd);
     }
 
     /** A request from the client (CREATE_INSTANCE, SUBMIT, STATUS_REQUEST, DESTROY, ATTACH or ACK). */
@@ -58,6 +61,7 @@ public final class InProcessClient implements AutoCloseable {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             admission.gone(caller, false);
+            onEnd.run();
         }
     }
 
@@ -70,6 +74,7 @@ public final class InProcessClient implements AutoCloseable {
     private void ended(Message.ErrorMessage error) {
         if (closed.compareAndSet(false, true)) {
             admission.gone(caller, false);
+            onEnd.run();
             onClose.accept(error);
         }
     }
