@@ -10,6 +10,7 @@ import io.falkon.provisioner.lrm.Shell;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -37,6 +38,8 @@ class DistributedDispatchersIT {
 
     @TempDir
     Path dir;
+    @RegisterExtension
+    final LogsOnFailure logs = new LogsOnFailure(() -> dir);
 
     /** Submits {@code n} tasks; counts the results the listener sees per task, and which executor ran each. */
     private static final class Run {

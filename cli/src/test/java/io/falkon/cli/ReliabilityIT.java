@@ -8,6 +8,7 @@ import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
 import io.falkon.protocol.TaskSpec;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
@@ -35,6 +36,8 @@ class ReliabilityIT {
 
     @TempDir
     Path dir;
+    @RegisterExtension
+    final LogsOnFailure logs = new LogsOnFailure(() -> dir);
 
     /** Submits n tasks and counts, per task, how many results reach the client. */
     static final class Run {

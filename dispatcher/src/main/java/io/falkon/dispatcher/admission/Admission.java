@@ -120,7 +120,12 @@ public final class Admission {
                         v.problem())));
                 return;
             }
-            loop.submit(Event.submit(caller.link(), s, v.scans()));
+            if (!loop.offerBundle(Event.submit(caller.link(), s, v.scans()))) {
+                loop.submit(Event.client(caller.link(), Message.ErrorMessage.of(s.requestId(), ErrorCode.BUSY,
+                        "the dispatcher has " + (loop.pendingBundleBytes() >> 10) + " KiB of bundles waiting to be "
+                        + "queued (its limit is " + (loop.maxPendingBundleBytes() >> 10) + " KiB); nothing of "
+                        + "this bundle was queued: send it again later")));
+            }
             return;
         }
         if (m instanceof Message.Ack) {

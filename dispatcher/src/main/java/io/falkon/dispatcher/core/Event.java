@@ -9,9 +9,11 @@ import io.falkon.protocol.TaskSpecCodec;
  * Data rather than a closure, so that the loop and the admission stage can inspect, log or refuse
  * it; {@link Scheduler#handle} carries it out.
  *
- * @param scans for a SUBMIT, one validated scan per task; otherwise null
+ * @param scans     for a SUBMIT, one validated scan per task; otherwise null
+ * @param footprint for a SUBMIT, the heap its decoded tasks hold until the scheduler takes them
+ *                  (bounded in {@link SchedulerLoop#offerBundle}); otherwise 0
  */
-public record Event(Kind kind, Link link, Message message, TaskSpecCodec.Scan[] scans) {
+public record Event(Kind kind, Link link, Message message, TaskSpecCodec.Scan[] scans, long footprint) {
 
     public enum Kind {
         /** A client request ({@code CREATE_INSTANCE}, {@code SUBMIT}, {@code STATUS_REQUEST}, …). */
@@ -25,19 +27,23 @@ public record Event(Kind kind, Link link, Message message, TaskSpecCodec.Scan[] 
     }
 
     public static Event client(Link link, Message m) {
-        return new Event(Kind.CLIENT, link, m, null);
+        return new Event(Kind.CLIENT, link, m, null, 0);
     }
 
     public static Event submit(Link link, Message.Submit m, TaskSpecCodec.Scan[] scans) {
-        return new Event(Kind.CLIENT, link, m, scans);
+        long bytes = 0;
+        for (int i = 0; i < scans.length; i++) {
+            bytes += Task.footprint(m.tasks().get(i).spec(), scans[i].inputIds());
+        }
+        return new Event(Kind.CLIENT, link, m, scans, bytes);
     }
 
     public static Event executor(Link link, Message m) {
-        return new Event(Kind.EXECUTOR, link, m, null);
+        return new Event(Kind.EXECUTOR, link, m, null, 0);
     }
 
     public static Event gone(Link link, boolean executor) {
-        return new Event(executor ? Kind.EXECUTOR_GONE : Kind.CLIENT_GONE, link, null, null);
+        return new Event(executor ? Kind.EXECUTOR_GONE : Kind.CLIENT_GONE, link, null, null, 0);
     }
 
     @Override

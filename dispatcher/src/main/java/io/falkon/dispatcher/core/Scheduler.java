@@ -154,6 +154,9 @@ public final class Scheduler {
             case ACK -> ack(link, (Message.Ack) m);
             case ERROR -> {
                 Message.ErrorMessage err = (Message.ErrorMessage) m; // the admission stage refused the request
+                if (err.errorCode() == ErrorCode.BUSY) {
+                    memory.refused(); // too many bundles waiting for this thread (SchedulerLoop#offerBundle)
+                }
                 rejectRequest(link, err.requestId(), err.errorCode(), err.message());
             }
             default -> throw new IllegalArgumentException(m.type() + " is not a client request");

@@ -9,6 +9,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -21,6 +22,13 @@ import java.util.concurrent.locks.LockSupport;
  * with it. It stops, completes {@link #failed()} with the cause, and drops every later event; its
  * owner stops the dispatcher so that a supervisor, or the journal restart, takes over. With
  * assertions on ({@code -ea}) the loop also checks the scheduler's invariants after every batch.
+ *
+ * <p>The inbox is bounded where it could grow without bound: SUBMIT bundles. Transports read every
+ * connection all the time (so that acknowledgements always get through), and a client may send all
+ * its bundles at once; the memory budget refuses bundles only when the scheduler gets to them, so
+ * a scheduler slowed down (by garbage collection in a small heap, say) would otherwise let decoded
+ * bundles pile up here until the heap ran out. {@link #offerBundle} refuses a bundle instead when
+ * those waiting already hold {@value #PENDING_BUNDLES_SHARE_DIVISOR}th of the budget.
  */
 public final class SchedulerLoop implements Executor, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SchedulerLoop.class);
@@ -28,6 +36,7 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
     static final long TIMER_MILLIS = 100;
     private static final long TIMER_NANOS = TimeUnit.MILLISECONDS.toNanos(TIMER_MILLIS);
     private static final boolean CHECK_INVARIANTS = SchedulerLoop.class.desiredAssertionStatus();
+    static final int PENDING_BUNDLES_SHARE_DIVISOR = 8;
 
     private final Scheduler scheduler;
     /** {@link Event}s from the transports, and {@link Runnable}s (queries from the dispatcher's owner). */
@@ -36,9 +45,13 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
     private final Thread thread;
     private final CompletableFuture<Throwable> failed = new CompletableFuture<>();
     private volatile boolean stopping;
+    /** Heap held by the SUBMIT bundles in the inbox ({@link Event#footprint()}), and its bound. */
+    private final AtomicLong pendingBundleBytes = new AtomicLong();
+    private final long maxPendingBundleBytes;
 
     public SchedulerLoop(Scheduler scheduler) {
         this.scheduler = scheduler;
+        this.maxPendingBundleBytes = scheduler.config().memoryBudgetBytes() / PENDING_BUNDLES_SHARE_DIVISOR;
         this.thread = new Thread(this::run, "falkon-scheduler");
         this.thread.setDaemon(true);
     }
@@ -70,6 +83,33 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
     /** Hands the scheduler an event from a transport. */
     public void submit(Event event) {
         enqueue(event);
+    }
+
+    /**
+     * Hands the scheduler a SUBMIT bundle ({@link Event#submit}), unless the bundles already waiting
+     * for it hold more than their share of the memory budget: false then, and the bundle is the
+     * caller's to refuse with {@code BUSY} (its client sends it again). One bundle is always taken
+     * when none waits, however large (its size is bounded by the frame limit).
+     */
+    public boolean offerBundle(Event bundle) {
+        long bytes = bundle.footprint();
+        long held = pendingBundleBytes.addAndGet(bytes);
+        if (held > maxPendingBundleBytes && held != bytes) {
+            pendingBundleBytes.addAndGet(-bytes);
+            return false;
+        }
+        enqueue(bundle);
+        return true;
+    }
+
+    /** Heap held by the SUBMIT bundles waiting for the scheduler. */
+    public long pendingBundleBytes() {
+        return pendingBundleBytes.get();
+    }
+
+    /** The bound on {@link #pendingBundleBytes()}. */
+    public long maxPendingBundleBytes() {
+        return maxPendingBundleBytes;
     }
 
     /**
@@ -114,6 +154,9 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
             Object item = inbox.poll();
             if (item != null) {
                 if (item instanceof Event event) {
+                    if (event.footprint() > 0) {
+                        pendingBundleBytes.addAndGet(-event.footprint());
+                    }
                     scheduler.handle(event);
                 } else {
                     ((Runnable) item).run();

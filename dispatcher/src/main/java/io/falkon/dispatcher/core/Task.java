@@ -57,6 +57,14 @@ final class Task implements QueuedTask {
      * heap histogram ({@code falkon bench queue}), not guessed.
      */
     long footprint() {
+        return footprint(spec, inputIds);
+    }
+
+    /**
+     * The same for a task not queued yet: a SUBMIT's decoded task (its message record, spec and
+     * scan) holds about as much as the {@code Task} it becomes.
+     */
+    static long footprint(byte[] spec, String[] inputIds) {
         long bytes = 128 + align(16 + spec.length);
         if (inputIds != null) {
             bytes += align(16 + 4L * inputIds.length) + align(16 + 8L * inputIds.length);

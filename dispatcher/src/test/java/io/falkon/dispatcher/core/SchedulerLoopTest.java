@@ -5,7 +5,6 @@ import io.falkon.protocol.Message;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -14,28 +13,8 @@ import static org.awaitility.Awaitility.await;
 /** The scheduler's thread: quiet events keep their place and are handled even if nothing wakes it. */
 class SchedulerLoopTest {
 
-    /** A link whose batches record the STATUS replies' request ids, thread-safely. */
-    static final class RecordingLink extends BufferedLink {
-        final List<Long> replies = new CopyOnWriteArrayList<>();
-
-        @Override
-        protected void deliver(List<Message> batch) {
-            batch.forEach(m -> replies.add(((Message.Status) m).requestId()));
-        }
-
-        @Override
-        protected void closed(Message.ErrorMessage error) {
-        }
-
-        @Override
-        public String remote() {
-            return "recording";
-        }
-
-        @Override
-        public String remoteHost() {
-            return "127.0.0.1";
-        }
+    private static List<Long> statusReplies(RecordingLink link) {
+        return link.of(Message.Status.class).stream().map(Message.Status::requestId).toList();
     }
 
     @Test
@@ -44,7 +23,7 @@ class SchedulerLoopTest {
         try {
             RecordingLink link = new RecordingLink();
             loop.submitQuietly(Event.client(link, new Message.StatusRequest(7, 0)));
-            await().atMost(5, TimeUnit.SECONDS).until(() -> link.replies.equals(List.of(7L)));
+            await().atMost(5, TimeUnit.SECONDS).until(() -> statusReplies(link).equals(List.of(7L)));
         } finally {
             loop.close();
         }
@@ -62,8 +41,8 @@ class SchedulerLoopTest {
                     loop.submitQuietly(Event.client(link, new Message.StatusRequest(id, 0)));
                 }
             }
-            await().atMost(5, TimeUnit.SECONDS).until(() -> link.replies.size() == 50);
-            assertThat(link.replies).isSorted();
+            await().atMost(5, TimeUnit.SECONDS).until(() -> statusReplies(link).size() == 50);
+            assertThat(statusReplies(link)).isSorted();
         } finally {
             loop.close();
         }
