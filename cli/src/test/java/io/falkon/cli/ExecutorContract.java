@@ -252,6 +252,40 @@ abstract class ExecutorContract {
         return state == 'Z' || state == 'X';
     }
 
+    /**
+     * Where a task's end and its output's end part: the result waits for the task's real exit when
+     * it closes its output early, takes what it wrote just before exiting, and does not wait for
+     * what it leaves running (its process group is killed; a process that left the group is given
+     * up on after a grace, its output so far kept).
+     */
+    @Test
+    void theResultWaitsForTheExitNotForWhatTheTaskLeavesRunning() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "endings", "--slots", "2");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "endings");
+        String big = "head -c 200000 /dev/zero | tr '\\0' y";
+        List<TaskResult> rs = all(in.submit(List.of(
+                TaskSpec.of("/bin/sh", "-c", "echo before; exec >/dev/null 2>&1; sleep 0.5; exit 3"),
+                TaskSpec.of("/bin/sh", "-c", "echo out; echo err >&2; " + big + " >&2; exit 4"),
+                TaskSpec.of("/bin/sh", "-c", "sleep 60 & echo $!"),
+                // the task ends once the child is in its own session (before, its group would take it along)
+                TaskSpec.of("/bin/sh", "-c", "setsid sleep 60 & p=$!; while [ \"$(cut -d' ' -f6 /proc/$p/stat)\" = "
+                        + "\"$(cut -d' ' -f6 /proc/$$/stat)\" ]; do :; done; echo $p"))));
+        assertThat(rs.get(0).exitCode()).isEqualTo(3);
+        assertThat(rs.get(0).stdout()).isEqualTo("before\n");
+        assertThat(rs.get(1).exitCode()).isEqualTo(4);
+        assertThat(rs.get(1).stdout()).isEqualTo("out\n");
+        assertThat(rs.get(1).stderr()).startsWith("err\nyyy");
+        assertThat(rs.get(2).succeeded()).isTrue();
+        long inGroup = Long.parseLong(rs.get(2).stdout().trim());
+        await().atMost(Duration.ofSeconds(10)).until(() -> deadOrZombie(inGroup));
+        assertThat(rs.get(3).succeeded()).isTrue();
+        long escaped = Long.parseLong(rs.get(3).stdout().trim());
+        assertThat(deadOrZombie(escaped)).as("a process in its own session is not the task's to kill").isFalse();
+        ProcessHandle.of(escaped).ifPresent(ProcessHandle::destroyForcibly);
+    }
+
     @Test
     void outputIsCappedAndTheTruncationMarked() throws Exception {
         Dispatcher d = dispatcher(new FirstAvailable());
