@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.IntPredicate;
 
 /** Options shared by {@code falkon submit} and {@code falkon run}. */
@@ -113,8 +114,14 @@ final class WorkloadOptions {
 
     /** FILE's tasks as they are to be run (less those that succeeded before, with --rerun-failed). */
     TaskFile open() throws IOException {
+        if (checked != null) {
+            return TaskFile.of(file, checked); // read once, by validate
+        }
         return TaskFile.open(file, format()).selecting(selected);
     }
+
+    /** The tasks {@link #validate} found, kept for the run if the file is small; else null. */
+    private List<TaskFile.Entry> checked;
 
     /**
      * Checks every line of a file before anything runs, and counts the tasks to run; -1 for stdin.
@@ -137,6 +144,7 @@ final class WorkloadOptions {
             }
             TaskFile.Checked c = TaskFile.validate(file, format(), selected);
             httpsInputs = c.httpsInputs();
+            checked = c.entries();
             if (rerunFailed != null) {
                 System.err.println(c.tasks() == 0 ? "nothing to rerun: every task of " + file + " succeeded in "
                         + rerunFailed : "rerunning " + c.tasks() + " of the " + (c.tasks() + c.skipped()) + " tasks of "
