@@ -62,17 +62,21 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     }
 
     /**
-     * Files up to this size are parsed once: the check before the run keeps their tasks, and the
-     * run takes them from memory rather than reading and parsing the file again (the second pass
-     * cost a 20,000-line run about 45 ms of CPU at its start, beside its first tasks; larger files
-     * are streamed, their tasks never all in memory).
+     * Files of up to this size and {@link #KEEP_CHECKED_TASKS} tasks are parsed once: the check
+     * before the run keeps their tasks, and the run takes them from memory rather than reading and
+     * parsing the file again (the second pass cost a 20,000-line run about 45 ms of CPU at its
+     * start, beside its first tasks). Larger files are streamed, their tasks never all in memory:
+     * the bounds hold what is kept to some tens of MiB (a parsed task holds a few hundred bytes
+     * besides its line).
      */
     static final long KEEP_CHECKED_BYTES = 16L << 20;
+    static final int KEEP_CHECKED_TASKS = 100_000;
 
     private final String name;
     private final BufferedReader reader;
-    /** The tasks of a file checked before, in place of reading it again (or null). */
-    private final Iterator<Entry> kept;
+    /** The tasks of a file checked before, in place of reading it again (or null); each let go once read. */
+    private final List<Entry> kept;
+    private int nextKept;
     private final boolean jsonl;
     private final long defaultWallTimeMillis;
     private final CommandTemplate template;
@@ -91,13 +95,13 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private TaskFile(String name, List<Entry> entries) {
         this.name = name;
         this.reader = null;
-        this.kept = entries.iterator();
+        this.kept = entries;
         this.jsonl = false;
         this.defaultWallTimeMillis = 0;
         this.template = null;
     }
 
-    /** The tasks {@link #validate} kept, as a task file named {@code name}. */
+    /** The tasks {@link #validate} kept, as a task file named {@code name} (it empties the list as it goes). */
     static TaskFile of(String name, List<Entry> entries) {
         return new TaskFile(name, entries);
     }
@@ -155,6 +159,9 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
                     https |= in.source().startsWith("https://");
                 }
                 if (kept != null) {
+                    kept = kept.size() < KEEP_CHECKED_TASKS ? kept : null; // too many: streamed
+                }
+                if (kept != null) {
                     kept.add(e);
                 }
                 n++;
@@ -165,8 +172,8 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
 
     /**
      * What a check of the whole file found: its tasks (less those passed over), the tasks passed
-     * over, whether any reads an https:// source, and the tasks themselves for a file of at most
-     * {@link #KEEP_CHECKED_BYTES} (null for a larger one).
+     * over, whether any reads an https:// source, and the tasks themselves for a file within
+     * {@link #KEEP_CHECKED_BYTES} and {@link #KEEP_CHECKED_TASKS} (null for a larger one).
      */
     record Checked(int tasks, int skipped, boolean httpsInputs, List<Entry> entries) {
     }
@@ -191,7 +198,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
 
     private Entry read() {
         if (kept != null) {
-            return kept.hasNext() ? kept.next() : null;
+            return nextKept < kept.size() ? kept.set(nextKept++, null) : null;
         }
         while (true) {
             String line;

@@ -115,7 +115,9 @@ final class WorkloadOptions {
     /** FILE's tasks as they are to be run (less those that succeeded before, with --rerun-failed). */
     TaskFile open() throws IOException {
         if (checked != null) {
-            return TaskFile.of(file, checked); // read once, by validate
+            List<TaskFile.Entry> tasks = checked;
+            checked = null; // the run's task file lets each go once submitted
+            return TaskFile.of(file, tasks); // read once, by validate
         }
         return TaskFile.open(file, format()).selecting(selected);
     }

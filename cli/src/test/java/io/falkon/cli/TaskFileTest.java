@@ -13,7 +13,7 @@ import java.util.function.IntPredicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** A task file is parsed once when it is small: the check keeps its tasks; a large file is streamed. */
+/** A task file is parsed once when it is small: the check keeps its tasks; a large one is streamed. */
 class TaskFileTest {
     @TempDir
     Path dir;
@@ -45,12 +45,14 @@ class TaskFileTest {
             assertThat(c.entries()).isNotNull();
             assertThat(described(c.entries())).isEqualTo(described(streamed(file, lines)));
             assertThat(c.tasks()).isEqualTo(c.entries().size());
+            List<TaskFile.Entry> expected = List.copyOf(c.entries());
             try (TaskFile kept = TaskFile.of(file.toString(), c.entries())) {
                 List<TaskFile.Entry> again = new ArrayList<>();
                 kept.forEachRemaining(again::add);
-                assertThat(again).isEqualTo(c.entries());
+                assertThat(again).isEqualTo(expected);
                 assertThat(kept.name()).isEqualTo(file.toString());
             }
+            assertThat(c.entries()).as("each task let go once read").containsOnlyNulls();
         }
     }
 
@@ -70,5 +72,18 @@ class TaskFileTest {
         assertThat(c.entries()).isNull();
         assertThat(streamed(file, null)).extracting(TaskFile.Entry::text).containsExactly("/bin/echo first",
                 "/bin/echo last");
+    }
+
+    @Test
+    void aFileOfMoreTasksThanTheBoundIsCheckedButNotKept() throws Exception {
+        Path file = dir.resolve("many.txt");
+        try (Writer w = Files.newBufferedWriter(file)) {
+            for (int i = 0; i <= TaskFile.KEEP_CHECKED_TASKS; i++) {
+                w.write("/bin/true\n");
+            }
+        }
+        TaskFile.Checked c = TaskFile.validate(file.toString(), TaskFile.Format.PLAIN, null);
+        assertThat(c.tasks()).isEqualTo(TaskFile.KEEP_CHECKED_TASKS + 1);
+        assertThat(c.entries()).isNull();
     }
 }
