@@ -8,7 +8,7 @@
 
 #define FK_AGENT "falkon-c/0.1.0"
 /* --prefetch auto: none at first, none while tasks are long (mean >= 100 ms) or with a data cache;
- * once they are seen to be short, enough per slot to cover a 4 ms round trip (1 to 8) */
+ * once they are seen to be short, about 40 ms of work per slot (1 to 64; reports.c) */
 #define FK_PREFETCH_AUTO (-1)
 
 typedef struct {
@@ -16,6 +16,7 @@ typedef struct {
     int port;
     const char *id;
     int slots;
+    int pin_slots;          /* enum fk_pin: keep each slot thread on one CPU (affinity.h) */
     int prefetch;           /* tasks held beyond the free slots; FK_PREFETCH_AUTO: as the Java executor's auto */
     int no_exec;            /* BENCHMARKING ONLY: complete tasks without running them */
     uint32_t output_cap;

@@ -1,5 +1,6 @@
 /* falkon-executor-c: the command line of the C executor. Options match `falkon executor`
  * (docs/cli.md) so the two executors are interchangeable on a compute node. */
+#include "affinity.h"
 #include "cache.h"
 #include "executor.h"
 #include "log.h"
@@ -9,6 +10,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,10 @@ static void usage(FILE *f) {
             "Usage: falkon-executor-c --dispatcher HOST:PORT [options]\n"
             "Run an executor: it dials the dispatcher and runs the tasks it is sent.\n\n"
             "  --dispatcher HOST:PORT  the dispatcher (required)\n"
-            "  --slots N               tasks run at once (default: cores)\n"
+            "  --slots N               tasks run at once (default: the CPUs it may use)\n"
+            "  --pin-slots auto|on|off keep each slot's thread on one CPU, so that a task's start and\n"
+            "                          exit stay on one core; tasks still get every CPU (default: auto:\n"
+            "                          on with one slot per CPU the executor may use)\n"
             "  --no-exec               BENCHMARKING ONLY: complete tasks without running them\n"
             "  --id ID                 executor id, unique per dispatcher (default: host-pid-1)\n"
             "  --output-cap BYTES      bytes of stdout and of stderr kept per task (default: 65536)\n"
@@ -29,9 +34,9 @@ static void usage(FILE *f) {
             "  --token TOKEN           the token itself (visible to ps: prefer the file or $FALKON_TOKEN)\n"
             "  --tls-ca PEM            connect over TLS, trusting the CA certificate(s) in PEM\n"
             "  --tls                   connect over TLS, trusting the system's CAs\n"
-            "  --prefetch N|auto       tasks to hold beyond the free slots (default: auto: one per slot\n"
-            "                          once tasks are seen to be short, none while they are long or with\n"
-            "                          a data cache)\n"
+            "  --prefetch N|auto       tasks to hold beyond the free slots (default: auto: about 40 ms of\n"
+            "                          work per slot, up to 64, once tasks are seen to be short; none\n"
+            "                          while they are long or with a data cache)\n"
             "  --reconnect-for SECONDS after losing the dispatcher, keep dialling this long (default: 600;\n"
             "                          0 = exit at once)\n"
             "  --idle-exit SECONDS     leave after holding no task for this long (the provisioner's\n"
@@ -166,6 +171,7 @@ static int parse_bytes(const char *text, int64_t *out) {
 int main(int argc, char **argv) {
     static const struct option opts[] = {
         {"dispatcher", required_argument, 0, 'd'}, {"slots", required_argument, 0, 's'},
+        {"pin-slots", required_argument, 0, 'X'},
         {"no-exec", no_argument, 0, 'n'},          {"id", required_argument, 0, 'i'},
         {"output-cap", required_argument, 0, 'o'}, {"workdir", required_argument, 0, 'w'},
         {"token", required_argument, 0, 't'},      {"prefetch", required_argument, 0, 'p'},
@@ -181,7 +187,9 @@ int main(int argc, char **argv) {
         {0, 0, 0, 0}};
     fk_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* the CPUs this process may use (a batch job's allocation, taskset), as the JVM counts them */
+    cpu_set_t mine;
+    long cores = sched_getaffinity(0, sizeof mine, &mine) == 0 ? CPU_COUNT(&mine) : sysconf(_SC_NPROCESSORS_ONLN);
     cfg.slots = cores > 0 ? (int)cores : 1;
     cfg.output_cap = 64 * 1024;
     cfg.revalidate = FK_REVALIDATE_STAT;
@@ -201,6 +209,17 @@ int main(int argc, char **argv) {
                 return bad("--slots must be 1..4096", optarg);
             }
             cfg.slots = (int)v;
+            break;
+        case 'X':
+            if (strcmp(optarg, "auto") == 0) {
+                cfg.pin_slots = FK_PIN_AUTO;
+            } else if (strcmp(optarg, "on") == 0) {
+                cfg.pin_slots = FK_PIN_ON;
+            } else if (strcmp(optarg, "off") == 0) {
+                cfg.pin_slots = FK_PIN_OFF;
+            } else {
+                return bad("--pin-slots must be auto, on or off", optarg);
+            }
             break;
         case 'n': cfg.no_exec = 1; break;
         case 'i': cfg.id = optarg; break;

@@ -1,5 +1,7 @@
 #include "runner.h"
 
+#include "affinity.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -289,6 +291,7 @@ static __attribute__((noinline)) pid_t spawn(const char *path, char *const *argv
             _exit(127);
         }
         close_range(3, ~0U, 0);
+        fk_affinity_release_child();
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);

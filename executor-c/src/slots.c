@@ -1,6 +1,8 @@
 /* The job queue and the slot threads: each slot takes the next job, runs it and queues its result. */
 #include "executor_state.h"
 
+#include "affinity.h"
+
 #include "log.h"
 
 #include <errno.h>
@@ -70,6 +72,7 @@ static void *slot_main(void *p) {
     slot_arg *a = p;
     ex *e = a->e;
     fk_runner *r = &e->runners[a->slot];
+    fk_affinity_pin_slot(a->slot);
     free(a);
     for (;;) {
         pthread_mutex_lock(&e->lock);
@@ -195,6 +198,11 @@ void ex_start_slots(ex *e) {
     }
     for (int i = 0; i < cfg->slots; i++) {
         fk_runner_init(&e->runners[i], cfg->output_cap, cfg->workdir);
+    }
+    int cpus;
+    if (fk_affinity_init(cfg->pin_slots, cfg->slots, &cpus)) {
+        fk_info("each slot thread keeps to one of the executor's %d CPUs (--pin-slots); tasks may use all of them",
+                cpus);
     }
     for (int i = 0; i < cfg->slots; i++) {
         slot_arg *a = malloc(sizeof *a);

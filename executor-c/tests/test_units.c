@@ -1,6 +1,7 @@
 /* Unit tests of the C executor's parts: hashes, the task runner (real processes), the data
  * cache (real files, the real gzip and tar), and the peer server with the HTTP client (real
  * sockets on 127.0.0.1). */
+#include "../src/affinity.h"
 #include "../src/cache.h"
 #include "../src/fsutil.h"
 #include "../src/hash.h"
@@ -145,6 +146,19 @@ static void *cancel_soon(void *p) {
     }
     fk_runner_cancel(a->r, a->task);
     return NULL;
+}
+
+/* When slot threads are pinned: auto only with one slot per CPU and more than one CPU */
+static void test_pin_decision(void) {
+    CHECK(fk_affinity_decide(FK_PIN_AUTO, 2, 2), "auto, 2 slots on 2 CPUs: pinned");
+    CHECK(fk_affinity_decide(FK_PIN_AUTO, 64, 64), "auto, 64 slots on 64 CPUs: pinned");
+    CHECK(!fk_affinity_decide(FK_PIN_AUTO, 1, 1), "auto, one CPU: nothing to gain");
+    CHECK(!fk_affinity_decide(FK_PIN_AUTO, 1, 2), "auto, fewer slots than CPUs (executors sharing a node)");
+    CHECK(!fk_affinity_decide(FK_PIN_AUTO, 4, 2), "auto, more slots than CPUs");
+    CHECK(fk_affinity_decide(FK_PIN_ON, 4, 2), "on: pinned whatever the counts");
+    CHECK(fk_affinity_decide(FK_PIN_ON, 1, 1), "on, one CPU");
+    CHECK(!fk_affinity_decide(FK_PIN_ON, 2, 0), "on, the CPU set unreadable");
+    CHECK(!fk_affinity_decide(FK_PIN_OFF, 2, 2), "off");
 }
 
 static void test_runner(void) {
@@ -458,6 +472,7 @@ int main(void) {
         return 2;
     }
     test_hashes();
+    test_pin_decision();
     test_runner();
     test_cache();
     fk_rmtree(scratch);

@@ -1,5 +1,6 @@
 package io.falkon.cli;
 
+import io.falkon.client.TaskResult;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.executor.LocalExecutors;
@@ -7,14 +8,20 @@ import io.falkon.protocol.TaskSpec;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The executor contract, run against the C executor (executor-c/, built by the normal build), and
@@ -33,6 +40,62 @@ class CExecutorIT extends ExecutorContract {
         Path asan = normal.getParent().resolveSibling("build-asan").resolve(normal.getFileName());
         assertThat(asan).as("the sanitizer build of the C executor (built by ./mvnw verify)").isExecutable();
         return asan;
+    }
+
+    /**
+     * With one slot per CPU (the default on a node), each slot thread keeps to its own CPU, one each,
+     * and the tasks it starts get the executor's whole CPU set back; with --pin-slots off nothing is
+     * pinned.
+     */
+    @Test
+    void slotThreadsKeepToOneCpuEachWhileTheirTasksGetEveryCpu() throws Exception {
+        Set<Integer> cpus = cpusAllowed(Files.readString(Path.of("/proc/self/status")));
+        assumeTrue(cpus.size() >= 2, "needs two CPUs to tell a pinned thread from an unpinned one");
+        Dispatcher d = dispatcher(new FirstAvailable());
+        int slots = cpus.size();
+        Process pinned = executor(d.port(), "pinned", "--slots", String.valueOf(slots));
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 20 * slots; i++) {
+            specs.add(TaskSpec.of("/bin/sh", "-c", "grep Cpus_allowed_list: /proc/self/status; sleep 0.05"));
+        }
+        for (TaskResult r : all(instance(d.port(), "pinned").submit(specs))) {
+            assertThat(r.exitCode()).as(r.toString()).isZero();
+            assertThat(cpusAllowed(r.stdout())).as("a task's CPUs").isEqualTo(cpus);
+        }
+        assertThat(threadCpus(pinned.pid())).as("the executor's threads' CPU sets")
+                .containsAll(cpus.stream().map(Set::of).toList())
+                .filteredOn(s -> s.size() == 1).hasSize(slots);
+
+        Process unpinned = executor(d.port(), "unpinned", "--slots", String.valueOf(slots), "--pin-slots", "off");
+        d.awaitExecutors(2, Duration.ofSeconds(60));
+        assertThat(all(instance(d.port(), "unpinned").submit(specs))).allSatisfy(r -> assertThat(r.exitCode()).isZero());
+        assertThat(threadCpus(unpinned.pid())).as("--pin-slots off").allSatisfy(s -> assertThat(s).isEqualTo(cpus));
+    }
+
+    /** The CPU set of every thread of a process. */
+    static List<Set<Integer>> threadCpus(long pid) throws IOException {
+        List<Set<Integer>> sets = new ArrayList<>();
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", String.valueOf(pid), "task"))) {
+            for (Path t : tasks) {
+                sets.add(cpusAllowed(Files.readString(t.resolve("status"))));
+            }
+        }
+        return sets;
+    }
+
+    /** The CPUs of a Cpus_allowed_list line in /proc status text ("0-3,8"). */
+    static Set<Integer> cpusAllowed(String status) {
+        Matcher m = Pattern.compile("Cpus_allowed_list:\\s*(\\S+)").matcher(status);
+        assertThat(m.find()).as("a Cpus_allowed_list line in: " + status).isTrue();
+        Set<Integer> cpus = new TreeSet<>();
+        for (String range : m.group(1).split(",")) {
+            String[] ends = range.split("-");
+            for (int c = Integer.parseInt(ends[0]); c <= Integer.parseInt(ends[ends.length - 1]); c++) {
+                cpus.add(c);
+            }
+        }
+        return cpus;
     }
 
     @Test

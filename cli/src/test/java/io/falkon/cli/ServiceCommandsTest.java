@@ -178,5 +178,13 @@ class ServiceCommandsTest {
         assertThat(emulate.exit()).isEqualTo(2);
         assertThat(emulate.stderr().strip()).isEqualTo("falkon executor: --emulate needs N >= 1 and --no-exec "
                 + "(got --emulate 100, no --no-exec, --io-threads " + Runtime.getRuntime().availableProcessors() + ")");
+        // slot threads on one CPU each: the C executor's option, refused by the Java one, checked by the C one
+        Cli.Result pinJava = Cli.run(dir, "executor", "--dispatcher", "127.0.0.1:1", "--pin-slots", "on");
+        assertThat(pinJava.exit()).isEqualTo(2);
+        assertThat(pinJava.stderr().strip()).isEqualTo("falkon executor: --pin-slots is an option of the C executor "
+                + "only (--impl c): the JVM cannot keep a thread on one CPU");
+        Cli.Result pinC = Cli.run(dir, "executor", "--impl", "c", "--dispatcher", "127.0.0.1:1", "--pin-slots", "always");
+        assertThat(pinC.exit()).isEqualTo(2);
+        assertThat(pinC.stderr().strip()).isEqualTo("falkon-executor-c: --pin-slots must be auto, on or off: 'always'");
     }
 }

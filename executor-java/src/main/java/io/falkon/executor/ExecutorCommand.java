@@ -73,9 +73,9 @@ public final class ExecutorCommand implements Callable<Integer> {
     ConnectOptions connect = new ConnectOptions();
 
     @Option(names = "--prefetch", paramLabel = "N|auto", description = "tasks to hold beyond the free slots, so "
-            + "that short tasks run back to back and results go back in bundles; auto (the default): enough per slot to "
-            + "cover a round trip once tasks are seen to be short, none while they are long or with a data cache; 0: a task is sent "
-            + "only to a free slot")
+            + "that short tasks run back to back and results go back in bundles; auto (the default): about 40 ms of "
+            + "work per slot (up to 64) once tasks are seen to be short, none while they are long or with a data cache; "
+            + "0: a task is sent only to a free slot")
     String prefetch = "auto";
 
     @Option(names = "--reconnect-for", paramLabel = "SECONDS", description = "after losing the dispatcher, keep "
@@ -115,6 +115,11 @@ public final class ExecutorCommand implements Callable<Integer> {
             + "or JDK (java.lang.ProcessBuilder) (default: ${DEFAULT-VALUE})")
     SlotPool.Runner runner = SlotPool.Runner.AUTO;
 
+    @Option(names = "--pin-slots", paramLabel = "auto|on|off", description = "C executor only (--impl c): keep "
+            + "each slot's thread on one CPU, tasks still get every CPU (default there: auto, on with one slot per "
+            + "CPU; the JVM cannot pin its threads)")
+    String pinSlots;
+
     @Option(names = "--impl", paramLabel = "IMPL", description = "java, or c: run the C executor (built in "
             + "executor-c/) with these same options instead (default: ${DEFAULT-VALUE})")
     String impl = "java";
@@ -134,6 +139,10 @@ public final class ExecutorCommand implements Callable<Integer> {
         try {
             if (LocalExecutors.Impl.parse(impl) == LocalExecutors.Impl.C) {
                 return runC();
+            }
+            if (pinSlots != null) {
+                throw new IllegalArgumentException("--pin-slots is an option of the C executor only (--impl c): "
+                        + "the JVM cannot keep a thread on one CPU");
             }
         } catch (IllegalArgumentException | IOException e) {
             System.err.println("falkon executor: " + e.getMessage());
