@@ -353,6 +353,17 @@ int main(int argc, char **argv) {
         snprintf(id, sizeof id, "%s-%ld-1", hn, (long)getpid());
         cfg.id = id;
     }
+    /* The token stays with the executor: tasks do not inherit it (a task that prints its
+     * environment would put it in its output, results or the shared store). Copied first, as
+     * it may point into the environment. */
+    char *own_token = strdup(cfg.token);
+    if (!own_token) {
+        abort();
+    }
+    cfg.token = own_token;
+    unsetenv("FALKON_TOKEN");
     fk_log_setup(cfg.id, level);
-    return fk_executor_run(&cfg);
+    int status = fk_executor_run(&cfg);
+    free(own_token);
+    return status;
 }

@@ -324,6 +324,27 @@ abstract class ExecutorContract {
         assertThat(rs.get(4).execution().detail()).contains("signal 9");
     }
 
+    /**
+     * The executor got the deployment's token in its environment (as the embedded run and the
+     * provisioner give it); its tasks do not inherit it, so a task that prints its environment
+     * cannot leak it into results. A task that sets the variable itself keeps its own value.
+     */
+    @Test
+    void tasksDoNotInheritTheExecutorsToken() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "env", "--slots", "1");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        List<TaskResult> rs = all(instance(d.port(), "env").submit(List.of(
+                TaskSpec.of("/bin/sh", "-c", "echo \"${" + TokenSource.ENV + "-unset}\""),
+                TaskSpec.of("env"),
+                TaskSpec.builder("/bin/sh", "-c", "echo \"$" + TokenSource.ENV + "\"").env(TokenSource.ENV, "its-own")
+                        .build())));
+        assertThat(rs).allSatisfy(r -> assertThat(r.exitCode()).as(r.toString()).isZero());
+        assertThat(rs.get(0).stdout()).isEqualTo("unset\n");
+        assertThat(rs.get(1).stdout()).contains("PATH=").doesNotContain(TOKEN);
+        assertThat(rs.get(2).stdout()).isEqualTo("its-own\n");
+    }
+
     @Test
     void runsTasksOverTlsTrustingTheGivenCaAndRefusesADispatcherItCannotVerify() throws Exception {
         ThrowawayCertificates.Pem pem = ThrowawayCertificates.generate(dir.resolve("pki"));

@@ -43,6 +43,7 @@ public final class JdkRunner implements TaskRunner {
     @Override
     public Execution run(long taskId, TaskSpec spec) {
         ProcessBuilder pb = new ProcessBuilder(spec.argv());
+        TaskEnvironment.removeExecutorsOwn(pb.environment());
         if (!spec.env().isEmpty()) {
             pb.environment().putAll(spec.env());
         }

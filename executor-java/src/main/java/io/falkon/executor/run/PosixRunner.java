@@ -50,8 +50,8 @@ public final class PosixRunner implements TaskRunner {
     private boolean timedOut;
     private boolean overSpool;
 
-    /** The executor's environment, built once: most tasks add nothing to it. */
-    private static final String[] BASE_ENV = System.getenv().entrySet().stream()
+    /** The tasks' environment, built once: most tasks add nothing to it. */
+    private static final String[] BASE_ENV = TaskEnvironment.BASE.entrySet().stream()
             .map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new);
     private static final StringArray BASE_ENVP = new StringArray(BASE_ENV);
 
