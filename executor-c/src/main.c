@@ -122,6 +122,22 @@ static const char *resolve_token(const char *option, const char *file, char *why
     return "";
 }
 
+/* One of a few words: sets *out to the value paired with it; -1 when s is none of them. */
+typedef struct {
+    const char *word;
+    int value;
+} choice;
+
+static int parse_choice(const char *s, const choice *choices, size_t n, int *out) {
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(s, choices[i].word) == 0) {
+            *out = choices[i].value;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 static int parse_int(const char *s, long min, long max, long *out) {
     char *end;
     errno = 0;
@@ -211,16 +227,13 @@ int main(int argc, char **argv) {
             cfg.slots = (int)v;
             break;
         case 'X':
-            if (strcmp(optarg, "auto") == 0) {
-                cfg.pin_slots = FK_PIN_AUTO;
-            } else if (strcmp(optarg, "on") == 0) {
-                cfg.pin_slots = FK_PIN_ON;
-            } else if (strcmp(optarg, "off") == 0) {
-                cfg.pin_slots = FK_PIN_OFF;
-            } else {
+        {
+            static const choice pins[] = {{"auto", FK_PIN_AUTO}, {"on", FK_PIN_ON}, {"off", FK_PIN_OFF}};
+            if (parse_choice(optarg, pins, 3, &cfg.pin_slots) != 0) {
                 return bad("--pin-slots must be auto, on or off", optarg);
             }
             break;
+        }
         case 'n': cfg.no_exec = 1; break;
         case 'i': cfg.id = optarg; break;
         case 'o':
@@ -277,14 +290,13 @@ int main(int argc, char **argv) {
         case 'S': cfg.store = optarg; break;
         case 'O': cfg.output_dir = optarg; break;
         case 'W':
-            if (strcmp(optarg, "stat") == 0) {
-                cfg.revalidate = FK_REVALIDATE_STAT;
-            } else if (strcmp(optarg, "never") == 0) {
-                cfg.revalidate = FK_REVALIDATE_NEVER;
-            } else {
+        {
+            static const choice whens[] = {{"stat", FK_REVALIDATE_STAT}, {"never", FK_REVALIDATE_NEVER}};
+            if (parse_choice(optarg, whens, 2, &cfg.revalidate) != 0) {
                 return bad("--revalidate must be stat or never", optarg);
             }
             break;
+        }
         case 'P':
             if (parse_int(optarg, 0, 65535, &v) != 0) {
                 return bad("--cache-port must be 0..65535", optarg);
@@ -294,18 +306,14 @@ int main(int argc, char **argv) {
         case 'H': cfg.cache_host = optarg; break;
         case 'v': level = FK_LOG_DEBUG; break;
         case 'L':
-            if (strcmp(optarg, "debug") == 0) {
-                level = FK_LOG_DEBUG;
-            } else if (strcmp(optarg, "info") == 0) {
-                level = FK_LOG_INFO;
-            } else if (strcmp(optarg, "warn") == 0) {
-                level = FK_LOG_WARN;
-            } else if (strcmp(optarg, "error") == 0) {
-                level = FK_LOG_ERROR;
-            } else {
+        {
+            static const choice levels[] = {
+                {"debug", FK_LOG_DEBUG}, {"info", FK_LOG_INFO}, {"warn", FK_LOG_WARN}, {"error", FK_LOG_ERROR}};
+            if (parse_choice(optarg, levels, 4, &level) != 0) {
                 return bad("--log-level must be debug, info, warn or error", optarg);
             }
             break;
+        }
         case 'h': usage(stdout); return 0;
         case 'V': printf("%s\n", FK_AGENT); return 0;
         default: usage(stderr); return 2;
