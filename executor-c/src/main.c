@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,8 +114,14 @@ static const char *resolve_token(const char *option, const char *file, char *why
     if (home && *home) {
         snprintf(def, sizeof def, "%s/token", home);
     } else {
+        /* $HOME as every Unix tool reads it; the password database only when it is unset (the
+         * rule of every Falkon component: docs/security.md) */
         const char *h = getenv("HOME");
-        snprintf(def, sizeof def, "%s/.falkon/token", h && *h ? h : "/");
+        if (!h || !*h) {
+            struct passwd *pw = getpwuid(getuid());
+            h = pw && pw->pw_dir ? pw->pw_dir : "/";
+        }
+        snprintf(def, sizeof def, "%s/.falkon/token", h);
     }
     if (access(def, R_OK) == 0) {
         return read_token(def, why, whylen);

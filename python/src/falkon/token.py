@@ -9,10 +9,17 @@ ENV_HOME = "FALKON_HOME"
 
 
 def falkon_home(environ=None):
-    """``$FALKON_HOME``, else ``~/.falkon``."""
+    """``$FALKON_HOME``, else ``$HOME/.falkon`` (the password database's home when ``HOME`` is unset),
+    the rule of every Falkon component (docs/security.md)."""
     environ = os.environ if environ is None else environ
     h = environ.get(ENV_HOME)
-    return pathlib.Path(h) if h else pathlib.Path.home() / ".falkon"
+    if h:
+        return pathlib.Path(h)
+    home = environ.get("HOME")
+    if not home:
+        import pwd
+        home = pwd.getpwuid(os.getuid()).pw_dir
+    return pathlib.Path(home) / ".falkon"
 
 
 def read_token_file(path):

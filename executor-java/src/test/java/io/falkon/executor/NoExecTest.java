@@ -12,9 +12,17 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** No-exec benchmark mode, and its emulation of task length ({@code sleep S} held S seconds on a timer). */
+/**
+ * No-exec benchmark mode, and its emulation of task length ({@code sleep S} held S seconds on a timer).
+ * The channel's clock is frozen: an embedded event loop's time otherwise moves with real time as
+ * well as with {@code advanceTimeBy}, and a slow machine would fire a timer before the test means to.
+ */
 class NoExecTest {
     private final EmbeddedChannel channel = new EmbeddedChannel();
+
+    {
+        channel.freezeTime();
+    }
 
     private static Message.DispatchedTask task(long id, String... argv) {
         return new Message.DispatchedTask(id, 1, TaskSpecCodec.encode(TaskSpec.of(argv)), ExtField.NONE);

@@ -41,10 +41,24 @@ public final class TokenSource {
 
     /** The process's own environment and home directory. */
     public static TokenSource system() {
-        return new TokenSource(System.getenv(), Path.of(System.getProperty("user.home")));
+        return new TokenSource(System.getenv(), userHome(System.getenv(), System.getProperty("user.home")));
     }
 
-    /** Falkon's directory of this user: {@code $FALKON_HOME}, else {@code ~/.falkon}. */
+    /**
+     * The user's home directory as every Unix tool (and Falkon's C executor and Python client) finds
+     * it: {@code $HOME} when it is set, else the password database's entry ({@code passwd}, which is
+     * what the JVM's {@code user.home} holds). With {@code HOME} set, as in CI, containers and
+     * sandboxes, the two differ, and every component must read the same token file.
+     */
+    static Path userHome(Map<String, String> env, String passwdHome) {
+        String h = env.get("HOME");
+        return Path.of(h != null && !h.isEmpty() ? h : passwdHome);
+    }
+
+    /**
+     * Falkon's directory of this user: {@code $FALKON_HOME}, else {@code $HOME/.falkon} (see
+     * {@link #userHome}).
+     */
     public Path home() {
         return home;
     }
