@@ -178,7 +178,7 @@ fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_roo
     snprintf(c->tmp, sizeof c->tmp, "%s/incoming", dir);
     fk_rmtree(c->dir);
     fk_rmtree(c->tmp);
-    if (fk_mkdirs(c->dir) != 0 || fk_mkdirs(c->tmp) != 0) {
+    if (fk_mkdirs_mode(c->dir, 0700) != 0 || fk_mkdirs_mode(c->tmp, 0700) != 0) { /* task data: owner only */
         fmt(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         free(c);
         return NULL;

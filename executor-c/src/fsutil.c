@@ -37,6 +37,10 @@ void fk_rmtree(const char *path) {
 }
 
 int fk_mkdirs(const char *path) {
+    return fk_mkdirs_mode(path, 0755);
+}
+
+int fk_mkdirs_mode(const char *path, mode_t mode) {
     char buf[PATH_MAX];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
         errno = ENAMETOOLONG;
@@ -45,13 +49,13 @@ int fk_mkdirs(const char *path) {
     for (char *p = buf + 1; *p; p++) {
         if (*p == '/') {
             *p = 0;
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+            if (mkdir(buf, mode) != 0 && errno != EEXIST) {
                 return -1;
             }
             *p = '/';
         }
     }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(buf, mode) != 0 && errno != EEXIST) {
         return -1;
     }
     return 0;

@@ -2,6 +2,8 @@
 #ifndef FK_FSUTIL_H
 #define FK_FSUTIL_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -9,6 +11,8 @@
 void fk_rmtree(const char *path);
 /* Creates a directory and its parents; 0 or -1 (errno set). */
 int fk_mkdirs(const char *path);
+/* The same with the mode of the directories it creates (0700 for what holds task data: the cache). */
+int fk_mkdirs_mode(const char *path, mode_t mode);
 /* Total bytes of the regular files under path (a file: its size). -1 on error; -2 when the tree
  * holds a symbolic link (its name, relative to path, in link; nothing is followed). */
 int64_t fk_tree_size_plain(const char *path, char *link, size_t linklen);

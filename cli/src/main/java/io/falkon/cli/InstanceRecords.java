@@ -6,12 +6,12 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.falkon.client.InstanceKey;
 import io.falkon.protocol.auth.TokenSource;
+import io.falkon.protocol.fs.OwnerOnly;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,9 +55,7 @@ final class InstanceRecords {
     }
 
     void save(Record r) throws IOException {
-        if (!Files.isDirectory(dir)) {
-            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        }
+        OwnerOnly.directories(dir);
         ObjectNode o = JSON.createObjectNode();
         o.put("key", r.key());
         o.put("dispatcher", r.dispatcher());
@@ -77,8 +75,7 @@ final class InstanceRecords {
             }
         }
         // written whole, then renamed: a reader never sees half a record
-        Path tmp = Files.createTempFile(dir, ".record", ".tmp",
-                PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Path tmp = OwnerOnly.tempFile(dir, ".record", ".tmp");
         Files.writeString(tmp, o.toString());
         Files.move(tmp, file(r.id()), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }

@@ -9,6 +9,7 @@ import io.falkon.client.TaskInstance;
 import io.falkon.client.TaskResult;
 import io.falkon.protocol.DataStats;
 import io.falkon.protocol.TaskStatus;
+import io.falkon.protocol.fs.OwnerOnly;
 
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -16,6 +17,7 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -214,7 +216,9 @@ final class Workload {
             }
             return w;
         }
-        return Files.newBufferedWriter(file, StandardCharsets.UTF_8);
+        // results hold the tasks' output: a new file is readable by its owner alone (docs/security.md)
+        return new BufferedWriter(Channels.newWriter(OwnerOnly.channel(file, StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING), StandardCharsets.UTF_8));
     }
 
     /**

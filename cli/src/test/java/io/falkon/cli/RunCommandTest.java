@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -50,6 +51,8 @@ class RunCommandTest {
         assertThat(r.exit()).isEqualTo(1);
         assertThat(JSON.readTree(r.stdout()).get("failed").asInt()).isEqualTo(1);
         assertThat(r.stderr()).contains("line 1: timeout (wall time 500 ms exceeded; process tree killed)");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(results)))
+                .as("results hold the tasks' output: owner-only").isEqualTo("rw-------");
         List<JsonNode> lines = Files.readAllLines(results).stream().map(Cli2::parse).collect(Collectors.toList());
         JsonNode timedOut = lines.stream().filter(n -> n.get("line").asInt() == 1).findFirst().orElseThrow();
         assertThat(timedOut.get("status").asText()).isEqualTo("TIMEOUT");

@@ -1,5 +1,6 @@
 package io.falkon.datacache;
 
+import io.falkon.protocol.fs.OwnerOnly;
 import io.falkon.datacache.eviction.EvictionPolicy;
 import io.falkon.datacache.fetch.PeerFetcher;
 import io.falkon.datacache.fetch.StoreFetcher;
@@ -127,8 +128,8 @@ public final class CacheStore implements AutoCloseable {
         this.listener = listener;
         deleteTree(this.dir);
         deleteTree(this.tmp);
-        Files.createDirectories(this.dir);
-        Files.createDirectories(this.tmp);
+        OwnerOnly.directories(this.dir); // task data: owner-only (docs/security.md)
+        OwnerOnly.directories(this.tmp);
     }
 
     public long capacity() {

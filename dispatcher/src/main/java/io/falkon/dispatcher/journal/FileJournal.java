@@ -3,6 +3,7 @@ package io.falkon.dispatcher.journal;
 import io.falkon.dispatcher.core.InstanceRecord;
 import io.falkon.dispatcher.core.Journal;
 import io.falkon.dispatcher.core.Scheduler;
+import io.falkon.protocol.fs.OwnerOnly;
 import io.falkon.protocol.Message;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -108,8 +109,8 @@ public final class FileJournal implements Journal, AutoCloseable {
      * @throws IOException if the directory is unusable or another dispatcher holds it
      */
     public static FileJournal open(Path dir, FsyncPolicy policy) throws IOException {
-        Files.createDirectories(dir);
-        FileChannel lockChannel = FileChannel.open(dir.resolve(FILE + ".lock"), StandardOpenOption.CREATE,
+        OwnerOnly.directories(dir); // it holds instance secrets, commands, environments and outputs
+        FileChannel lockChannel = OwnerOnly.channel(dir.resolve(FILE + ".lock"), StandardOpenOption.CREATE,
                 StandardOpenOption.WRITE);
         FileLock lock;
         try {
@@ -237,8 +238,8 @@ public final class FileJournal implements Journal, AutoCloseable {
         buf.writeInt(VERSION);
         content.accept(buf);
         Path tmp = dir.resolve(FILE + ".compacting");
-        try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
+        Files.deleteIfExists(tmp); // left by a crash, perhaps with another mode: made anew, owner-only
+        try (FileChannel out = OwnerOnly.channel(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             writeFully(out, buf);
             out.force(true);
         } finally {

@@ -1,5 +1,6 @@
 package io.falkon.dispatcher.journal;
 
+import io.falkon.protocol.fs.OwnerOnly;
 import io.falkon.dispatcher.core.ResultSpill;
 import io.falkon.protocol.Message;
 import io.netty.buffer.ByteBuf;
@@ -14,10 +15,10 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.channels.Channels;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -95,13 +96,11 @@ public final class SpillFiles implements ResultSpill, AutoCloseable {
         try {
             OutputStream out = open.get(instanceId);
             if (out == null) {
-                if (sizes.isEmpty() && !Files.isDirectory(dir)) {
-                    Files.createDirectories(dir.toAbsolutePath().getParent());
-                    Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(
-                            PosixFilePermissions.fromString("rwx------")));
+                if (sizes.isEmpty()) {
+                    OwnerOnly.directories(dir.toAbsolutePath()); // results: task outputs, owner-only
                 }
-                out = new BufferedOutputStream(Files.newOutputStream(file(instanceId), StandardOpenOption.CREATE,
-                        StandardOpenOption.APPEND), 1 << 16);
+                out = new BufferedOutputStream(Channels.newOutputStream(OwnerOnly.channel(file(instanceId),
+                        StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND)), 1 << 16);
                 open.put(instanceId, out);
             }
             buf.readBytes(out, n);

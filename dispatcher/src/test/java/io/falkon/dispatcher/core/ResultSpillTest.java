@@ -14,6 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -50,6 +51,14 @@ class ResultSpillTest {
         spill.close();
     }
 
+    static String mode(Path p) {
+        try {
+            return PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     private static Execution withOutput(int bytes) {
         byte[] out = new byte[bytes];
         Arrays.fill(out, (byte) 'x');
@@ -73,7 +82,7 @@ class ResultSpillTest {
     }
 
     @Test
-    void resultsBeyondTheirShareGoToDiskAndDispatchingGoesOn() {
+    void resultsBeyondTheirShareGoToDiskAndDispatchingGoesOn() throws IOException {
         FakeLink a = h.client("a", 600);
         detachedWithResults(a, 100); // 6.4 MiB of results: more than the whole budget
         StatusSnapshot s = h.scheduler.snapshot();
@@ -81,6 +90,11 @@ class ResultSpillTest {
         assertThat(s.spilledResultBytes()).isGreaterThan(80L * OUTPUT);
         assertThat(s.holdingDispatch()).isFalse();
         assertThat(s.refusingBundles()).isFalse();
+        // results hold task outputs: the spill is its owner's alone, whatever the umask
+        assertThat(mode(tmp.resolve("spill"))).isEqualTo("rwx------");
+        try (Stream<Path> files = Files.list(tmp.resolve("spill"))) {
+            assertThat(files.toList()).isNotEmpty().allSatisfy(f -> assertThat(mode(f)).isEqualTo("rw-------"));
+        }
 
         // new tasks are still dispatched
         FakeLink other = h.client("other");

@@ -19,6 +19,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 
 import static io.falkon.dispatcher.core.SchedulerHarness.dispatched;
@@ -78,6 +79,32 @@ class FileJournalTest {
         assertThat(attached.highestClientTaskId()).isEqualTo(4);
         assertThat(attached.redelivered()).isEqualTo(1);
         assertThat(SchedulerHarness.delivered(back)).extracting(Message.DeliveredResult::seq).containsExactly(2L);
+    }
+
+    @Test
+    void theJournalIsItsOwnersAloneWhateverTheUmask() throws Exception {
+        // it holds instance secrets, task commands and environments, and outputs
+        Path in = dir.resolve("made/by/the/dispatcher");
+        FileJournal journal = FileJournal.open(in, FsyncPolicy.NEVER);
+        SchedulerHarness h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
+        FakeLink c = h.client("c", 60);
+        journal.sync(); // the instance's reply goes out once its record is durable
+        h.submit(c, 3);
+        journal.close();
+        for (Path d = in; !d.equals(dir); d = d.getParent()) {
+            assertThat(mode(d)).as("%s", d).isEqualTo("rwx------");
+        }
+        try (var files = Files.list(in)) {
+            assertThat(files.toList()).isNotEmpty().allSatisfy(f -> assertThat(mode(f)).as("%s", f).isEqualTo("rw-------"));
+        }
+        // a journal left by an older version with the umask's mode becomes owner-only when it is reopened
+        Files.setPosixFilePermissions(in.resolve(FileJournal.FILE), PosixFilePermissions.fromString("rw-r--r--"));
+        FileJournal.open(in, FsyncPolicy.NEVER).close();
+        assertThat(mode(in.resolve(FileJournal.FILE))).isEqualTo("rw-------");
+    }
+
+    private static String mode(Path p) throws IOException {
+        return PosixFilePermissions.toString(Files.getPosixFilePermissions(p));
     }
 
     @Test

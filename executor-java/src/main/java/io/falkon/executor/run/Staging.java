@@ -1,5 +1,6 @@
 package io.falkon.executor.run;
 
+import io.falkon.protocol.fs.OwnerOnly;
 import io.falkon.datacache.CacheStore;
 import io.falkon.datacache.Copy;
 import io.falkon.datacache.FetchException;
@@ -66,7 +67,7 @@ public final class Staging {
         this.cache = cache;
         this.store = store;
         this.outputs = outputs;
-        this.sandboxes = Files.createDirectories(sandboxes);
+        this.sandboxes = OwnerOnly.directories(sandboxes);
     }
 
     static boolean needed(TaskSpec spec) {

@@ -1,15 +1,12 @@
 package io.falkon.protocol.auth;
 
+import io.falkon.protocol.fs.OwnerOnly;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.EnumSet;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Where a Falkon process finds the deployment's token, the same way in every command:
@@ -27,8 +24,6 @@ public final class TokenSource {
     public static final String ENV = "FALKON_TOKEN";
     public static final String ENV_FILE = "FALKON_TOKEN_FILE";
     public static final String ENV_HOME = "FALKON_HOME";
-    private static final Set<PosixFilePermission> OWNER_ONLY = EnumSet.of(PosixFilePermission.OWNER_READ,
-            PosixFilePermission.OWNER_WRITE);
 
     private final Map<String, String> env;
     private final Path home;
@@ -153,11 +148,8 @@ public final class TokenSource {
     /** Writes {@code t} to a new file readable by its owner only (its directory too). */
     public static void write(Path file, Token t) throws IOException {
         Path dir = file.toAbsolutePath().getParent();
-        if (!Files.isDirectory(dir)) {
-            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(EnumSet.of(
-                    PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE)));
-        }
-        Path tmp = Files.createTempFile(dir, ".token", ".tmp", PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+        OwnerOnly.directories(dir);
+        Path tmp = OwnerOnly.tempFile(dir, ".token", ".tmp");
         try {
             Files.writeString(tmp, t.value() + "\n", StandardCharsets.US_ASCII);
             try {
