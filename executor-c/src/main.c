@@ -12,6 +12,8 @@
 #include <math.h>
 #include <pwd.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +91,30 @@ static char *read_token(const char *file, char *why, size_t whylen) {
         return NULL;
     }
     return start;
+}
+
+/* Started by a launcher process (falkon executor --impl c run by a JVM): $FALKON_PARENT_PID names
+ * it, and this executor gets SIGTERM when it dies, SIGKILL included, instead of living on registered
+ * and taking tasks (its slots then stop as on any SIGTERM). -1 when the launcher is gone already. */
+static int tie_to_launcher(void) {
+    const char *parent = getenv("FALKON_PARENT_PID");
+    if (!parent || !*parent) {
+        return 0;
+    }
+    char *end;
+    long pid = strtol(parent, &end, 10);
+    unsetenv("FALKON_PARENT_PID"); /* the executor's own business: not its tasks' */
+    if (*end || pid <= 0) {
+        return 0;
+    }
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) {
+        return 0;
+    }
+    if (getppid() != (pid_t)pid) {
+        fprintf(stderr, "falkon-executor-c: the process that started it (%ld) is gone; not starting\n", pid);
+        return -1;
+    }
+    return 0;
 }
 
 /* Where every Falkon command looks for the token: the option, the file option, $FALKON_TOKEN,
@@ -377,6 +403,10 @@ int main(int argc, char **argv) {
     }
     cfg.token = own_token;
     unsetenv("FALKON_TOKEN");
+    if (tie_to_launcher() != 0) {
+        free(own_token);
+        return 1;
+    }
     fk_log_setup(cfg.id, level);
     int status = fk_executor_run(&cfg);
     free(own_token);

@@ -132,6 +132,7 @@ final class ClusterProcesses implements AutoCloseable {
     @Override
     public void close() throws InterruptedException {
         for (Process p : all) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly); // a test run leaves nothing running
             p.destroyForcibly();
         }
         for (Process p : all) {

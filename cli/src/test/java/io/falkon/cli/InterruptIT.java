@@ -110,9 +110,38 @@ class InterruptIT {
                 assertThat(client.createInstance("readme").submit(TaskSpec.of("/bin/echo", "c executor"))
                         .get(60, TimeUnit.SECONDS).stdout()).isEqualTo("c executor\n");
                 assertThat(JSON.readTree(d.status()).get("executorList").get(0).get("impl").asText()).isEqualTo("c");
+                // the launcher became the C executor (exec): its pid is the executor's, no JVM in between
+                assertThat(p.info().command().orElse("")).endsWith("falkon-executor-c");
+                assertThat(p.descendants().filter(h -> h.info().command().orElse("").endsWith("/java"))).isEmpty();
             } finally {
                 p.destroyForcibly();
                 p.waitFor(30, TimeUnit.SECONDS);
+            }
+            // SIGKILL of that pid is the executor's end: it leaves the dispatcher
+            await().atMost(Duration.ofSeconds(60)).until(() -> JSON.readTree(d.status()).at("/executors/registered").asInt() == 0);
+        }
+    }
+
+    @Test
+    void aCExecutorStartedThroughTheJvmDiesWithIt() throws Exception {
+        try (Dispatcher d = Dispatcher.start(DispatcherConfig.local().withToken("jvm-token"))) {
+            List<String> cmd = Cli.falkon(List.of("-XX:TieredStopAtLevel=1"));
+            cmd.addAll(List.of("executor", "--impl", "c", "--dispatcher", "127.0.0.1:" + d.port(), "--slots", "1",
+                    "--id", "behind-a-jvm"));
+            ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
+                    .redirectOutput(dir.resolve("jvm-launched.log").toFile());
+            pb.environment().put(TokenSource.ENV, "jvm-token");
+            Process launcher = pb.start();
+            try {
+                d.awaitExecutors(1, Duration.ofSeconds(60));
+                ProcessHandle c = launcher.descendants().filter(h -> h.info().command().orElse("")
+                        .endsWith("falkon-executor-c")).findFirst().orElseThrow();
+                launcher.destroyForcibly(); // SIGKILL: the JVM gets no chance to stop its child
+                await().atMost(Duration.ofSeconds(60)).until(() -> !c.isAlive());
+                await().atMost(Duration.ofSeconds(60)).until(() -> JSON.readTree(d.status()).at("/executors/registered").asInt() == 0);
+            } finally {
+                launcher.descendants().forEach(ProcessHandle::destroyForcibly);
+                launcher.destroyForcibly();
             }
         }
     }

@@ -255,7 +255,10 @@ public final class ExecutorCommand implements Callable<Integer> {
                 }
             }
         }
-        Process p = new ProcessBuilder(args).inheritIO().start();
+        ProcessBuilder pb = new ProcessBuilder(args).inheritIO();
+        // the C executor dies with this JVM, SIGKILL included (bin/falkon execs it directly instead)
+        pb.environment().put("FALKON_PARENT_PID", Long.toString(ProcessHandle.current().pid()));
+        Process p = pb.start();
         Thread stop = new Thread(() -> {
             p.destroy(); // SIGTERM: the C executor kills its tasks and cleans up
             try {
