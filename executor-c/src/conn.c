@@ -107,6 +107,31 @@ int fk_conn_dial(fk_conn *c, const char *host, int port, char *why, size_t whyle
     return 0;
 }
 
+int fk_probe(const char *host, int port, int timeout_ms, char *why, size_t whylen) {
+    fk_conn c;
+    fk_conn_init(&c, NULL);
+    if (fk_conn_dial(&c, host, port, why, whylen) != 0) {
+        return -1;
+    }
+    struct pollfd p = {.fd = c.fd, .events = POLLOUT};
+    int rc = poll(&p, 1, timeout_ms);
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (rc <= 0) {
+        snprintf(why, whylen, "%s", rc == 0 ? "timed out" : strerror(errno));
+        rc = -1;
+    } else if (getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+        snprintf(why, whylen, "%s", strerror(err ? err : errno));
+        rc = -1;
+    } else {
+        rc = 0;
+    }
+    close(c.fd);
+    fk_buf_free(&c.in);
+    fk_buf_free(&c.out);
+    return rc;
+}
+
 int fk_conn_open(const fk_conn *c) {
     return c->fd >= 0 && c->state == OPEN;
 }

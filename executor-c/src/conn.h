@@ -31,6 +31,9 @@ typedef struct {
 void fk_conn_init(fk_conn *c, fk_tls *tls);
 /* Starts a non-blocking connect to host:port. 0, or -1 with why. */
 int fk_conn_dial(fk_conn *c, const char *host, int port, char *why, size_t whylen);
+/* Whether something accepts a TCP connection at host:port within timeout_ms (closed at once):
+ * 0, or -1 with why. */
+int fk_probe(const char *host, int port, int timeout_ms, char *why, size_t whylen);
 /* Whether bytes can move (connected and, with TLS, handshake done). */
 int fk_conn_open(const fk_conn *c);
 /* The poll events the connection waits for now. */

@@ -157,7 +157,11 @@ static void loop(ex *e) {
             e->next_dial = -1;
             char why[256];
             if (ex_dial(e, why, sizeof why) != 0) {
-                ex_schedule_dial(e);
+                if (!e->registered_once) {
+                    ex_first_dial_failed(e, why);
+                } else {
+                    ex_schedule_dial(e);
+                }
                 continue;
             }
         }
@@ -190,8 +194,8 @@ static void loop(ex *e) {
         } else if (e->conn.fd >= 0 && now >= e->connect_deadline) {
             ex_close_conn(e);
             if (!e->registered_once) {
-                ex_terminate(e, 2, "cannot connect to the dispatcher: timed out");
-                break;
+                ex_first_dial_failed(e, "timed out");
+                continue;
             }
             ex_schedule_dial(e);
             continue;
@@ -339,13 +343,14 @@ int fk_executor_run(const fk_config *cfg) {
     signal(SIGPIPE, SIG_IGN);
 
     if (ex_dial(&e, err, sizeof err) != 0) {
-        fprintf(stderr, "falkon-executor-c: cannot connect to dispatcher at %s:%d: %s\n", cfg->host, cfg->port, err);
-    } else {
+        ex_first_dial_failed(&e, err);
+    }
+    if (!e.terminated) {
         loop(&e);
-        status = e.exit_status;
-        if (status == 2 && !e.registered_once) {
-            fprintf(stderr, "falkon-executor-c: %s\n", e.exit_why);
-        }
+    }
+    status = e.exit_status;
+    if (status == 2 && !e.registered_once) {
+        fprintf(stderr, "falkon-executor-c: %s\n", e.exit_why);
     }
 
 out:

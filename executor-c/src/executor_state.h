@@ -94,6 +94,7 @@ typedef struct {
     int terminated;
     int exit_status;
     char exit_why[700]; /* why it stopped, for the last line it prints */
+    char last_dial_error[512]; /* why the last dial failed, while the first connection is awaited */
     int64_t idle_since; /* --idle-exit: when the executor last held no task (main thread) */
     /* prefetch (main thread; set with ex_grant): extra credits granted now, and the tasks' running
      * mean length */
@@ -133,6 +134,7 @@ void ex_on_welcome(ex *e, const fk_msg *w);
 void ex_terminate(ex *e, int status, const char *why);
 void ex_close_conn(ex *e);
 void ex_schedule_dial(ex *e);
+void ex_first_dial_failed(ex *e, const char *why);
 void ex_disconnected(ex *e, const char *why);
 int ex_dial(ex *e, char *why, size_t whylen);
 void ex_progressed(ex *e);

@@ -2,8 +2,10 @@
  * (docs/cli.md) so the two executors are interchangeable on a compute node. */
 #include "affinity.h"
 #include "cache.h"
+#include "conn.h"
 #include "executor.h"
 #include "log.h"
+#include "runner.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -13,10 +15,11 @@
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 static void usage(FILE *f) {
@@ -115,6 +118,32 @@ static int tie_to_launcher(void) {
         return -1;
     }
     return 0;
+}
+
+/* No token anywhere yet, on an account where the dispatcher writes ~/.falkon/token on its first
+ * start: started beside it (a batch script), the executor waits until something listens at the
+ * dispatcher's address, then looks again (what it builds, the peer cache server included, needs the
+ * token from the start; with a token at hand the session itself waits). 0, or -1 when it gave up. */
+static int await_dispatcher(const fk_config *cfg) {
+    int64_t deadline = fk_mono_millis() + (int64_t)cfg->reconnect_for_s * 1000;
+    char why[300];
+    for (int attempt = 0;; attempt++) {
+        if (fk_probe(cfg->host, cfg->port, 5000, why, sizeof why) == 0) {
+            return 0;
+        }
+        if (attempt == 0) {
+            fprintf(stderr, "falkon-executor-c: no dispatcher at %s:%d yet (%s); dialling again for up to %d s\n",
+                    cfg->host, cfg->port, why, cfg->reconnect_for_s);
+        }
+        if (fk_mono_millis() >= deadline) {
+            fprintf(stderr, "falkon-executor-c: cannot connect to dispatcher at %s:%d within %d s: %s\n", cfg->host,
+                    cfg->port, cfg->reconnect_for_s, why);
+            return -1;
+        }
+        int shift = attempt < 6 ? attempt : 6; /* 100 ms doubling to 6.4 s, as the session backs off */
+        struct timespec ts = {.tv_sec = (100L << shift) / 1000, .tv_nsec = ((100L << shift) % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* Where every Falkon command looks for the token: the option, the file option, $FALKON_TOKEN,
@@ -383,6 +412,14 @@ int main(int argc, char **argv) {
     host[hl] = 0;
     cfg.host = host;
     cfg.port = (int)v;
+    if (!*cfg.token && cfg.reconnect_for_s > 0 && await_dispatcher(&cfg) != 0) {
+        return 2;
+    }
+    cfg.token = resolve_token(token, token_file, why, sizeof why);
+    if (!cfg.token) {
+        fprintf(stderr, "falkon-executor-c: %s\n", why);
+        return 2;
+    }
     static char cwd[PATH_MAX];
     if (!cfg.workdir) {
         cfg.workdir = getcwd(cwd, sizeof cwd) ? cwd : "/";

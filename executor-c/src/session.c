@@ -85,12 +85,16 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
     ex_grant(e, ex_prefetch_initial(e));
     m.u.credit.credits = (uint32_t)(c->slots + e->granted);
     ex_send_msg(e, &m);
-    if (e->disconnected_at >= 0) {
+    if (e->disconnected_at >= 0 && e->registered_once) {
         e->reconnects++;
         fk_info("registered again with %s:%d after %lld ms", c->host, c->port,
                 (long long)(fk_mono_millis() - e->disconnected_at));
         e->disconnected_at = -1;
     } else if (!e->registered_once) {
+        if (e->disconnected_at >= 0) {
+            fk_info("%s:%d answered after %lld ms", c->host, c->port, (long long)(fk_mono_millis() - e->disconnected_at));
+            e->disconnected_at = -1;
+        }
         if (e->cache) {
             fk_info("registered with %s:%d (%d slots, %s, %lld MiB LRU cache served on port %d)", c->host, c->port,
                     c->slots, c->no_exec ? "NO-EXEC benchmark mode: tasks are not run" : "processes via vfork + exec",
@@ -111,10 +115,15 @@ void ex_close_conn(ex *e) {
 void ex_schedule_dial(ex *e) {
     int64_t now = fk_mono_millis();
     if (now - e->disconnected_at > (int64_t)e->cfg->reconnect_for_s * 1000) {
-        char why[300];
-        snprintf(why, sizeof why, "no dispatcher at %s:%d for %d s; giving up", e->cfg->host, e->cfg->port,
-                 e->cfg->reconnect_for_s);
-        ex_terminate(e, 1, why);
+        char why[600];
+        if (e->registered_once) {
+            snprintf(why, sizeof why, "no dispatcher at %s:%d for %d s; giving up", e->cfg->host, e->cfg->port,
+                     e->cfg->reconnect_for_s);
+        } else {
+            snprintf(why, sizeof why, "cannot connect to dispatcher at %s:%d within %d s: %s", e->cfg->host,
+                     e->cfg->port, e->cfg->reconnect_for_s, e->last_dial_error);
+        }
+        ex_terminate(e, e->registered_once ? 1 : 2, why);
         return;
     }
     int shift = e->attempt < 10 ? e->attempt : 10;
@@ -125,6 +134,26 @@ void ex_schedule_dial(ex *e) {
     }
     /* jitter: executors that lost the same dispatcher do not all dial at once */
     e->next_dial = now + base / 2 + (int64_t)(random() % (base / 2 + 1));
+}
+
+/* The first connection could not be made (nothing listens there yet, or it timed out): a batch
+ * script may start the dispatcher and its executors together, so dial again for up to
+ * --reconnect-for, saying so once; with --reconnect-for 0 it is the end at once. */
+void ex_first_dial_failed(ex *e, const char *why) {
+    snprintf(e->last_dial_error, sizeof e->last_dial_error, "%s", why);
+    if (e->cfg->reconnect_for_s == 0) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "cannot connect to dispatcher at %s:%d: %s", e->cfg->host, e->cfg->port, why);
+        ex_terminate(e, 2, msg);
+        return;
+    }
+    if (e->disconnected_at < 0) {
+        e->disconnected_at = fk_mono_millis();
+        e->attempt = 0;
+        fk_warn("no dispatcher at %s:%d yet (%s); dialling again for up to %d s", e->cfg->host, e->cfg->port, why,
+                e->cfg->reconnect_for_s);
+    }
+    ex_schedule_dial(e);
 }
 
 /* The connection is gone: stop its work, then dial again (or give up). */
@@ -197,7 +226,7 @@ void ex_progressed(ex *e) {
     snprintf(msg, sizeof msg, "cannot connect to dispatcher at %s:%d: %s", e->cfg->host, e->cfg->port, why);
     ex_close_conn(e);
     if (!e->registered_once) {
-        ex_terminate(e, 2, msg);
+        ex_first_dial_failed(e, why);
     } else {
         fk_warn("%s", msg);
         ex_schedule_dial(e);

@@ -157,9 +157,49 @@ class ServiceCommandsTest {
         Cli.Result s = Cli.run(dir, "status", "--dispatcher", "127.0.0.1:" + port);
         assertThat(s.exit()).isEqualTo(2);
         assertThat(s.stderr().strip().lines()).hasSize(1);
-        Cli.Result e = Cli.run(dir, "executor", "--dispatcher", "127.0.0.1:" + port);
-        assertThat(e.exit()).isEqualTo(2);
-        assertThat(e.stderr()).contains("cannot connect to dispatcher at 127.0.0.1:" + port);
+        // an executor waits for its dispatcher (next test) unless told not to
+        for (String impl : List.of("java", "c")) {
+            Cli.Result e = Cli.run(dir, "executor", "--impl", impl, "--reconnect-for", "0", "--dispatcher",
+                    "127.0.0.1:" + port);
+            assertThat(e.exit()).as(impl).isEqualTo(2);
+            assertThat(e.stderr()).as(impl).contains("cannot connect to dispatcher at 127.0.0.1:" + port);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"java", "c"})
+    void anExecutorStartedBeforeItsDispatcherWaitsForItAndSaysSo(String impl) throws Exception {
+        // a batch script starts the dispatcher and its executors together: the executors may dial first
+        int port = freePort();
+        String addr = "127.0.0.1:" + port;
+        Path log = dir.resolve("executor.log");
+        List<String> cmd = Cli.falkon(List.of("-XX:TieredStopAtLevel=1"));
+        cmd.addAll(List.of("executor", "--impl", impl, "--dispatcher", addr, "--slots", "1", "--id", "early-" + impl));
+        Process executor = Cli.asUser(new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectOutput(log.toFile()).redirectInput(new File("/dev/null")), dir).start();
+        Process dispatcher = null;
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(log).contains("no dispatcher at "
+                    + addr + " yet"));
+            assertThat(Files.readString(log)).contains("dialling again for up to 600 s");
+            assertThat(executor.isAlive()).isTrue();
+            dispatcher = start(dir, "dispatcher", "--host", "127.0.0.1", "--port", Integer.toString(port));
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                Cli.Result s = Cli.run(dir, "status", "--json", "--dispatcher", addr);
+                return s.exit() == 0 && new ObjectMapper().readTree(s.stdout()).at("/executors/registered").asInt() == 1;
+            });
+            Path file = Files.writeString(dir.resolve("t.txt"), "echo waited\n");
+            Cli.Result r = Cli.run(dir, "submit", "--dispatcher", addr, file.toString());
+            assertThat(r.exit()).as(r.stderr()).isZero();
+            assertThat(r.stdout()).startsWith("waited\n");
+        } finally {
+            executor.destroy();
+            assertThat(executor.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            if (dispatcher != null) {
+                dispatcher.destroy();
+                assertThat(dispatcher.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            }
+        }
     }
 
     @Test

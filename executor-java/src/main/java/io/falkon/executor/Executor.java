@@ -121,7 +121,8 @@ public final class Executor implements AutoCloseable {
         this.spoolDir = spoolDir;
         this.session = new PeerSession(new PeerSession.Config(config.dispatcherHost(), config.dispatcherPort(),
                 Protocol.ROLE_EXECUTOR, config.token(), "falkon-java-executor/" + Protocol.VERSION, config.tls(),
-                config.connectTimeout(), config.reconnectFor(), Backoff.DEFAULT), loop, new Events());
+                config.connectTimeout(), config.reconnectFor(), Backoff.DEFAULT, config.reconnectFor()), loop,
+                new Events());
         this.cacheReports = new CacheReporter(loop, session::channel);
         // no-exec executors fetch nothing; an HTTP client costs a selector thread each
         HttpClient http = config.noExec() ? null
@@ -222,10 +223,15 @@ public final class Executor implements AutoCloseable {
         return session.address();
     }
 
-    /** The first connection must work: an executor pointed at the wrong place fails at once. */
+    /**
+     * The first connection: while nothing listens at the address the executor dials again for up to
+     * {@link ExecutorConfig#reconnectFor()} (its dispatcher may be starting beside it); a peer that
+     * answers but refuses it (wrong token, not a Falkon port) is the end at once.
+     */
     private void connectFirst() {
         try {
-            session.start().get(2 * config.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            session.start().get(config.reconnectFor().toMillis() + 2 * config.connectTimeout().toMillis(),
+                    TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while connecting to " + where(), e);

@@ -4,6 +4,7 @@ import io.falkon.datacache.Revalidate;
 import io.falkon.datacache.eviction.EvictionPolicies;
 import io.falkon.executor.run.SlotPool;
 import io.falkon.protocol.HostPort;
+import io.falkon.protocol.auth.TokenSource;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -155,10 +156,29 @@ public final class ExecutorCommand implements Callable<Integer> {
             System.err.println("falkon executor: " + e.getMessage());
             return 2;
         }
+        TokenSource.Found token;
+        try {
+            token = connect.token();
+            if (!token.token().required() && reconnectForSeconds > 0) {
+                // no token anywhere yet: a dispatcher starting beside us may be about to write one
+                if (!AwaitDispatcher.listening(hp, Duration.ofSeconds(reconnectForSeconds))) {
+                    System.err.println("falkon executor: cannot connect to dispatcher at " + hp + " within "
+                            + reconnectForSeconds + " s");
+                    return 2;
+                }
+                token = connect.token();
+            }
+        } catch (IllegalArgumentException e) {
+            System.err.println("falkon executor: " + e.getMessage());
+            return 2;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
+        }
         ExecutorConfig cfg;
         try {
             cfg = ExecutorConfig.of(hp.host(), hp.port()).withSlots(slots).withNoExec(noExec)
-                    .withOutputCap(outputCap).withWorkDir(workDir).withToken(connect.token().token().value())
+                    .withOutputCap(outputCap).withWorkDir(workDir).withToken(token.token().value())
                     .withTls(connect.tls()).withRunner(runner).withPrefetch(parsePrefetch(prefetch))
                     .withReconnectFor(Duration.ofSeconds(reconnectForSeconds))
                     .withIdleExit(Duration.ofMillis(Math.round(Math.max(0, idleExitSeconds) * 1000)));

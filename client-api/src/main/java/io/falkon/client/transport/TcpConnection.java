@@ -60,7 +60,8 @@ public final class TcpConnection extends MessageConnection {
                 NioIoHandler.newFactory());
         this.loop = group.next();
         this.session = new PeerSession(new PeerSession.Config(host, port, Protocol.ROLE_CLIENT, token,
-                "falkon-java-client/" + Protocol.VERSION, tls, connectTimeout, reconnectFor, Backoff.DEFAULT), loop,
+                "falkon-java-client/" + Protocol.VERSION, tls, connectTimeout, reconnectFor, Backoff.DEFAULT,
+                Duration.ZERO), loop,
                 new Events());
     }
 

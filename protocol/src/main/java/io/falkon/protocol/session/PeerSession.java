@@ -66,9 +66,12 @@ public final class PeerSession {
      * @param role         {@link Protocol#ROLE_EXECUTOR} or {@link Protocol#ROLE_CLIENT}
      * @param reconnectFor how long to keep dialling after the connection breaks (zero: give up at once)
      * @param tls          TLS to the dispatcher, or null
+     * @param awaitFirstFor how long the first dial may go on while nothing listens at the address
+     *                     (an executor started beside its dispatcher, before it listens); zero: the
+     *                     first failure is the end (a client the user waits for)
      */
     public record Config(String host, int port, int role, String token, String agent, Tls tls,
-                         Duration connectTimeout, Duration reconnectFor, Backoff backoff) {
+                         Duration connectTimeout, Duration reconnectFor, Backoff backoff, Duration awaitFirstFor) {
     }
 
     private final Config config;
@@ -84,6 +87,8 @@ public final class PeerSession {
     private long heartbeatMillis;
     private long disconnectedAtNanos;
     private int attempt;
+    /** Why the last dial failed, while the first connection is awaited. */
+    private String lastFailure;
 
     public PeerSession(Config config, EventLoop loop, Listener listener) {
         this.config = config;
@@ -151,10 +156,23 @@ public final class PeerSession {
                     }
                 }, config.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
                 f.channel().closeFuture().addListener(x -> timeout.cancel(false));
-            } else if (firstTime) {
+            } else if (!first.isDone()) {
                 Throwable c = f.cause();
-                first.completeExceptionally(new IllegalStateException("cannot connect to dispatcher at " + address()
-                        + ": " + (c == null ? "timed out" : c.getMessage()), c));
+                String why = c == null ? "timed out" : c.getMessage();
+                if (config.awaitFirstFor().isZero()) {
+                    first.completeExceptionally(new IllegalStateException("cannot connect to dispatcher at "
+                            + address() + ": " + why, c));
+                    return;
+                }
+                if (firstTime) {
+                    // a batch script may start the dispatcher and its executors together
+                    log.warn("no dispatcher at {} yet ({}); dialling again for up to {} s", address(), why,
+                            config.awaitFirstFor().toSeconds());
+                    disconnectedAtNanos = System.nanoTime();
+                    attempt = 0;
+                }
+                lastFailure = why;
+                scheduleReconnect();
             } else {
                 scheduleReconnect();
             }
@@ -165,8 +183,11 @@ public final class PeerSession {
         if (closed || stopped) {
             return;
         }
-        if (System.nanoTime() - disconnectedAtNanos > config.reconnectFor().toNanos()) {
-            stop("no dispatcher at " + address() + " for " + config.reconnectFor().toSeconds() + " s");
+        Duration limit = first.isDone() ? config.reconnectFor() : config.awaitFirstFor();
+        if (System.nanoTime() - disconnectedAtNanos > limit.toNanos()) {
+            stop(first.isDone() ? "no dispatcher at " + address() + " for " + limit.toSeconds() + " s"
+                    : "cannot connect to dispatcher at " + address() + " within " + limit.toSeconds() + " s: "
+                    + lastFailure);
             return;
         }
         long delay = config.backoff().delayMillis(attempt++);
@@ -286,8 +307,8 @@ public final class PeerSession {
                         w.heartbeatMillis(), 0, TimeUnit.MILLISECONDS));
             }
             boolean again = first.isDone();
-            if (again && disconnectedAtNanos != 0) {
-                log.info("reconnected to dispatcher at {} after {} ms", address(),
+            if (disconnectedAtNanos != 0) {
+                log.info("{} dispatcher at {} after {} ms", again ? "reconnected to" : "connected to the", address(),
                         (System.nanoTime() - disconnectedAtNanos) / 1_000_000);
             }
             disconnectedAtNanos = 0;
