@@ -117,6 +117,34 @@ class ReliabilityIT {
     }
 
     @Test
+    void aJournaledDispatcherStoppedWithSigtermKeepsItsExecutorsForItsSuccessor() throws Exception {
+        // a planned restart (an upgrade): SIGTERM, then the same command again
+        int port = ClusterProcesses.freePort();
+        Path journal = dir.resolve("journal");
+        try (ClusterProcesses procs = new ClusterProcesses(dir)) {
+            Process dispatcher = procs.dispatcher(port, "--journal", journal.toString());
+            List<Process> executors = List.of(procs.executor(port, "kept-java", "--slots", "1"),
+                    procs.executor(port, "kept-c", "--impl", "c", "--slots", "1"));
+            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port, procs.clientOptions())) {
+                await().atMost(Duration.ofMinutes(1)).until(() ->
+                        JSON.readTree(client.status()).at("/executors/registered").asInt() == 2);
+            }
+            dispatcher.destroy(); // SIGTERM
+            assertThat(dispatcher.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(procs.log("dispatcher")).contains("started again with --journal");
+            procs.dispatcher(port, "--journal", journal.toString());
+            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port, procs.clientOptions());
+                 Instance in = client.createInstance("after-restart")) {
+                await().atMost(Duration.ofMinutes(1)).until(() ->
+                        JSON.readTree(client.status()).at("/executors/registered").asInt() == 2);
+                assertThat(executors).allSatisfy(p -> assertThat(p.isAlive()).isTrue());
+                assertThat(in.submit(TaskSpec.of("/bin/echo", "rejoined")).get(60, TimeUnit.SECONDS).stdout())
+                        .isEqualTo("rejoined\n");
+            }
+        }
+    }
+
+    @Test
     void submitExitsNonZeroNamingTheTasksLostWhenADispatcherRestartsWithoutItsJournal() throws Exception {
         int port = ClusterProcesses.freePort();
         Path tasks = dir.resolve("tasks.txt");

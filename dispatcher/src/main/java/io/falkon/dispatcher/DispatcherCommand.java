@@ -176,7 +176,15 @@ public final class DispatcherCommand implements Callable<Integer> {
         }
         CountDownLatch stop = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            d.close();
+            if (journal != null) {
+                // a planned stop of a journaled dispatcher is a restart (an upgrade, a move): its
+                // executors keep dialling and rejoin its successor, its clients re-attach
+                d.stopForRestart();
+                System.err.println("falkon dispatcher: stopped; its state is in " + journal + ": started again "
+                        + "with --journal " + journal + " it carries on, and executors dialling it rejoin");
+            } else {
+                d.close(); // nothing would carry on: the executors are told to leave
+            }
             stop.countDown();
         }, "falkon-shutdown"));
         d.failed().thenRun(stop::countDown);
