@@ -13,13 +13,15 @@ final class Progress implements AutoCloseable {
     private final PrintStream err = System.err;
     private final LongSupplier done;
     private final LongSupplier failed;
+    private final LongSupplier cancelled;
     private final long total;
     private final long startNanos = System.nanoTime();
     private final ScheduledExecutorService timer;
 
-    private Progress(LongSupplier done, LongSupplier failed, long total) {
+    private Progress(LongSupplier done, LongSupplier failed, LongSupplier cancelled, long total) {
         this.done = done;
         this.failed = failed;
+        this.cancelled = cancelled;
         this.total = total;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "falkon-progress");
@@ -29,9 +31,13 @@ final class Progress implements AutoCloseable {
         timer.scheduleAtFixedRate(this::draw, 250, 250, TimeUnit.MILLISECONDS);
     }
 
-    /** A progress bar if stderr is a terminal, else {@code null}. */
-    static Progress startIfTerminal(LongSupplier done, LongSupplier failed, long total) {
-        return stderrIsTerminal() ? new Progress(done, failed, total) : null;
+    /**
+     * A progress bar if stderr is a terminal, else {@code null}.
+     *
+     * @param done tasks that ran to their end (succeeded or failed: what the rate and the ETA count)
+     */
+    static Progress startIfTerminal(LongSupplier done, LongSupplier failed, LongSupplier cancelled, long total) {
+        return stderrIsTerminal() ? new Progress(done, failed, cancelled, total) : null;
     }
 
     static boolean stderrIsTerminal() {
@@ -66,6 +72,10 @@ final class Progress implements AutoCloseable {
         long f = failed.getAsLong();
         if (f > 0) {
             sb.append(String.format("  %,d FAILED", f));
+        }
+        long c = cancelled.getAsLong();
+        if (c > 0) {
+            sb.append(String.format("  %,d cancelled", c));
         }
         sb.append(String.format("  %,.0f tasks/s", rate));
         if (total > 0 && rate > 0 && d < total) {

@@ -37,9 +37,9 @@ final class StatusCommand implements Callable<Integer> {
         }
         System.out.printf("dispatcher %s  up %.0f s  policy %s%n", s.path("dispatcherId").asText(),
                 s.path("uptimeSeconds").asDouble(), s.path("policy").asText());
-        System.out.printf("tasks: %d queued, %d running, %d completed (%d failed); %d instances%n",
+        System.out.printf("tasks: %d queued, %d running, %d completed (%d failed%s); %d instances%n",
                 s.path("queued").asLong(), s.path("running").asLong(), s.path("completed").asLong(),
-                s.path("failed").asLong(), s.path("instances").asLong());
+                s.path("failed").asLong(), cancelled(s), s.path("instances").asLong());
         JsonNode ex = s.path("executors");
         System.out.printf("executors: %d registered, %d/%d slots busy%n", ex.path("registered").asInt(),
                 ex.path("busySlots").asInt(), ex.path("slots").asInt());
@@ -65,11 +65,17 @@ final class StatusCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** ", N cancelled" when some were, for the completed count's parentheses. */
+    private static String cancelled(JsonNode s) {
+        long n = s.path("cancelled").asLong();
+        return n == 0 ? "" : ", " + n + " cancelled";
+    }
+
     /** Several dispatchers: their sums, then one line each. */
     private static void printDistributed(JsonNode s) {
-        System.out.printf("%d dispatchers: %d queued, %d running, %d completed (%d failed); %d executors, %d slots%n",
+        System.out.printf("%d dispatchers: %d queued, %d running, %d completed (%d failed%s); %d executors, %d slots%n",
                 s.path("dispatchers").asInt(), s.path("queued").asLong(), s.path("running").asLong(),
-                s.path("completed").asLong(), s.path("failed").asLong(),
+                s.path("completed").asLong(), s.path("failed").asLong(), cancelled(s),
                 s.path("executors").path("registered").asLong(), s.path("executors").path("slots").asLong());
         for (JsonNode d : s.path("dispatcherList")) {
             JsonNode st = d.path("status");

@@ -51,19 +51,19 @@ final class WaitCommand implements Callable<Integer> {
                     + " s; the instance keeps running");
             return EXIT_TIMEOUT;
         }
-        if (s.path("failed").asLong() > 0) {
+        if (s.path("failed").asLong() + s.path("cancelled").asLong() > 0) {
             System.err.println("see them with: falkon results " + id + " --failed");
             return 1;
         }
         return 0;
     }
 
-    /** {@code instance 3f2a (name): 20000 tasks: 19998 succeeded, 2 failed (1 cancelled), 0 unfinished} */
+    /** {@code instance 3f2a (name): 20000 tasks: 19997 succeeded, 2 failed, 1 cancelled, 0 unfinished} */
     static String summary(String id, JsonNode s) {
         long cancelled = s.path("cancelled").asLong();
         return String.format("instance %s (%s): %d tasks: %d succeeded, %d failed%s, %d unfinished", id,
                 s.path("name").asText(), s.path("highestTaskId").asLong() + 1, s.path("succeeded").asLong(),
-                s.path("failed").asLong(), cancelled == 0 ? "" : " (" + cancelled + " cancelled)",
+                s.path("failed").asLong(), cancelled == 0 ? "" : ", " + cancelled + " cancelled",
                 Takeover.unfinished(s));
     }
 }

@@ -45,18 +45,20 @@ final class Workload {
     static final long FLUSH_NANOS = 200_000_000L;
 
     /**
-     * What happened: every task read ends succeeded, failed (it ran, or could not, and said so) or
-     * lost (no result will come: the instance was lost, or the task was never sent);
-     * {@code data} counts where inputs came from (null when no task had inputs).
+     * What happened: every task read ends succeeded, failed (it ran, or could not, and said so),
+     * cancelled (the run was stopped first) or lost (no result will come: the instance was lost, or
+     * the task was never sent); {@code data} counts where inputs came from (null when no task had
+     * inputs). {@code interrupted}: the run was stopped (Ctrl-C), and said so itself.
      */
-    record Summary(long tasks, long succeeded, long failed, long lost, double seconds, double startupSeconds,
-                   DataStats data) {
+    record Summary(long tasks, long succeeded, long failed, long cancelled, long lost, double seconds,
+                   double startupSeconds, DataStats data, boolean interrupted) {
         boolean allSucceeded() {
-            return failed == 0 && lost == 0;
+            return failed == 0 && lost == 0 && cancelled == 0;
         }
 
+        /** Tasks that ran to their end per second (cancellations are not work done). */
         double tasksPerSecond() {
-            return seconds > 0 ? tasks / seconds : 0;
+            return seconds > 0 ? (succeeded + failed) / seconds : 0;
         }
 
         String json() {
@@ -64,6 +66,7 @@ final class Workload {
             o.put("tasks", tasks);
             o.put("succeeded", succeeded);
             o.put("failed", failed);
+            o.put("cancelled", cancelled);
             o.put("lost", lost);
             o.put("seconds", Math.round(seconds * 1000) / 1000.0);
             o.put("startupSeconds", Math.round(startupSeconds * 1000) / 1000.0);
@@ -81,9 +84,9 @@ final class Workload {
         }
 
         String text() {
-            String line = String.format("%d tasks: %d succeeded, %d failed%s in %.3f s (%.1f tasks/s; %.1f s of "
-                    + "start-up before)", tasks, succeeded, failed, lost == 0 ? "" : ", " + lost + " LOST (no result)",
-                    seconds, tasksPerSecond(), startupSeconds);
+            String line = String.format("%d tasks: %d succeeded, %d failed%s%s in %.3f s (%.1f tasks/s; %.1f s of "
+                    + "start-up before)", tasks, succeeded, failed, cancelled == 0 ? "" : ", " + cancelled + " cancelled",
+                    lost == 0 ? "" : ", " + lost + " LOST (no result)", seconds, tasksPerSecond(), startupSeconds);
             if (data != null && data.accesses() > 0) {
                 line += String.format("; inputs: %d local hits, %d from peers, %d from the store (%.0f%% hits)",
                         data.localHits(), data.peerHits(), data.misses(),
@@ -94,9 +97,9 @@ final class Workload {
     }
 
     private final PrintStream err = System.err;
-    private final AtomicLong done = new AtomicLong();
     private final AtomicLong succeeded = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
+    private final AtomicLong cancelled = new AtomicLong();
     private final AtomicLong failuresShown = new AtomicLong();
     private int[] lines = new int[1024];
     /** Task ids that got a result. */
@@ -110,7 +113,12 @@ final class Workload {
     private volatile TaskInstance running;
     private OutputPrinter printer;
     private ScheduledExecutorService flusher;
-    private volatile boolean finished;
+    /** Guards {@link #finished} and {@link #interrupted}: the run ends, or is stopped, not both. */
+    private final Object ending = new Object();
+    private boolean finished;
+    private volatile boolean interrupted;
+    /** How to run the same again with {@code --rerun-failed} (null: not possible without a results file). */
+    private String rerunCommand;
 
     /**
      * @param total   tasks in the file if known (for the progress bar), else -1
@@ -141,7 +149,9 @@ final class Workload {
         long submitted = 0;
         long read = 0;
         FalkonException lostCause = null;
-        Progress progress = Progress.startIfTerminal(done::get, failed::get, total);
+        rerunCommand = options.rerunCommand();
+        Progress progress = Progress.startIfTerminal(() -> succeeded.get() + failed.get(), failed::get,
+                cancelled::get, total);
         printer = options.printer(progress);
         try (TaskInstance instance = newInstance.get()) {
             running = instance;
@@ -170,7 +180,9 @@ final class Workload {
                 lostCause = instance.lostCause();
             }
         } finally {
-            finished = true;
+            synchronized (ending) {
+                finished = true;
+            }
             try {
                 Runtime.getRuntime().removeShutdownHook(onInterrupt);
             } catch (IllegalStateException e) {
@@ -192,11 +204,12 @@ final class Workload {
         synchronized (this) {
             inputs = sawInputs ? data : null;
         }
-        long lost = read - succeeded.get() - failed.get();
-        if (lost > 0) {
+        long lost = read - succeeded.get() - failed.get() - cancelled.get();
+        if (lost > 0 && !interrupted) {
             reportLost(lost, submitted, read, lostCause);
         }
-        return new Summary(read, succeeded.get(), failed.get(), lost, seconds, startup, inputs);
+        return new Summary(read, succeeded.get(), failed.get(), cancelled.get(), lost, seconds, startup, inputs,
+                interrupted);
     }
 
     /**
@@ -287,13 +300,17 @@ final class Workload {
      * the results that arrived are flushed to the file, and a summary says how far it got.
      */
     private void interrupted(Path resultsFile, long total) {
-        if (finished) {
-            return;
+        synchronized (ending) {
+            if (finished) {
+                return; // the run ended by itself and reports itself
+            }
+            interrupted = true;
         }
         TaskInstance in = running;
         long unfinished = in == null ? 0 : in.outstanding();
-        long finishedBefore = done.get();
         long succeededBefore = succeeded.get();
+        long failedBefore = failed.get();
+        long finishedBefore = succeededBefore + failedBefore;
         if (in != null) {
             try {
                 in.close();
@@ -304,9 +321,11 @@ final class Workload {
         closeResults();
         err.println();
         err.println("interrupted: " + finishedBefore + (total >= 0 ? " of " + total : "") + " tasks finished ("
-                + succeededBefore + " succeeded, " + (finishedBefore - succeededBefore) + " failed); " + unfinished
+                + succeededBefore + " succeeded, " + failedBefore + " failed); " + unfinished
                 + " unfinished task(s) cancelled" + (resultsFile == null ? ""
                 : "; every finished result is in " + resultsFile + ", the cancelled ones too"));
+        err.println(rerunCommand != null ? "run what did not succeed: " + rerunCommand
+                : "(with --results FILE, a run stopped early can be carried on with --rerun-failed FILE)");
         err.flush();
     }
 
@@ -366,6 +385,8 @@ final class Workload {
         }
         if (r.succeeded()) {
             succeeded.incrementAndGet();
+        } else if (r.status() == TaskStatus.CANCELLED) {
+            cancelled.incrementAndGet(); // not a failure of the task: the run was stopped first
         } else {
             failed.incrementAndGet();
             if (failuresShown.incrementAndGet() <= MAX_FAILURES_SHOWN) {
@@ -378,7 +399,6 @@ final class Workload {
         if (printer != null) {
             printer.finished(r.taskId(), lineOf(r.taskId()), r);
         }
-        done.incrementAndGet();
     }
 
     static String describe(TaskResult r) {

@@ -2,14 +2,18 @@ package io.falkon.cli;
 
 import io.falkon.client.ClientOptions;
 import io.falkon.executor.ConnectOptions;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
 import java.util.function.IntPredicate;
 
 /** Options shared by {@code falkon submit} and {@code falkon run}. */
@@ -171,14 +175,49 @@ final class WorkloadOptions {
     /** After {@link #validate()}: whether a task reads an https:// source (the Java executor's alone). */
     boolean httpsInputs;
 
-    /** Prints the summary and returns the exit code: 0 iff every task succeeded (none failed, none lost). */
+    /**
+     * Prints the summary and returns the exit code: 0 iff every task succeeded (none failed, none
+     * cancelled, none lost). The tasks' output is on standard output, so Falkon's own summary line
+     * goes to standard error (as GNU parallel's does): {@code falkon run tasks.txt > out.txt} keeps
+     * only the tasks' output. {@code --json} is asked for, and goes to standard output. A run that
+     * was interrupted has said how far it got already.
+     */
     int report(Workload.Summary s) {
+        if (s.interrupted()) {
+            return 130; // 128 + SIGINT, as a shell reports it
+        }
         if (json) {
             System.out.println(s.json());
+            System.out.flush();
         } else {
-            System.out.println(s.text());
+            System.err.println(s.text());
+            System.err.flush();
         }
-        System.out.flush();
         return s.allSucceeded() ? 0 : 1;
+    }
+
+    @Spec(Spec.Target.MIXEE)
+    CommandSpec command;
+
+    /**
+     * This command again, running only what did not succeed: {@code --rerun-failed RESULTS} with the
+     * results file this run writes, the other options as given. Null without a results file.
+     */
+    String rerunCommand() {
+        if (results == null || command == null || command.commandLine().getParseResult() == null) {
+            return null;
+        }
+        List<String> args = new ArrayList<>(command.commandLine().getParseResult().originalArgs());
+        int at = args.indexOf(command.name());
+        List<String> out = new ArrayList<>(List.of("falkon", command.name(), "--rerun-failed", results.toString()));
+        for (int i = at + 1; i < args.size(); i++) {
+            String a = args.get(i);
+            if (a.equals("--rerun-failed")) {
+                i++; // replaced by ours
+            } else if (!a.startsWith("--rerun-failed=")) {
+                out.add(a);
+            }
+        }
+        return out.stream().map(CommandTemplate::quote).collect(Collectors.joining(" "));
     }
 }

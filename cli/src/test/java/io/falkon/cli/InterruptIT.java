@@ -58,8 +58,20 @@ class InterruptIT {
         assertThat(statuses).as("every finished result, then the cancelled ones: nothing half-written")
                 .hasSizeLessThanOrEqualTo(60).containsOnly("EXITED", "CANCELLED");
         assertThat(statuses.stream().filter("EXITED"::equals).count()).isGreaterThanOrEqualTo(4).isLessThan(60);
-        assertThat(Files.readString(out)).containsPattern("interrupted: \\d+ of 60 tasks finished")
-                .contains("every finished result is in " + results);
+        String said = Files.readString(out);
+        assertThat(said).containsPattern("interrupted: \\d+ of 60 tasks finished \\(\\d+ succeeded, 0 failed\\)")
+                .contains("every finished result is in " + results)
+                // the exact command that carries on, and the cancelled tasks apart from failures
+                .contains("run what did not succeed: falkon run --rerun-failed " + results + " --slots 2 --results "
+                        + results + " " + tasks)
+                .doesNotContain("line ").doesNotContain("FAILED").doesNotContain(" failed in ");
+        assertThat(said.lines().filter(l -> l.startsWith("interrupted:"))).as("one account of the end").hasSize(1);
+        // following it runs exactly what did not succeed, and appends to the same record
+        long succeededBefore = statuses.stream().filter("EXITED"::equals).count();
+        Cli.Result rerun = Cli.run(dir, "run", "--rerun-failed", results.toString(), "--slots", "2", "--results",
+                results.toString(), tasks.toString());
+        assertThat(rerun.exit()).as(rerun.stderr()).isZero();
+        assertThat(rerun.stderr()).contains("rerunning " + (60 - succeededBefore) + " of the 60 tasks");
     }
 
     @Test
@@ -86,7 +98,11 @@ class InterruptIT {
                 JsonNode status = JSON.readTree(d.status());
                 assertThat(status.get("queued").asInt()).as("nothing left queued").isZero();
                 assertThat(status.get("instances").asInt()).as("the instance is gone").isZero();
-                assertThat(Files.readString(dir.resolve("submit.out"))).contains("cancelled");
+                assertThat(Files.readString(dir.resolve("submit.out"))).contains("cancelled")
+                        .doesNotContain("line ").doesNotContain("failed in");
+                // the dispatcher counts them apart from failures too
+                assertThat(status.get("cancelled").asInt()).isEqualTo(40);
+                assertThat(status.get("failed").asInt()).isZero();
             } finally {
                 executor.destroyForcibly();
             }

@@ -182,7 +182,7 @@ public final class DistributedClient implements AutoCloseable {
     public String status() {
         ObjectNode o = JSON.createObjectNode();
         ArrayNode list = JSON.createArrayNode();
-        long queued = 0, running = 0, completed = 0, failed = 0, registered = 0, slots = 0;
+        long queued = 0, running = 0, completed = 0, failed = 0, cancelled = 0, registered = 0, slots = 0;
         for (Member m : members.values()) {
             ObjectNode d = list.addObject();
             d.put("address", m.address);
@@ -202,6 +202,7 @@ public final class DistributedClient implements AutoCloseable {
                 running += st.path("running").asLong();
                 completed += st.path("completed").asLong();
                 failed += st.path("failed").asLong();
+                cancelled += st.path("cancelled").asLong();
                 registered += st.path("executors").path("registered").asLong();
                 slots += st.path("executors").path("slots").asLong();
             }
@@ -211,6 +212,7 @@ public final class DistributedClient implements AutoCloseable {
         o.put("running", running);
         o.put("completed", completed);
         o.put("failed", failed);
+        o.put("cancelled", cancelled);
         ObjectNode ex = o.putObject("executors");
         ex.put("registered", registered);
         ex.put("slots", slots);

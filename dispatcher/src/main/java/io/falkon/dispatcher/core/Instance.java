@@ -98,8 +98,9 @@ final class Instance {
         return leaseMicros > 0;
     }
 
+    /** Finished neither with success nor cancelled. */
     long failed() {
-        return completed - succeeded;
+        return completed - succeeded - cancelled;
     }
 
     void addToOutbox(Message.DeliveredResult r, List<Instance> delivering) {

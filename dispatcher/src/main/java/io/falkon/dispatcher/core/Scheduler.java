@@ -572,14 +572,13 @@ public final class Scheduler {
                 outbox.send(e.link, new Message.Cancel(taskIds));
             }
         }
-        in.cancelled += count[0];
         return count[0];
     }
 
     /** The task's final outcome: counted, journaled, delivered (and kept until acknowledged). */
     private void complete(Task t, String executorId, Execution x) {
         Instance in = t.instance;
-        ledger.finished(in, x.succeeded());
+        ledger.finished(in, x);
         if (in.gone) {
             return;
         }
@@ -640,7 +639,7 @@ public final class Scheduler {
         }
         Window w = ledger.window();
         return new StatusSnapshot(dispatcherId, (tickMicros - startedTick) / 1e6, policy.name(), ledger.queued(),
-                ledger.running(), ledger.completed(), ledger.succeeded(), ledger.retried(), instances.size(),
+                ledger.running(), ledger.completed(), ledger.succeeded(), ledger.cancelled(), ledger.retried(), instances.size(),
                 instances.detachedCount(), pool.size(), pool.suspendedCount(), pool.totalSlots(), data,
                 pool.index().objects(), w == null ? 0 : w.size(), ledger.queuedBytes(), ledger.runningBytes(),
                 instances.retainedBytes(), instances.spill().bytes(), memory.budgetBytes(), memory.refusing(), memory.holdingDispatch(),
@@ -693,7 +692,7 @@ public final class Scheduler {
         instances.retain(in, r);
         in.accepted.add(r.clientTaskId());
         in.nextSeq = Math.max(in.nextSeq, r.seq() + 1);
-        ledger.finished(in, r.execution().succeeded());
+        ledger.finished(in, r.execution());
     }
 
     /** Restores the result sequence counter of an instance whose results were all acknowledged. */

@@ -74,7 +74,8 @@ public final class StatusReporter {
         o.put("queued", s.queued());
         o.put("running", s.running());
         o.put("completed", s.completed());
-        o.put("failed", s.completed() - s.succeeded());
+        o.put("failed", s.completed() - s.succeeded() - s.cancelled());
+        o.put("cancelled", s.cancelled());
         o.put("retried", s.retried());
         o.put("instances", s.instances());
         o.put("detachedInstances", s.detachedInstances());
@@ -155,7 +156,7 @@ public final class StatusReporter {
         o.put("running", in.running());
         o.put("completed", in.completed());
         o.put("succeeded", in.succeeded());
-        o.put("failed", in.completed() - in.succeeded());
+        o.put("failed", in.completed() - in.succeeded() - in.cancelled());
         o.put("cancelled", in.cancelled());
         o.put("unacknowledged", in.unacknowledged());
         o.put("leaseSeconds", in.leaseSeconds());

@@ -8,8 +8,13 @@ import java.util.List;
  * The dispatcher's state at one moment, copied on the scheduler thread so that the status document
  * can be rendered anywhere (see {@link StatusReporter}).
  */
+/**
+ * @param completed tasks with a final result: {@code succeeded}, {@code cancelled} (their instance
+ *                  was destroyed first) and the failed rest
+ */
 public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String policy, int queued, int running,
-                      long completed, long succeeded, long retried, int instances, long detachedInstances,
+                      long completed, long succeeded, long cancelled, long retried, int instances,
+                      long detachedInstances,
                       int executorsRegistered, long executorsSuspended, int slots, DataStats data,
                       int indexedObjects, int window, long queuedBytes, long runningBytes, long retainedResultBytes,
                       long spilledResultBytes,

@@ -1,6 +1,8 @@
 package io.falkon.dispatcher.core;
 
+import io.falkon.protocol.Execution;
 import io.falkon.protocol.TaskSpecCodec;
+import io.falkon.protocol.TaskStatus;
 
 import java.util.List;
 import java.util.function.Consumer;
@@ -25,6 +27,7 @@ final class TaskLedger {
     private int running;
     private long completed;
     private long succeeded;
+    private long cancelled;
     private long retried;
     private long queuedBytes;
     private long runningBytes;
@@ -126,13 +129,16 @@ final class TaskLedger {
         });
     }
 
-    /** Counts a task's final outcome. */
-    void finished(Instance in, boolean ok) {
+    /** Counts a task's final outcome: succeeded, cancelled, or (the rest) failed. */
+    void finished(Instance in, Execution x) {
         in.completed++;
         completed++;
-        if (ok) {
+        if (x.succeeded()) {
             in.succeeded++;
             succeeded++;
+        } else if (x.status() == TaskStatus.CANCELLED) {
+            in.cancelled++;
+            cancelled++;
         }
     }
 
@@ -163,6 +169,10 @@ final class TaskLedger {
 
     long succeeded() {
         return succeeded;
+    }
+
+    long cancelled() {
+        return cancelled;
     }
 
     long retried() {

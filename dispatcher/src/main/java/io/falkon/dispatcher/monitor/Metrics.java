@@ -64,8 +64,10 @@ public final class Metrics {
         }
         return MetricSnapshots.of(
                 counter("falkon_tasks_completed", "Tasks whose final result was delivered", s.completed()),
-                counter("falkon_tasks_failed", "Tasks whose final result was not success (exit 0)",
-                        s.completed() - s.succeeded()),
+                counter("falkon_tasks_failed", "Tasks whose final result was neither success (exit 0) nor a "
+                        + "cancellation", s.completed() - s.succeeded() - s.cancelled()),
+                counter("falkon_tasks_cancelled", "Tasks cancelled with their instance before they finished",
+                        s.cancelled()),
                 counter("falkon_tasks_retried", "Re-dispatches after framework failures", s.retried()),
                 gauge("falkon_tasks_queued", "Tasks waiting for an executor", s.queued()),
                 gauge("falkon_tasks_running", "Tasks dispatched and not yet finished", s.running()),
