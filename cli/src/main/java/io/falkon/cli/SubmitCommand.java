@@ -62,15 +62,16 @@ final class SubmitCommand implements Callable<Integer> {
             // several dispatchers: the tasks are spread over them by their free capacity (docs/scaling.md)
             try (DistributedClient client = DistributedClient.connect(target.address(), workload.clientOptions(connect));
                  TaskFile file = workload.open()) {
-                return workload.report(new Workload().run(() -> client.createInstance("falkon-cli"), file, total,
-                        workload));
+                return workload.report(new Workload().watchingExecutors(client::status)
+                        .run(() -> client.createInstance("falkon-cli"), file, total, workload));
             } catch (FalkonException e) {
                 throw new Falkon.UserError(e.getMessage());
             }
         }
         try (FalkonClient client = FalkonClient.connect(target.address(), workload.clientOptions(connect));
              TaskFile file = workload.open()) {
-            return workload.report(new Workload().run(client::createInstance, file, total, workload));
+            return workload.report(new Workload().watchingExecutors(client::status)
+                    .run(client::createInstance, file, total, workload));
         }
     }
 

@@ -115,10 +115,26 @@ final class Workload {
     private ScheduledExecutorService flusher;
     /** Guards {@link #finished} and {@link #interrupted}: the run ends, or is stopped, not both. */
     private final Object ending = new Object();
-    private boolean finished;
+    private volatile boolean finished;
     private volatile boolean interrupted;
     /** How to run the same again with {@code --rerun-failed} (null: not possible without a results file). */
     private String rerunCommand;
+    /** How many executors the dispatcher has (its status document), or null: not watched. */
+    private Supplier<String> dispatcherStatus;
+    /** When the wait for a first executor is reported, and again (seconds since the run began). */
+    static final long[] NO_EXECUTOR_REPORTS = {5, 15, 30, 60, 120, 300, 600};
+
+    /**
+     * Watches the dispatcher while no task has finished: with no executor registered, the tasks wait
+     * silently, so it says so on stderr after 5 s, and again as the wait goes on ({@code falkon
+     * submit}: the user cannot see the dispatcher).
+     *
+     * @param status the dispatcher's status document (its {@code executors.registered} is read)
+     */
+    Workload watchingExecutors(Supplier<String> status) {
+        this.dispatcherStatus = status;
+        return this;
+    }
 
     /**
      * @param total   tasks in the file if known (for the progress bar), else -1
@@ -150,6 +166,7 @@ final class Workload {
         long read = 0;
         FalkonException lostCause = null;
         rerunCommand = options.rerunCommand();
+        ScheduledExecutorService watch = dispatcherStatus == null ? null : watchExecutors(start);
         Progress progress = Progress.startIfTerminal(() -> succeeded.get() + failed.get(), failed::get,
                 cancelled::get, total);
         printer = options.printer(progress);
@@ -193,6 +210,9 @@ final class Workload {
             }
             if (progress != null) {
                 progress.close();
+            }
+            if (watch != null) {
+                watch.shutdownNow();
             }
             closeResults();
         }
@@ -274,6 +294,39 @@ final class Workload {
             if (!detached) {
                 instance.close();
             }
+        }
+    }
+
+    /** The watch of {@link #watchingExecutors}: a daemon thread, stopped when the run ends. */
+    private ScheduledExecutorService watchExecutors(long startNanos) {
+        ScheduledExecutorService s = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "falkon-executor-watch");
+            t.setDaemon(true);
+            return t;
+        });
+        for (long at : NO_EXECUTOR_REPORTS) {
+            s.schedule(() -> {
+                TaskInstance in = running;
+                if (finished || in == null || succeeded.get() + failed.get() > 0 || in.outstanding() == 0) {
+                    return;
+                }
+                long registered = registeredExecutors();
+                if (registered == 0) {
+                    err.println("no executor is registered with the dispatcher: " + in.outstanding()
+                            + " task(s) waiting for one (" + Math.round((System.nanoTime() - startNanos) / 1e9)
+                            + " s so far); start one with: falkon executor --dispatcher HOST:PORT");
+                }
+            }, at, TimeUnit.SECONDS);
+        }
+        return s;
+    }
+
+    /** {@code executors.registered} of the dispatcher's status, -1 when it cannot be read. */
+    private long registeredExecutors() {
+        try {
+            return JSON.readTree(dispatcherStatus.get()).at("/executors/registered").asLong(-1);
+        } catch (IOException | RuntimeException e) {
+            return -1;
         }
     }
 

@@ -166,6 +166,38 @@ class ServiceCommandsTest {
         }
     }
 
+    @Test
+    void submitSaysSoWhileNoExecutorIsThereToRunItsTasks() throws Exception {
+        int port = freePort();
+        String addr = "127.0.0.1:" + port;
+        Process dispatcher = start(dir, "dispatcher", "--host", "127.0.0.1", "--port", Integer.toString(port));
+        Process executor = null;
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> Cli.run(dir, "status", "--dispatcher", addr).exit() == 0);
+            Path file = Files.writeString(dir.resolve("t.txt"), "echo ran\n".repeat(3));
+            Path err = dir.resolve("submit.err");
+            List<String> cmd = Cli.falkon(List.of("-XX:TieredStopAtLevel=1"));
+            cmd.addAll(List.of("submit", "--dispatcher", addr, file.toString()));
+            Process submit = Cli.asUser(new ProcessBuilder(cmd).directory(dir.toFile()).redirectError(err.toFile())
+                    .redirectOutput(dir.resolve("submit.out").toFile()).redirectInput(new File("/dev/null")), dir)
+                    .start();
+            await().atMost(Duration.ofSeconds(60)).until(() -> Files.readString(err).contains(
+                    "no executor is registered with the dispatcher: 3 task(s) waiting for one ("));
+            assertThat(submit.isAlive()).isTrue();
+            executor = start(dir, "executor", "--dispatcher", addr, "--slots", "1");
+            assertThat(submit.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(submit.exitValue()).as(Files.readString(err)).isZero();
+            assertThat(Files.readString(dir.resolve("submit.out"))).isEqualTo("ran\n".repeat(3));
+        } finally {
+            if (executor != null) {
+                executor.destroy();
+                assertThat(executor.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            }
+            dispatcher.destroy();
+            assertThat(dispatcher.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"java", "c"})
     void anExecutorStartedBeforeItsDispatcherWaitsForItAndSaysSo(String impl) throws Exception {
