@@ -166,6 +166,55 @@ class ServiceCommandsTest {
         }
     }
 
+    /**
+     * docs/cli.md: a file's results are the same whichever way it reaches the dispatcher. Lines run
+     * without the shell fall back to it when their program cannot start; WS carries the line too.
+     */
+    @Test
+    void aTaskFileGivesTheSameResultsOverTcpAndWs() throws Exception {
+        int port = freePort();
+        int wsPort = freePort();
+        String addr = "127.0.0.1:" + port;
+        String ws = "http://127.0.0.1:" + wsPort + "/axis2/services/Falkon";
+        Process dispatcher = start(dir, "dispatcher", "--host", "127.0.0.1", "--port", Integer.toString(port),
+                "--ws-port", Integer.toString(wsPort));
+        Process executor = null;
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> Cli.run(dir, "status", "--dispatcher", addr).exit() == 0);
+            executor = start(dir, "executor", "--dispatcher", addr, "--slots", "2");
+            Files.writeString(dir.resolve("not-executable"), "echo never\n");
+            Path script = Files.writeString(dir.resolve("no-shebang"), "echo run by the shell\n");
+            script.toFile().setExecutable(true);
+            Path file = Files.writeString(dir.resolve("both.txt"), String.join("\n", "no-such-program-xyz",
+                    "./not-executable", "./no-shebang", "echo plain", "exit 4", "/bin/ls /no/such/dir", "") + "\n");
+            List<List<String>> seen = new ArrayList<>();
+            for (List<String> target : List.of(List.of("--dispatcher", addr), List.of("--ws", ws))) {
+                Path results = dir.resolve("results-" + seen.size() + ".jsonl");
+                List<String> args = new ArrayList<>(List.of("submit"));
+                args.addAll(target);
+                args.addAll(List.of("--results", results.toString(), file.toString()));
+                Cli.Result r = Cli.run(dir, args.toArray(String[]::new));
+                assertThat(r.exit()).as(r.stderr()).isEqualTo(1);
+                seen.add(Files.readAllLines(results).stream().map(l -> {
+                    JsonNode n = RunCommandTest.Cli2.parse(l);
+                    return n.get("line").asInt() + " " + n.get("status").asText() + " " + n.get("exitCode").asInt()
+                            + " " + n.get("stdout").asText() + "|" + n.get("stderr").asText();
+                }).sorted().toList());
+            }
+            assertThat(seen.get(0)).hasSize(6).anySatisfy(l -> assertThat(l).startsWith("1 EXITED 127 "))
+                    .anySatisfy(l -> assertThat(l).startsWith("2 EXITED 126 "))
+                    .anySatisfy(l -> assertThat(l).startsWith("3 EXITED 0 run by the shell"));
+            assertThat(seen.get(1)).as("over WS").isEqualTo(seen.get(0));
+        } finally {
+            if (executor != null) {
+                executor.destroy();
+                assertThat(executor.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            }
+            dispatcher.destroy();
+            assertThat(dispatcher.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
     @Test
     void submitSaysSoWhileNoExecutorIsThereToRunItsTasks() throws Exception {
         int port = freePort();

@@ -2,6 +2,8 @@ package io.falkon.protocol.soap;
 
 import io.falkon.protocol.Execution;
 import io.falkon.protocol.ExtField;
+import io.falkon.protocol.ExtTags;
+import io.falkon.protocol.ShellLine;
 import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskInput;
@@ -98,6 +100,10 @@ public final class SoapXml {
             w.writeAttribute("id", out.id());
             w.writeEndElement();
         }
+        String line = ShellLine.of(spec);
+        if (line != null) {
+            text(w, "shellLine", line); // the shell's result when the program cannot start, as over TCP
+        }
         w.writeEndElement();
     }
 
@@ -136,6 +142,7 @@ public final class SoapXml {
         int retries = -1;
         List<TaskInput> inputs = null;
         List<TaskOutput> outputs = null;
+        String shellLine = null;
         while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
             String name = r.getLocalName();
             switch (name) {
@@ -185,8 +192,17 @@ public final class SoapXml {
                     (outputs == null ? outputs = new ArrayList<>(1) : outputs).add(new TaskOutput(path, oid));
                     skipToEnd(r, where + ": <output>");
                 }
+                case "shellLine" -> {
+                    if (shellLine != null) {
+                        throw new SoapInputException(where + ": more than one <shellLine>");
+                    }
+                    shellLine = r.getElementText();
+                    if (shellLine.isBlank()) {
+                        throw new SoapInputException(where + ": <shellLine> is empty");
+                    }
+                }
                 default -> throw new SoapInputException(where + ": unknown element <" + name + "> (expected command, "
-                        + "arg, env, workDir, wallTimeMillis, retries, input or output)");
+                        + "arg, env, workDir, wallTimeMillis, retries, input, output or shellLine)");
             }
         }
         if (command == null || command.isEmpty()) {
@@ -211,6 +227,9 @@ public final class SoapXml {
         }
         if (outputs != null) {
             b.outputs(outputs);
+        }
+        if (shellLine != null) {
+            b.ext(new ExtField(ExtTags.SHELL_LINE, shellLine.getBytes(StandardCharsets.UTF_8)));
         }
         try {
             return new ParsedTask(id, b.build());
