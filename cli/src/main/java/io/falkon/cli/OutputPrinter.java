@@ -60,15 +60,17 @@ final class OutputPrinter {
     private void drain() {
         while (!waiting.isEmpty() && waiting.firstKey() == nextToPrint) {
             Pending p = waiting.pollFirstEntry().getValue();
-            emit(nextToPrint, p.line(), p.result());
+            if (p.result() != null) {
+                emit(nextToPrint, p.line(), p.result());
+            }
             nextToPrint++;
         }
     }
 
-    /** A task that will never finish (lost): later ones in input order need not wait for it. */
+    /** A task that will never have output (refused, lost): later ones in input order need not wait for it. */
     synchronized void skipped(long index) {
-        if (keepOrder && index == nextToPrint) {
-            nextToPrint++;
+        if (keepOrder) {
+            waiting.put(index, new Pending(0, null));
             drain();
         }
     }
@@ -77,7 +79,9 @@ final class OutputPrinter {
     synchronized void flush() {
         while (!waiting.isEmpty()) {
             var e = waiting.pollFirstEntry();
-            emit(e.getKey(), e.getValue().line(), e.getValue().result());
+            if (e.getValue().result() != null) {
+                emit(e.getKey(), e.getValue().line(), e.getValue().result());
+            }
         }
     }
 

@@ -6,10 +6,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.datacache.ObjectRef;
 import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskOutput;
+import io.falkon.protocol.Protocol;
 import io.falkon.protocol.ShellLine;
+import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.TaskSpec;
 
-import java.io.BufferedReader;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
@@ -72,8 +73,17 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     static final long KEEP_CHECKED_BYTES = 16L << 20;
     static final int KEEP_CHECKED_TASKS = 100_000;
 
+    /**
+     * The largest task any dispatcher accepts: {@code --max-task-bytes} goes up to one message less
+     * its framing. A line that could only make a larger task is refused when the file is checked,
+     * before anything runs ({@code FILE:LINE: reason}); a task under it that a dispatcher's own
+     * (lower) limit refuses fails alone, with the dispatcher's reason, and the rest runs.
+     */
+    static final int MAX_TASK_BYTES = Protocol.DEFAULT_MAX_FRAME_LENGTH - 4096;
+
     private final String name;
-    private final BufferedReader reader;
+    private final BoundedLines reader;
+    private final InputStream input;
     /** The tasks of a file checked before, in place of reading it again (or null); each let go once read. */
     private final List<Entry> kept;
     private int nextKept;
@@ -95,6 +105,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private TaskFile(String name, List<Entry> entries) {
         this.name = name;
         this.reader = null;
+        this.input = null;
         this.kept = entries;
         this.jsonl = false;
         this.defaultWallTimeMillis = 0;
@@ -109,9 +120,10 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private TaskFile(String name, InputStream in, boolean jsonl, Format format) {
         this.name = name;
         this.kept = null;
-        this.reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8.newDecoder()
+        this.input = in;
+        this.reader = new BoundedLines(new InputStreamReader(in, StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT)),
-                1 << 16);
+                MAX_TASK_BYTES);
         this.jsonl = jsonl;
         this.defaultWallTimeMillis = format.defaultWallTime() == null ? 0 : format.defaultWallTime().toMillis();
         this.template = format.template();
@@ -203,9 +215,12 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         while (true) {
             String line;
             try {
-                line = reader.readLine();
+                line = reader.next();
             } catch (CharacterCodingException e) {
                 throw new BadLine(name, lineNo + 1, "not valid UTF-8");
+            } catch (BoundedLines.TooLong e) {
+                throw new BadLine(name, lineNo + 1, "a line of " + e.chars + " characters: no task may be over "
+                        + MAX_TASK_BYTES + " bytes (what one message to a dispatcher carries)");
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot read " + name, e);
             }
@@ -231,13 +246,31 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
 
     private Entry entry(String line, String trimmed, long number) {
         if (jsonl) {
-            return new Entry(lineNo, parseJson(trimmed), trimmed);
+            return sized(new Entry(lineNo, parseJson(trimmed), trimmed), line.length());
         }
         if (template == null) {
-            return new Entry(lineNo, withDefaults(ShellLine.task(line)), trimmed);
+            return sized(new Entry(lineNo, withDefaults(ShellLine.task(line)), trimmed), line.length());
         }
-        return new Entry(lineNo, withDefaults(ShellLine.task(template.fill(line, number)).env("FALKON_LINE", trimmed)
-                .env("FALKON_TASK_NUMBER", Long.toString(number))), trimmed);
+        String filled = template.fill(line, number);
+        return sized(new Entry(lineNo, withDefaults(ShellLine.task(filled).env("FALKON_LINE", trimmed)
+                .env("FALKON_TASK_NUMBER", Long.toString(number))), trimmed), filled.length() + line.length());
+    }
+
+    /**
+     * The entry, unless its task is larger than any dispatcher accepts. A task holds its text at most
+     * twice (its words and, run without the shell, its line), each character in at most 3 UTF-8
+     * bytes: only a task of long lines can come near the bound and is encoded to be measured.
+     */
+    private Entry sized(Entry e, long chars) {
+        if (6 * chars + 4096 <= MAX_TASK_BYTES) {
+            return e;
+        }
+        int bytes = TaskSpecCodec.encode(e.spec()).length;
+        if (bytes > MAX_TASK_BYTES) {
+            throw new BadLine(name, lineNo, "its task is " + bytes + " bytes encoded: no dispatcher accepts a task "
+                    + "over " + MAX_TASK_BYTES + " bytes (falkon dispatcher --max-task-bytes; 1 MiB by default)");
+        }
+        return e;
     }
 
     private TaskSpec withDefaults(TaskSpec.Builder b) {
@@ -404,8 +437,8 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
 
     @Override
     public void close() throws IOException {
-        if (reader != null && !name.equals("<stdin>")) {
-            reader.close();
+        if (input != null && !name.equals("<stdin>")) {
+            input.close();
         }
     }
 }

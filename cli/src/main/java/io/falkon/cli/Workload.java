@@ -173,6 +173,7 @@ final class Workload {
         try (TaskInstance instance = newInstance.get()) {
             running = instance;
             instance.onResult(this::result);
+            instance.onRefused(this::refused);
             while (file.hasNext()) {
                 TaskFile.Entry e = file.next();
                 read++;
@@ -185,6 +186,13 @@ final class Workload {
                 } catch (FalkonException lost) {
                     lostCause = lost; // the rest of the file is never sent
                     break;
+                } catch (IllegalArgumentException tooLarge) {
+                    // more than this connection can carry (a WS request's bound): that task fails alone
+                    failed.incrementAndGet();
+                    if (failuresShown.incrementAndGet() <= MAX_FAILURES_SHOWN) {
+                        err.println("line " + e.line() + ": not submitted: " + bounded(tooLarge.getMessage()));
+                    }
+                    continue;
                 }
                 submitted++;
             }
@@ -451,6 +459,23 @@ final class Workload {
         write(r);
         if (printer != null) {
             printer.finished(r.taskId(), lineOf(r.taskId()), r);
+        }
+    }
+
+    /**
+     * On the client's I/O thread: the dispatcher refused a task (invalid there, e.g. over its
+     * {@code --max-task-bytes}); it fails with the dispatcher's reason, and the rest of the file runs.
+     */
+    private void refused(long taskId, FalkonException why) {
+        synchronized (this) {
+            answered.set((int) taskId);
+        }
+        failed.incrementAndGet();
+        if (failuresShown.incrementAndGet() <= MAX_FAILURES_SHOWN) {
+            err.println("line " + lineOf(taskId) + ": refused by the dispatcher: " + bounded(why.getMessage()));
+        }
+        if (printer != null) {
+            printer.skipped(taskId);
         }
     }
 

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.ArrayList;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -83,6 +84,47 @@ class RunCommandTest {
         // falkon run tasks.txt > out.txt: the tasks' output alone; Falkon's own lines on stderr
         assertThat(r.stdout()).isEqualTo("kept\n");
         assertThat(r.stderr()).contains("3 tasks: 2 succeeded, 1 failed").contains("line 3: exit 4: broken");
+    }
+
+    @Test
+    void aTaskOverTheDispatchersLimitFailsWithItsReasonAndTheOthersRun() throws Exception {
+        // 100,000 arguments: 1.4 MB encoded, over the embedded dispatcher's 1 MiB per task
+        Path file = dir.resolve("big-task.jsonl");
+        Files.writeString(file, "{\"args\": [\"/bin/echo\"" + ", \"xxxxxxxxxx\"".repeat(100_000) + "]}\n"
+                + "{\"shell\": \"echo ok2\"}\n" + "{\"shell\": \"echo ok3\"}\n");
+        Cli.Result r = Cli.run(dir, "run", "--keep-order", file.toString());
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.stdout()).isEqualTo("ok2\nok3\n");
+        assertThat(r.stderr()).contains("line 1: refused by the dispatcher: ")
+                .contains("over the limit of 1048576 bytes per task (falkon dispatcher --max-task-bytes)")
+                .contains("3 tasks: 2 succeeded, 1 failed").doesNotContain("lost").doesNotContain("LOST");
+    }
+
+    @Test
+    void aLineNoDispatcherCouldTakeStopsTheCommandNamingItAndNothingRuns() throws Exception {
+        Path file = dir.resolve("huge.txt");
+        try (var w = Files.newBufferedWriter(file)) {
+            w.write("touch ran\n");
+            w.write("echo " + "z".repeat(20 << 20) + "\n");
+        }
+        for (String command : List.of("run", "submit")) {
+            List<String> args = new ArrayList<>(List.of(command));
+            if (command.equals("submit")) {
+                args.addAll(List.of("--dispatcher", "127.0.0.1:1")); // checked before any connection
+            }
+            args.add(file.toString());
+            Cli.Result r = Cli.run(dir, args.toArray(String[]::new));
+            assertThat(r.exit()).as(command).isEqualTo(2);
+            assertThat(r.stderr().strip()).as(command).startsWith("falkon " + command + ": " + file + ":2: a line of "
+                    + (5 + (20 << 20)) + " characters").doesNotContain("Exception").doesNotContain("\tat ");
+            assertThat(dir.resolve("ran")).doesNotExist();
+        }
+        // from standard input, read as it comes: what came before ran, then the same one line
+        Cli.Result piped = Cli.runWithInput(dir, "echo before\n" + "echo " + "z".repeat(20 << 20) + "\n", "run", "-");
+        assertThat(piped.exit()).isEqualTo(2);
+        assertThat(piped.stderr().strip().lines().filter(l -> l.startsWith("falkon run: <stdin>:2: a line of ")))
+                .hasSize(1);
+        assertThat(piped.stderr()).doesNotContain("Exception");
     }
 
     @Test

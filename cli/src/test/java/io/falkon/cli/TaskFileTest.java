@@ -31,6 +31,42 @@ class TaskFileTest {
     }
 
     @Test
+    void linesEndAsReadLineEndsThemAndALongLineIsPassedOverNotHeld() throws Exception {
+        String text = "a\nbb\r\nccc\rdddd\r\n\n" + "x".repeat(70_000) + "\r\nlast";
+        BoundedLines lines = new BoundedLines(new java.io.StringReader(text), 100_000);
+        List<String> got = new ArrayList<>();
+        for (String l; (l = lines.next()) != null; ) {
+            got.add(l);
+        }
+        assertThat(got).containsExactly("a", "bb", "ccc", "dddd", "", "x".repeat(70_000), "last");
+        assertThat(got).isEqualTo(new java.io.BufferedReader(new java.io.StringReader(text)).lines().toList());
+
+        BoundedLines bounded = new BoundedLines(new java.io.StringReader("ok\n" + "y".repeat(200_000) + "\nafter\n"), 1000);
+        assertThat(bounded.next()).isEqualTo("ok");
+        assertThat(org.assertj.core.api.Assertions.catchThrowableOfType(bounded::next, BoundedLines.TooLong.class).chars)
+                .isEqualTo(200_000);
+        assertThat(bounded.next()).as("the reader moved past it").isEqualTo("after");
+        assertThat(bounded.next()).isNull();
+    }
+
+    @Test
+    void aLineLargerThanAnyDispatcherAcceptsIsRefusedBeforeAnythingRuns() throws Exception {
+        Path file = dir.resolve("huge.txt");
+        try (Writer w = Files.newBufferedWriter(file)) {
+            w.write("echo first\n");
+            w.write("echo " + "z".repeat(20 << 20) + "\n"); // 20 MiB
+        }
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(file.toString(),
+                TaskFile.Format.PLAIN, null))).isInstanceOf(TaskFile.BadLine.class)
+                .hasMessageStartingWith(file + ":2: a line of " + (5 + (20 << 20)) + " characters: no task may be over");
+        // a shorter line whose task (its words, and the line kept for the shell) is still too large
+        Files.writeString(file, "/bin/echo " + "w ".repeat(5 << 20) + "\n"); // 5 Mi words run without the shell
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(file.toString(),
+                TaskFile.Format.PLAIN, null))).isInstanceOf(TaskFile.BadLine.class)
+                .hasMessageContaining(":1: its task is ").hasMessageContaining("bytes encoded: no dispatcher accepts");
+    }
+
+    @Test
     void aSmallFilesCheckKeepsExactlyTheTasksAStreamedReadWouldRun() throws Exception {
         Path file = dir.resolve("tasks.jsonl");
         Files.writeString(file, """

@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -42,6 +43,8 @@ public final class DistributedInstance implements TaskInstance {
     private final AtomicLong resent = new AtomicLong();
     private final Semaphore permits;
     private volatile Consumer<TaskResult> listener;
+    private volatile BiConsumer<Long, FalkonException> refusedListener;
+    private final AtomicLong nextTaskId = new AtomicLong();
     private volatile FalkonException lost;
     private volatile boolean closed;
     /** Since when no dispatcher could take tasks while some waited (-1: one can). */
@@ -49,13 +52,16 @@ public final class DistributedInstance implements TaskInstance {
 
     /** A submitted task and where it is. */
     private static final class Task {
+        /** Its number in this instance (order of submission), which its result carries. */
+        final long id;
         final TaskSpec spec;
         final CompletableFuture<TaskResult> future = new CompletableFuture<>();
         /** Set by whoever settles the task first: its result is heard and its future completed once. */
         final AtomicBoolean settled = new AtomicBoolean();
         int sends;
 
-        Task(TaskSpec spec) {
+        Task(long id, TaskSpec spec) {
+            this.id = id;
             this.spec = spec;
         }
     }
@@ -113,7 +119,7 @@ public final class DistributedInstance implements TaskInstance {
         }
         permits.acquireUninterruptibly();
         outstanding.add();
-        Task t = new Task(spec);
+        Task t = new Task(nextTaskId.getAndIncrement(), spec);
         pending.add(t);
         pump();
         return t.future;
@@ -198,8 +204,11 @@ public final class DistributedInstance implements TaskInstance {
         });
     }
 
-    private void finish(Task t, TaskResult r) {
+    private void finish(Task t, TaskResult part) {
         if (t.settled.compareAndSet(false, true)) {
+            // numbered as this instance numbers its tasks, not as the dispatcher that ran it did
+            TaskResult r = new TaskResult(t.id, part.attempt(), part.executorId(), part.submittedMicros(),
+                    part.dispatchedMicros(), part.completedMicros(), part.deliveredMicros(), part.execution());
             Consumer<TaskResult> l = listener;
             if (l != null) {
                 l.accept(r); // before the future: whoever waits on the futures has heard every result
@@ -216,6 +225,10 @@ public final class DistributedInstance implements TaskInstance {
             p.dead = true;
         }
         if (cause instanceof FalkonException fe && fe.code() == ErrorCode.INVALID_TASK) {
+            BiConsumer<Long, FalkonException> l = refusedListener;
+            if (l != null && !t.settled.get()) {
+                l.accept(t.id, fe);
+            }
             fail(t, fe);
         } else if (closed) {
             fail(t, new FalkonException(null, "the instance was closed"));
@@ -242,6 +255,11 @@ public final class DistributedInstance implements TaskInstance {
     @Override
     public void onResult(Consumer<TaskResult> l) {
         this.listener = l;
+    }
+
+    @Override
+    public void onRefused(BiConsumer<Long, FalkonException> l) {
+        this.refusedListener = l;
     }
 
     @Override

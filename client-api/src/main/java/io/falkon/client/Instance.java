@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -65,6 +66,7 @@ public final class Instance implements TaskInstance {
     private long nextTaskId;
     private final long nextTaskIdAtStart;
     private volatile Consumer<TaskResult> listener;
+    private volatile BiConsumer<Long, FalkonException> refusedListener;
     private volatile FalkonException lost;
     private volatile boolean closed;
     /** False: results are received but not acknowledged, so the dispatcher keeps them for later clients. */
@@ -277,8 +279,33 @@ public final class Instance implements TaskInstance {
                 return; // the connection is coming back: re-attaching tells what to send again
             }
             unaccepted.remove(first);
+            if (cause instanceof FalkonException fe && fe.code() == ErrorCode.INVALID_TASK) {
+                refusedTask(bundle, fe);
+                return;
+            }
             failBundle(bundle, cause);
         });
+    }
+
+    /**
+     * On the I/O thread: the dispatcher refused a bundle because of one task in it (it accepts a
+     * bundle whole or not at all). The bundle is halved and each half sent again, down to the task
+     * it refuses alone, which fails with the dispatcher's reason: the others run. Costs nothing
+     * unless a task is refused; k refused tasks of a bundle of n cost about k·log2(n) more SUBMITs.
+     */
+    private void refusedTask(List<Message.SubmittedTask> bundle, FalkonException why) {
+        if (bundle.size() == 1) {
+            long taskId = bundle.get(0).clientTaskId();
+            BiConsumer<Long, FalkonException> l = refusedListener;
+            if (l != null && pending.containsKey(taskId)) {
+                l.accept(taskId, why);
+            }
+            failBundle(bundle, why);
+            return;
+        }
+        int half = bundle.size() / 2;
+        send(new ArrayList<>(bundle.subList(0, half)));
+        send(new ArrayList<>(bundle.subList(half, bundle.size())));
     }
 
     /**
@@ -360,6 +387,12 @@ public final class Instance implements TaskInstance {
     @Override
     public void onResult(Consumer<TaskResult> listener) {
         this.listener = listener;
+    }
+
+    /** On the I/O thread, before the refused task's future fails. */
+    @Override
+    public void onRefused(BiConsumer<Long, FalkonException> listener) {
+        this.refusedListener = listener;
     }
 
     /**

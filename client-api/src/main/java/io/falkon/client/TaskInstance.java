@@ -4,6 +4,7 @@ import io.falkon.protocol.TaskSpec;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -17,6 +18,14 @@ public interface TaskInstance extends AutoCloseable {
 
     /** Calls {@code listener} with every result as it arrives, besides the futures. */
     void onResult(Consumer<TaskResult> listener);
+
+    /**
+     * Calls {@code listener} with every task the dispatcher refused (invalid there, e.g. over its
+     * {@code --max-task-bytes}): its id (the order of submission, from 0, as results are numbered)
+     * and why; its future fails with the same {@link FalkonException} ({@code INVALID_TASK}). The
+     * other tasks of its bundle run.
+     */
+    void onRefused(BiConsumer<Long, FalkonException> listener);
 
     /** Tasks submitted and not yet finished. */
     int outstanding();
