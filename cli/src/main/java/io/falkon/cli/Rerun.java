@@ -28,21 +28,29 @@ final class Rerun {
     }
 
     /**
+     * What to run again: the lines, and for a detached instance its record here (which says how its
+     * lines became tasks: the template and the default wall time it was submitted with), else null.
+     */
+    record Selection(IntPredicate lines, InstanceRecords.Record record) {
+    }
+
+    /**
      * The lines of {@code file} whose tasks are to run again.
      *
      * @param file     the task file to be rerun (as given)
      * @param source   a results file, or an instance's id or key
      * @param connect  how to reach the instance's dispatcher (its address from this machine's record)
      */
-    static IntPredicate toRun(String file, String source, ConnectOptions connect) throws IOException,
+    static Selection toRun(String file, String source, ConnectOptions connect) throws IOException,
             InterruptedException {
         Path p = Path.of(source);
         if (Files.isRegularFile(p)) {
             BitSet succeeded = succeededLines(p);
-            return line -> !succeeded.get(line);
+            return new Selection(line -> !succeeded.get(line), null);
         }
-        BitSet failed = failedLines(file, source, connect);
-        return failed::get;
+        InstanceRecords.Record[] record = {null};
+        BitSet failed = failedLines(file, source, connect, record);
+        return new Selection(failed::get, record[0]);
     }
 
     /** The lines whose last result in a results file says they succeeded. */
@@ -74,8 +82,8 @@ final class Rerun {
     }
 
     /** The lines of an instance's tasks that did not succeed (it must have finished). */
-    private static BitSet failedLines(String file, String source, ConnectOptions connect) throws IOException,
-            InterruptedException {
+    private static BitSet failedLines(String file, String source, ConnectOptions connect,
+                                      InstanceRecords.Record[] found) throws IOException, InterruptedException {
         InstanceRef ref = new InstanceRef();
         ref.ref = source;
         ref.connect = connect;
@@ -91,6 +99,7 @@ final class Rerun {
                     ? "nothing on this machine says which file that instance ran"
                     : "that instance ran " + record.file() + ", not " + file));
         }
+        found[0] = record;
         TaskLines lines = TaskLines.of(record);
         if (!lines.known()) {
             throw new Falkon.UserError("--rerun-failed " + source + ": " + lines.why());

@@ -110,7 +110,8 @@ final class SubmitCommand implements Callable<Integer> {
     }
 
     private static void hint(String command, String what) {
-        System.out.printf("  %-60s %s%n", command, what);
+        // what it does as a shell comment: a long command never runs into it, and the line can be pasted
+        System.out.printf("  %-60s  # %s%n", command, what);
     }
 
     private String fileName() {

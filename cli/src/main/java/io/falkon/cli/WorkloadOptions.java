@@ -146,7 +146,11 @@ final class WorkloadOptions {
                 if (!Files.isRegularFile(Path.of(file))) {
                     throw new Falkon.UserError("task file " + file + " does not exist or is not a file");
                 }
-                selected = Rerun.toRun(file, rerunFailed, connect);
+                Rerun.Selection s = Rerun.toRun(file, rerunFailed, connect);
+                selected = s.lines();
+                if (s.record() != null) {
+                    sameTasksAs(s.record());
+                }
             }
             TaskFile.Checked c = TaskFile.validate(file, format(), selected);
             httpsInputs = c.httpsInputs();
@@ -159,6 +163,31 @@ final class WorkloadOptions {
             return c.tasks();
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
+        }
+    }
+
+    /**
+     * A rerun of a detached instance makes the same tasks of the same lines: the options that
+     * define them (the template, the default wall time) come from the instance's record when not
+     * given again, and a different one is refused (it would run other commands under the same lines).
+     */
+    private void sameTasksAs(InstanceRecords.Record r) {
+        String id = r.id();
+        if (template == null && r.template() != null) {
+            template = r.template();
+            System.err.println("rerunning with the template instance " + id + " was submitted with: --template '"
+                    + template + "'");
+        } else if (template != null && !template.equals(r.template())) {
+            throw new Falkon.UserError("--template '" + template + "' is not what instance " + id + " ran its lines "
+                    + "with (" + (r.template() == null ? "no template" : "--template '" + r.template() + "'")
+                    + "): give the same, or none to use its own");
+        }
+        if (timeoutSeconds == null && r.timeoutSeconds() != null) {
+            timeoutSeconds = r.timeoutSeconds();
+        } else if (timeoutSeconds != null && !timeoutSeconds.equals(r.timeoutSeconds())) {
+            throw new Falkon.UserError("--timeout " + timeoutSeconds + " is not what instance " + id + " ran with ("
+                    + (r.timeoutSeconds() == null ? "none" : "--timeout " + r.timeoutSeconds())
+                    + "): give the same, or none to use its own");
         }
     }
 

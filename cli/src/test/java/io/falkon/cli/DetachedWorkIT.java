@@ -124,6 +124,41 @@ class DetachedWorkIT {
     }
 
     @Test
+    void theRerunTheSubmitPrintsRunsTheSameTasksItsTemplateMade() throws Exception {
+        // each line is an exit code; the template makes the command: the raw lines are not commands
+        Path codes = Files.writeString(dir.resolve("codes.txt"), "0\n3\n0\n5\n");
+        int port = ClusterProcesses.freePort();
+        String addr = "127.0.0.1:" + port;
+        try (ClusterProcesses c = new ClusterProcesses(dir)) {
+            c.dispatcher(port);
+            c.executor(port, "e1", "--slots", "2");
+            Cli.Result submitted = Cli.run(dir, "submit", "--dispatcher", addr, "--detach", "--template",
+                    "echo ran {}; exit {}", codes.toString());
+            assertThat(submitted.exit()).as(submitted.stderr()).isZero();
+            String id = submitted.stdout().substring("instance ".length(), submitted.stdout().indexOf(':'));
+            assertThat(Cli.run(dir, "wait", id).exit()).isEqualTo(1);
+
+            // the follow-up as printed, word for word
+            String printed = submitted.stdout().lines().filter(l -> l.contains("--rerun-failed")).findFirst()
+                    .orElseThrow().split("  #")[0].strip();
+            assertThat(printed).isEqualTo("falkon submit --dispatcher " + addr + " --rerun-failed " + id + " " + codes);
+            Cli.Result rerun = Cli.run(dir, printed.substring("falkon ".length()).split(" "));
+            assertThat(rerun.exit()).isEqualTo(1);
+            assertThat(rerun.stderr()).contains("rerunning 2 of the 4 tasks")
+                    .contains("rerunning with the template instance " + id + " was submitted with")
+                    .contains("line 2: exit 3").contains("line 4: exit 5").doesNotContain("127");
+            assertThat(rerun.stdout().lines()).containsExactlyInAnyOrder("ran 3", "ran 5");
+
+            // another template would run other commands under the same lines: refused
+            Cli.Result other = Cli.run(dir, "submit", "--dispatcher", addr, "--rerun-failed", id, "--template",
+                    "exit 0", codes.toString());
+            assertThat(other.exit()).isEqualTo(2);
+            assertThat(other.stderr()).contains("--template 'exit 0' is not what instance " + id + " ran its lines "
+                    + "with (--template 'echo ran {}; exit {}')");
+        }
+    }
+
+    @Test
     void aRunningDetachedInstanceIsWaitedForWithATimeoutAndCancelled() throws Exception {
         Path tasks = Files.writeString(dir.resolve("slow.txt"), "sleep 60\n".repeat(4));
         int port = ClusterProcesses.freePort();
