@@ -169,11 +169,30 @@ class WsSecurityTest {
     @Test
     void theBodyMustMatchTheOperationTheActionNames() throws Exception {
         String key = newInstance();
+        long refusedBefore = topology.dispatcher.badRequests();
         HttpResponse<String> r = post("Destroy", envelope("GetStatus", "<f:key>" + key + "</f:key>", null),
                 "Bearer " + token(), NS + ":Destroy");
         assertThat(fault(r)).contains("SOAPAction").contains("does not match").contains("GetStatus");
+        assertThat(topology.dispatcher.badRequests()).as("refused and logged as a bad request")
+                .isGreaterThan(refusedBefore);
         assertThat(element(call("GetStatus", "<f:key>" + key + "</f:key>").body(), "queued"))
                 .as("the instance was not destroyed").isEqualTo("0");
+        call("Destroy", "<f:key>" + key + "</f:key>");
+    }
+
+    @Test
+    void oneOperationPerRequestAnotherAfterItIsRefusedNotIgnored() throws Exception {
+        String key = newInstance();
+        long refusedBefore = topology.dispatcher.badRequests();
+        String two = "<?xml version=\"1.0\"?><s:Envelope xmlns:s=\"" + SOAP11 + "\" xmlns:f=\"" + NS + "\"><s:Body>"
+                + "<f:GetStatus><f:key>" + key + "</f:key></f:GetStatus>"
+                + "<f:Destroy><f:key>" + key + "</f:key></f:Destroy></s:Body></s:Envelope>";
+        HttpResponse<String> r = post("GetStatus", two, "Bearer " + token(), NS + ":GetStatus");
+        assertThat(r.statusCode()).isEqualTo(500);
+        assertThat(fault(r)).contains("Destroy> after", "GetStatus>: one operation per request");
+        assertThat(topology.dispatcher.badRequests()).isGreaterThan(refusedBefore);
+        assertThat(element(call("GetStatus", "<f:key>" + key + "</f:key>").body(), "queued"))
+                .as("neither operation ran: the instance is still there").isEqualTo("0");
         call("Destroy", "<f:key>" + key + "</f:key>");
     }
 
@@ -186,9 +205,11 @@ class WsSecurityTest {
                 "<s:Envelope xmlns:s=\"" + SOAP11 + "\"><s:Body/></s:Envelope>",
                 "<s:Envelope xmlns:s=\"" + SOAP11 + "\"><s:Body><f:Nope xmlns:f=\"" + NS + "\"/></s:Body></s:Envelope>");
         for (String body : bodies) {
+            long refusedBefore = topology.dispatcher.badRequests();
             HttpResponse<String> r = post("GetStatus", body, "Bearer " + token(), "");
             assertThat(r.statusCode()).as(body).isEqualTo(500);
             assertThat(fault(r)).as(body).isNotBlank();
+            assertThat(topology.dispatcher.badRequests()).as("logged: %s", body).isGreaterThan(refusedBefore);
         }
         // bytes that are not UTF-8
         HttpResponse<String> badUtf8 = http.send(HttpRequest.newBuilder(uri).timeout(PROMPT)

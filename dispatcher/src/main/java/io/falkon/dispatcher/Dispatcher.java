@@ -193,6 +193,11 @@ public final class Dispatcher implements AutoCloseable {
         }
     }
 
+    /** Requests refused as bad so far on every transport (logged, rate-limited: docs/security.md). */
+    public long badRequests() {
+        return admission.badRequests().total();
+    }
+
     public DispatcherConfig config() {
         return config;
     }

@@ -39,8 +39,17 @@ final class WsOperations {
     record Call(Admission.Credential who, String from, String endpoint) {
     }
 
-    /** Runs operation {@code op} on the request element the reader is on. */
-    CompletableFuture<Body> invoke(String op, XMLStreamReader r, Call call) throws XMLStreamException {
+    /** An operation whose request has been read whole and checked, ready to run. */
+    interface Prepared {
+        CompletableFuture<Body> run();
+    }
+
+    /**
+     * Reads operation {@code op}'s request element (the reader is on it) and checks it, without
+     * running anything yet: the caller may still refuse the request as a whole (something else
+     * after it in the body).
+     */
+    Prepared parse(String op, XMLStreamReader r, Call call) throws XMLStreamException {
         return switch (op) {
             case "CreateInstance" -> createInstance(r, call);
             case "Submit" -> submit(r, call);
@@ -51,7 +60,7 @@ final class WsOperations {
         };
     }
 
-    private CompletableFuture<Body> createInstance(XMLStreamReader r, Call call) throws XMLStreamException {
+    private Prepared createInstance(XMLStreamReader r, Call call) throws XMLStreamException {
         String clientName = "ws";
         long lease = 0;
         while (next(r, "CreateInstance")) {
@@ -62,7 +71,9 @@ final class WsOperations {
                 default -> throw unexpected("CreateInstance", r, "clientName, leaseSeconds");
             }
         }
-        return gateway.createInstance(call.who(), call.from(), clientName, lease).thenApply(made -> w -> {
+        String name = clientName;
+        long leaseSeconds = lease;
+        return () -> gateway.createInstance(call.who(), call.from(), name, leaseSeconds).thenApply(made -> w -> {
             w.writeStartElement(SoapXml.PREFIX, "instance", NS);
             SoapXml.text(w, "endpoint", call.endpoint());
             SoapXml.text(w, "key", made.key());
@@ -71,7 +82,7 @@ final class WsOperations {
         });
     }
 
-    private CompletableFuture<Body> submit(XMLStreamReader r, Call call) throws XMLStreamException {
+    private Prepared submit(XMLStreamReader r, Call call) throws XMLStreamException {
         WsGateway.Key key = null;
         int max = gateway.settings().maxBundle();
         List<SoapXml.ParsedTask> tasks = new ArrayList<>();
@@ -88,7 +99,8 @@ final class WsOperations {
                 default -> throw unexpected("Submit", r, "key, task");
             }
         }
-        return gateway.submit(call.who(), call.from(), require(key, "Submit"), tasks).thenApply(ids -> w -> {
+        WsGateway.Key k = require(key, "Submit");
+        return () -> gateway.submit(call.who(), call.from(), k, tasks).thenApply(ids -> w -> {
             SoapXml.text(w, "accepted", Integer.toString(ids.length));
             for (long id : ids) {
                 SoapXml.text(w, "id", Long.toString(id));
@@ -96,7 +108,7 @@ final class WsOperations {
         });
     }
 
-    private CompletableFuture<Body> status(XMLStreamReader r, Call call) throws XMLStreamException {
+    private Prepared status(XMLStreamReader r, Call call) throws XMLStreamException {
         WsGateway.Key key = null;
         while (next(r, "GetStatus")) {
             if (r.getLocalName().equals("key")) {
@@ -105,7 +117,8 @@ final class WsOperations {
                 throw unexpected("GetStatus", r, "key");
             }
         }
-        return gateway.status(call.who(), call.from(), key).thenApply(st -> {
+        WsGateway.Key k = key;
+        return () -> gateway.status(call.who(), call.from(), k).thenApply(st -> {
             ObjectNode doc = (ObjectNode) st.document();
             if (st.unfetched() >= 0) {
                 // what a WS caller sees of its instance: results waiting to be fetched
@@ -126,7 +139,7 @@ final class WsOperations {
         });
     }
 
-    private CompletableFuture<Body> results(XMLStreamReader r, Call call) throws XMLStreamException {
+    private Prepared results(XMLStreamReader r, Call call) throws XMLStreamException {
         WsGateway.Key key = null;
         int max = gateway.settings().maxResults();
         int wait = 0;
@@ -142,7 +155,11 @@ final class WsOperations {
                 default -> throw unexpected("GetResults", r, "key, max, waitSeconds, ack");
             }
         }
-        return gateway.results(call.who(), call.from(), require(key, "GetResults"), max, wait, ack)
+        WsGateway.Key k = require(key, "GetResults");
+        int most = max;
+        int waitSeconds = wait;
+        Long acked = ack;
+        return () -> gateway.results(call.who(), call.from(), k, most, waitSeconds, acked)
                 .thenApply(fetched -> w -> {
                     List<Message.DeliveredResult> results = fetched.results();
                     for (int i = 0, n = results.size(); i < n; i++) {
@@ -152,7 +169,7 @@ final class WsOperations {
                 });
     }
 
-    private CompletableFuture<Body> destroy(XMLStreamReader r, Call call) throws XMLStreamException {
+    private Prepared destroy(XMLStreamReader r, Call call) throws XMLStreamException {
         WsGateway.Key key = null;
         while (next(r, "Destroy")) {
             if (r.getLocalName().equals("key")) {
@@ -161,7 +178,8 @@ final class WsOperations {
                 throw unexpected("Destroy", r, "key");
             }
         }
-        return gateway.destroy(call.who(), call.from(), require(key, "Destroy"))
+        WsGateway.Key k = require(key, "Destroy");
+        return () -> gateway.destroy(call.who(), call.from(), k)
                 .thenApply(cancelled -> w -> SoapXml.text(w, "cancelled", Integer.toString(cancelled)));
     }
 

@@ -7,6 +7,7 @@ import io.falkon.protocol.auth.HttpAuth;
 import io.falkon.protocol.soap.SoapInputException;
 import io.falkon.protocol.soap.SoapXml;
 import org.apache.axiom.om.OMElement;
+import org.apache.axiom.om.OMNode;
 import org.apache.axiom.om.OMException;
 import org.apache.axiom.om.OMXMLBuilderFactory;
 import org.apache.axiom.soap.SOAPBody;
@@ -116,9 +117,9 @@ final class WsService {
             }
         }
         try {
-            return soap(req, soap, who).exceptionally(e -> failure(soap, e));
+            return soap(req, soap, who).exceptionally(e -> failure(req, soap, e));
         } catch (RuntimeException | XMLStreamException e) {
-            return done(failure(soap, e));
+            return done(failure(req, soap, e));
         }
     }
 
@@ -178,8 +179,15 @@ final class WsService {
         while (r.getEventType() != XMLStreamConstants.START_ELEMENT) {
             r.next();
         }
-        return operations.invoke(op, r, new WsOperations.Call(who, req.from(), endpoint))
-                .thenApply(b -> response(soap, op, b));
+        WsOperations.Prepared prepared = operations.parse(op, r, new WsOperations.Call(who, req.from(), endpoint));
+        // one operation per request: what follows it in the body would otherwise go unseen
+        for (OMNode n = request.getNextOMSibling(); n != null; n = n.getNextOMSibling()) {
+            if (n instanceof OMElement second) {
+                throw WsFault.client("the SOAP Body holds <" + second.getLocalName() + "> after <" + op + ">: one "
+                        + "operation per request");
+            }
+        }
+        return prepared.run().thenApply(b -> response(soap, op, b));
     }
 
     private static SOAPEnvelope envelope(Request req, Soap soap) {
@@ -242,7 +250,12 @@ final class WsService {
         return Response.of(200, soap.contentType, buf.toByteArray());
     }
 
-    private Response failure(Soap soap, Throwable e) {
+    /**
+     * The fault for a request that failed. A caller's fault is logged as a bad request (rate-limited,
+     * with where it came from), as every transport logs what it refuses: a DOCTYPE, a SOAPAction
+     * that does not match the body, a task that is not one.
+     */
+    private Response failure(Request req, Soap soap, Throwable e) {
         Throwable c = e;
         while (c instanceof CompletionException && c.getCause() != null) {
             c = c.getCause();
@@ -252,14 +265,19 @@ final class WsService {
             return new Response(503, busy.contentType(), busy.body(), Map.of("Retry-After", "1"));
         }
         if (c instanceof WsFault f) {
+            if (f.callersFault()) {
+                admission.badRequests().refused("ws " + req.from(), f.getMessage());
+            }
             return fault(soap, f.callersFault() ? soap.clientStatus : 500, f.callersFault(), f.getMessage(), f.code());
         }
         if (c instanceof SoapInputException) {
+            admission.badRequests().refused("ws " + req.from(), c.getMessage());
             return fault(soap, soap.clientStatus, true, c.getMessage()); // names the operation and the element
         }
         if (c instanceof XMLStreamException || c instanceof OMException) {
-            return fault(soap, soap.clientStatus, true, "the request is not a well-formed SOAP envelope: "
-                    + rootMessage(c));
+            String why = "the request is not a well-formed SOAP envelope: " + rootMessage(c);
+            admission.badRequests().refused("ws " + req.from(), why);
+            return fault(soap, soap.clientStatus, true, why);
         }
         if (internalErrorLogged.compareAndSet(false, true)) {
             log.error("WS request failed inside the dispatcher (logged once; later ones count as bad requests)", c);
