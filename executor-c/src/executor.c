@@ -125,7 +125,7 @@ void ex_on_message(ex *e, fk_msg *m) {
     case FK_ERROR: {
         int code = m->u.error.code;
         char why[512];
-        snprintf(why, sizeof why, "dispatcher error %d: %s", code, m->u.error.message.s);
+        snprintf(why, sizeof why, "dispatcher error %s: %s", fk_error_name(code), m->u.error.message.s);
         if (code == FK_ERR_SHUTTING_DOWN || code == FK_ERR_DUPLICATE_EXECUTOR || code == FK_ERR_UNAUTHORIZED
             || code == FK_ERR_UNSUPPORTED_VERSION) {
             /* on purpose, or not fixable by trying again */

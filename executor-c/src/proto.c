@@ -583,3 +583,20 @@ void fk_stats_encode(const fk_data_stats *s, fk_buf *b) {
     fk_buf_u64(b, s->bytes_store);
     fk_buf_u32(b, (uint32_t)s->refetched);
 }
+
+const char *fk_error_name(int code) {
+    switch (code) {
+    case FK_ERR_MALFORMED: return "MALFORMED";
+    case FK_ERR_UNSUPPORTED_VERSION: return "UNSUPPORTED_VERSION";
+    case FK_ERR_UNAUTHORIZED: return "UNAUTHORIZED";
+    case FK_ERR_UNEXPECTED_MESSAGE: return "UNEXPECTED_MESSAGE";
+    case FK_ERR_FRAME_TOO_LARGE: return "FRAME_TOO_LARGE";
+    case FK_ERR_HANDSHAKE_TIMEOUT: return "HANDSHAKE_TIMEOUT";
+    case FK_ERR_UNKNOWN_INSTANCE: return "UNKNOWN_INSTANCE";
+    case FK_ERR_INVALID_TASK: return "INVALID_TASK";
+    case FK_ERR_DUPLICATE_EXECUTOR: return "DUPLICATE_EXECUTOR";
+    case FK_ERR_SHUTTING_DOWN: return "SHUTTING_DOWN";
+    case FK_ERR_BUSY: return "BUSY";
+    default: return "UNKNOWN";
+    }
+}

@@ -46,9 +46,17 @@ enum fk_error_code {
     FK_ERR_UNAUTHORIZED = 3,
     FK_ERR_UNEXPECTED_MESSAGE = 4,
     FK_ERR_FRAME_TOO_LARGE = 5,
+    FK_ERR_HANDSHAKE_TIMEOUT = 6,
+    FK_ERR_UNKNOWN_INSTANCE = 10,
+    FK_ERR_INVALID_TASK = 11,
     FK_ERR_DUPLICATE_EXECUTOR = 12,
-    FK_ERR_SHUTTING_DOWN = 13
+    FK_ERR_SHUTTING_DOWN = 13,
+    FK_ERR_BUSY = 14
 };
+
+/* The name of an ERROR code, as docs/protocol.md and the Java side (ErrorCode) spell it: the Java and
+ * C executors say the same thing when the dispatcher stops them. "UNKNOWN" for a code it does not know. */
+const char *fk_error_name(int code);
 
 #define FK_FLAG_STDOUT_TRUNCATED 1
 #define FK_FLAG_STDERR_TRUNCATED 2

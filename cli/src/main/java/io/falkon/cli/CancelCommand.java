@@ -32,7 +32,7 @@ final class CancelCommand implements Callable<Integer> {
             unfinished = Takeover.unfinished(s);
             t.cancel();
         }
-        InstanceRecords.standard().delete(id);
+        InstanceRecords.standard().cancelled(id);
         if (json) {
             ObjectNode o = new ObjectMapper().createObjectNode();
             o.put("instance", id);

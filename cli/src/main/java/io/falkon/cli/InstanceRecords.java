@@ -84,6 +84,38 @@ final class InstanceRecords {
         Files.deleteIfExists(file(id));
     }
 
+    /**
+     * The instance was cancelled: its record goes, and a note of when stays ({@code ID.cancelled},
+     * without the key), so that a later command naming it is told it was cancelled, not that no such
+     * instance was ever submitted from here.
+     */
+    void cancelled(String id) throws IOException {
+        OwnerOnly.directories(dir);
+        Path tmp = OwnerOnly.tempFile(dir, ".cancelled", ".tmp");
+        Files.writeString(tmp, now() + "\n");
+        Files.move(tmp, dir.resolve(id + CANCELLED), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        delete(id);
+    }
+
+    private static final String CANCELLED = ".cancelled";
+
+    /** When the instance with this id (or the start of one) was cancelled from here, or null. */
+    private String cancelledAt(String ref) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            return null;
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path p : (Iterable<Path>) files::iterator) {
+                String n = p.getFileName().toString();
+                if (n.endsWith(CANCELLED) && n.startsWith(ref)) {
+                    return n.substring(0, n.length() - CANCELLED.length()) + " was cancelled at "
+                            + Files.readString(p).strip();
+                }
+            }
+        }
+        return null;
+    }
+
     /** The record of the instance with this id, or null. */
     Record get(String id) throws IOException {
         Path f = file(id);
@@ -130,6 +162,11 @@ final class InstanceRecords {
             throw new Falkon.UserError("'" + ref + "' is neither an instance id nor a key (ID-SECRET)");
         }
         List<String> matches = ids().stream().filter(id -> id.startsWith(r)).toList();
+        String cancelled = matches.isEmpty() ? cancelledAt(r) : null;
+        if (cancelled != null) {
+            throw new Falkon.UserError("instance " + cancelled + " (falkon cancel): its tasks were stopped and its "
+                    + "results are gone");
+        }
         if (matches.isEmpty()) {
             throw new Falkon.UserError("no instance " + ref + " was submitted from here (" + dir + "): give its key "
                     + "(ID-SECRET) as falkon submit --detach printed it, or see falkon list");

@@ -21,7 +21,7 @@ final class ResultJson {
      */
     static String line(TaskResult r, int line, String command) {
         ObjectNode o = JSON.createObjectNode();
-        o.put("task", r.taskId());
+        o.put("task", r.taskId() + 1); // numbered from 1, as {#}, --task N and --output-files {#} number it
         if (line >= 0) {
             o.put("line", line);
         }

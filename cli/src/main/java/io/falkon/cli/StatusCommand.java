@@ -43,10 +43,15 @@ final class StatusCommand implements Callable<Integer> {
         JsonNode ex = s.path("executors");
         System.out.printf("executors: %d registered, %d/%d slots busy%n", ex.path("registered").asInt(),
                 ex.path("busySlots").asInt(), ex.path("slots").asInt());
+        if (!s.path("executorList").isEmpty()) {
+            System.out.printf("  %-32s %-20s %-4s %9s %9s %8s  %s%n", "EXECUTOR", "HOST", "IMPL", "BUSY", "DONE",
+                    "FAILURES", "STATE");
+        }
         for (JsonNode e : s.path("executorList")) {
-            System.out.printf("  %-32s %-20s %3d/%-3d busy  %8d done%s%n", e.path("id").asText(),
-                    e.path("host").asText(), e.path("running").asInt(), e.path("slots").asInt(),
-                    e.path("completed").asLong(), e.path("noExec").asBoolean() ? "  (no-exec)" : "");
+            String state = e.path("state").asText() + (e.path("noExec").asBoolean() ? " (no-exec)" : "");
+            System.out.printf("  %-32s %-20s %-4s %4d/%-4d %9d %8d  %s%n", e.path("id").asText(),
+                    e.path("host").asText(), e.path("impl").asText(), e.path("running").asInt(), e.path("slots").asInt(),
+                    e.path("completed").asLong(), e.path("failures").asLong(), state);
         }
         JsonNode prov = s.path("provisioner");
         if (!prov.isMissingNode()) {
@@ -54,11 +59,15 @@ final class StatusCommand implements Callable<Integer> {
                     prov.path("lrm").asText(), prov.path("acquisition").asText(), prov.path("release").asText(),
                     prov.path("activeNodes").asInt(), prov.path("lastError").asText().isEmpty() ? ""
                             : "; last error: " + prov.path("lastError").asText());
+            if (!prov.path("allocations").isEmpty()) {
+                System.out.printf("  %-24s %-14s %8s %-10s %s%n", "ALLOCATION", "JOB", "NODES", "STAGE",
+                        "SECONDS AFTER START");
+            }
             for (JsonNode a : prov.path("allocations")) {
                 StringBuilder times = new StringBuilder();
                 a.path("secondsAfterStart").fields().forEachRemaining(f ->
                         times.append(String.format(" %s %.1fs", f.getKey(), f.getValue().asDouble())));
-                System.out.printf("  %-24s job %-10s %2d node(s) %-10s%s%n", a.path("name").asText(),
+                System.out.printf("  %-24s %-14s %8d %-10s%s%n", a.path("name").asText(),
                         a.path("jobId").asText(), a.path("nodes").asInt(), a.path("stage").asText(), times);
             }
         }

@@ -58,6 +58,9 @@ class DashboardIT {
             browser.open(dispatcher.httpUrl() + "?token=" + URLEncoder.encode(token, StandardCharsets.UTF_8));
             await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> figure(browser, "executors-registered") == 1
                     && browser.evaluate("document.getElementById('live').textContent").asText().equals("live"));
+            // from its first sample on, the time axis spans a minute, not years
+            assertThat(browser.evaluate("charts['chart-tasks'].scales.x.max - charts['chart-tasks'].scales.x.min")
+                    .asDouble()).isBetween(60.0, 61.0);
 
             Instance instance = client.createInstance("dashboard-run");
             List<CompletableFuture<TaskResult>> results = new ArrayList<>();

@@ -181,6 +181,12 @@ class DetachedWorkIT {
             assertThat(JSON.readTree(Cli.run(dir, "status", "--json", "--dispatcher", addr).stdout())
                     .get("instances").asInt()).isZero();
             assertThat(Files.exists(Cli.home(dir).resolve("instances").resolve(id + ".json"))).isFalse();
+            // a second cancel is told what happened, not that the id is unknown
+            Cli.Result again = Cli.run(dir, "cancel", id);
+            assertThat(again.exit()).isEqualTo(2);
+            assertThat(again.stderr().strip()).startsWith("falkon cancel: instance " + id + " was cancelled at ")
+                    .endsWith("(falkon cancel): its tasks were stopped and its results are gone");
+            assertThat(Cli.run(dir, "wait", id.substring(0, 5)).stderr()).contains("was cancelled at");
         }
     }
 

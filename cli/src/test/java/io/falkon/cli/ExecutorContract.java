@@ -110,6 +110,21 @@ abstract class ExecutorContract {
     }
 
     @Test
+    void aDispatcherThatStopsForGoodIsNamedTheSameWayByEveryExecutor() throws Exception {
+        Dispatcher d = Dispatcher.start(DispatcherConfig.local().withToken(TOKEN));
+        // both log at INFO here (the local default is WARN: a planned stop is not a problem)
+        List<String> cmd = new ArrayList<>(command().stream().map(a -> a.equals("-Dfalkon.log.level=WARN")
+                ? "-Dfalkon.log.level=INFO" : a.equals("warn") ? "info" : a).toList());
+        Process p = executor(cmd, d.port(), "told-to-leave", "--slots", "1");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        d.close(); // tells its executors to leave: ERROR SHUTTING_DOWN
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).isZero();
+        assertThat(Files.readString(log("told-to-leave")))
+                .contains("dispatcher error SHUTTING_DOWN: the dispatcher is shutting down; stopping");
+    }
+
+    @Test
     void runsTenThousandRealProcesses() throws Exception {
         Dispatcher d = dispatcher(new FirstAvailable());
         executor(d.port(), "many", "--slots", "2");

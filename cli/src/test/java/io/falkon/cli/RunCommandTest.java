@@ -58,6 +58,7 @@ class RunCommandTest {
         List<JsonNode> lines = Files.readAllLines(results).stream().map(Cli2::parse).collect(Collectors.toList());
         JsonNode timedOut = lines.stream().filter(n -> n.get("line").asInt() == 1).findFirst().orElseThrow();
         assertThat(timedOut.get("status").asText()).isEqualTo("TIMEOUT");
+        assertThat(timedOut.get("task").asInt()).as("numbered from 1, as {#} and --task N").isEqualTo(1);
         JsonNode fine = lines.stream().filter(n -> n.get("line").asInt() == 2).findFirst().orElseThrow();
         assertThat(fine.get("stdout").asText()).isEqualTo("fine\n");
         assertThat(fine.get("status").asText()).isEqualTo("EXITED");

@@ -86,6 +86,13 @@ class ServiceCommandsTest {
             assertThat(status.exit()).isZero();
             assertThat(status.stdout()).contains("executors: 2 registered, 0/4 slots busy")
                     .contains("700 completed (1 failed)").contains("node0").contains("node1");
+            // the executor rows under a header naming their columns
+            List<String> rows = status.stdout().lines().toList();
+            int header = rows.indexOf(rows.stream().filter(l -> l.strip().startsWith("EXECUTOR")).findFirst()
+                    .orElseThrow());
+            assertThat(rows.get(header)).contains("HOST", "IMPL", "BUSY", "DONE", "FAILURES", "STATE");
+            assertThat(rows.subList(header + 1, header + 3)).allSatisfy(row -> assertThat(row).contains(" java ")
+                    .contains(" 0/2 ").contains("active"));
             JsonNode json = new ObjectMapper().readTree(Cli.run(dir, "status", "--json", "--ws", ws).stdout());
             assertThat(json.get("completed").asInt()).isEqualTo(700);
             assertThat(json.get("instances").asInt()).isZero();
@@ -288,6 +295,18 @@ class ServiceCommandsTest {
         Cli.Result r = Cli.run(dir, "run", "no-such-file.txt");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.stderr().strip()).isEqualTo("falkon run: task file no-such-file.txt does not exist or is not a file");
+        // a port in use: the message names it, for each of the dispatcher's listeners
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            String port = Integer.toString(taken.getLocalPort());
+            Cli.Result tcp = Cli.run(dir, "dispatcher", "--host", "127.0.0.1", "--port", port);
+            assertThat(tcp.exit()).isEqualTo(2);
+            assertThat(tcp.stderr().strip()).isEqualTo("falkon dispatcher: cannot listen on 127.0.0.1:" + port
+                    + ": Address already in use");
+            Cli.Result http = Cli.run(dir, "dispatcher", "--host", "127.0.0.1", "--port", "0", "--http-port", port);
+            assertThat(http.exit()).isEqualTo(2);
+            assertThat(http.stderr()).contains("cannot start the monitoring port on /127.0.0.1:" + port
+                    + ": Address already in use");
+        }
         Cli.Result bad = Cli.run(dir, "dispatcher", "--policy", "fastest");
         assertThat(bad.exit()).isEqualTo(2);
         assertThat(bad.stderr()).contains("unknown dispatch policy 'fastest'");

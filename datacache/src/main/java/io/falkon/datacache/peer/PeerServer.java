@@ -86,9 +86,12 @@ public final class PeerServer implements AutoCloseable {
                         }
                     }).bind(new InetSocketAddress(host, port)).sync().channel();
             return new PeerServer(group, ch);
-        } catch (InterruptedException | RuntimeException e) {
+        } catch (Exception e) { // sync() rethrows the bind's BindException, a checked exception, undeclared
             group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
-            throw e;
+            if (e instanceof InterruptedException ie) {
+                throw ie;
+            }
+            throw new IllegalStateException("cannot serve the cache on " + host + ":" + port + ": " + e.getMessage(), e);
         }
     }
 

@@ -114,7 +114,7 @@ public final class MonitorTransport implements AutoCloseable {
             self.url = (tls == null ? "http://" : "https://") + AdvertisedHost.of(address, advertiseHost) + ":" + port + "/";
             log.info("dashboard and metrics at {}", self.url);
             return self;
-        } catch (InterruptedException | RuntimeException e) {
+        } catch (Exception e) { // sync() rethrows the bind's BindException, a checked exception, undeclared
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }

@@ -73,10 +73,13 @@ public final class TcpTransport implements AutoCloseable {
                     });
             Channel server = b.bind(address).sync().channel();
             return new TcpTransport(boss, workers, server);
-        } catch (InterruptedException | RuntimeException e) {
+        } catch (Exception e) { // sync() rethrows the bind's BindException, a checked exception, undeclared
             boss.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             workers.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
-            throw e;
+            if (e instanceof InterruptedException ie) {
+                throw ie;
+            }
+            throw new IllegalStateException(e.getMessage(), e);
         }
     }
 

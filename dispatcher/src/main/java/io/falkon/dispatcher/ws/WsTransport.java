@@ -162,7 +162,7 @@ public final class WsTransport implements AutoCloseable {
             service[0] = new WsService(gateway, SERVICE_PATH, serviceUrl[0], wsdl(serviceUrl[0]));
             log.info("WS interface at {} (WSDL: {}?wsdl)", serviceUrl[0], serviceUrl[0]);
             return new WsTransport(boss, io, workers, gateway, ch, serviceUrl[0]);
-        } catch (InterruptedException | RuntimeException | IOException e) {
+        } catch (Exception e) { // sync() rethrows the bind's BindException, a checked exception, undeclared
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
             }

@@ -4,6 +4,18 @@
 'use strict';
 
 const KEEP_SECONDS = 600;
+// The time axis spans at least this much, ending at the last sample: with one sample uPlot pads a
+// time scale by a day of milliseconds (years, in seconds), which is the range it would hand us.
+const MIN_SPAN_SECONDS = 60;
+
+function timeRange(u, min, max) {
+  const t = u.data[0];
+  if (!t || t.length === 0) {
+    return [min, max];
+  }
+  const last = t[t.length - 1];
+  return [Math.min(t[0], last - MIN_SPAN_SECONDS), last];
+}
 const data = {
   t: [], queued: [], running: [], rate: [], registered: [], busy: [], suspended: [],
   local: [], peer: [], store: [], requested: [], active: [], released: [],
@@ -16,6 +28,7 @@ function chart(id, labels, colors) {
   const opts = {
     width: 460, height: 200,
     series: [{}].concat(labels.map((label, i) => ({ label, stroke: colors[i], width: 2 }))),
+    scales: { x: { time: true, range: timeRange } },
     axes: [{}, { size: 60 }],
     legend: { live: false },
   };
