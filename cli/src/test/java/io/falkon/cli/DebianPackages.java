@@ -12,6 +12,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * are missing, as the SLURM and SGE tests install their daemons: {@code apt-get}, as root.
  */
 final class DebianPackages {
+    private static final Path APT_INSTALL = Path.of("../provisioner/src/test/lrm/apt-install.sh");
+
     private DebianPackages() {
     }
 
@@ -21,9 +23,8 @@ final class DebianPackages {
         if (found != null) {
             return found;
         }
-        String script = "set -e; export DEBIAN_FRONTEND=noninteractive; apt-get update -qq; "
-                + "apt-get install -y -qq --no-install-recommends " + pkg;
-        Process p = new ProcessBuilder("sh", "-c", script).redirectErrorStream(true)
+        // the tests' one way to install: it waits for the package lock (provisioner/src/test/lrm)
+        Process p = new ProcessBuilder("bash", APT_INSTALL.toString(), pkg).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         boolean done = p.waitFor(10, TimeUnit.MINUTES);
         assertThat(done && p.exitValue() == 0)

@@ -18,7 +18,9 @@ import java.io.IOException;
  * Real batch schedulers on this machine for the adapter tests: started with the project's scripts
  * under src/test/lrm (which install the Debian packages if needed; they need root) unless already
  * running. A scheduler that cannot be started fails the test with the reason;
- * {@code -Dfalkon.lrm.skip=slurm,sge} skips those tests explicitly.
+ * {@code -Dfalkon.lrm.skip=slurm,sge} skips those tests explicitly. A scheduler the tests started
+ * is stopped again when their JVM exits (a test run leaves nothing running); one that was running
+ * before is left as it was.
  */
 public final class Lrms {
     private static final Set<String> UP = new HashSet<>();
@@ -68,8 +70,25 @@ public final class Lrms {
                 fail("cannot start " + name + " on this machine with " + path + " (it needs root and apt access to "
                         + "the Debian packages); its output ends:\n" + out.substring(Math.max(0, out.length() - 2000)));
             }
+            Path stop = path.resolveSibling("stop-" + name + ".sh");
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(stop), "stop-" + name));
         }
         UP.add(name);
+    }
+
+    /** Stops a scheduler these tests started (a shutdown hook: the run is over). */
+    private static void stop(Path script) {
+        try {
+            Process p = new ProcessBuilder("bash", script.toString()).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectInput(new File("/dev/null")).start();
+            if (!p.waitFor(2, TimeUnit.MINUTES)) {
+                p.destroyForcibly();
+            }
+        } catch (IOException e) {
+            // nothing more can be done while the JVM exits
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** The start scripts: this module's, also when another module's tests run from beside it. */
