@@ -252,8 +252,7 @@ final class ProvisioningBenchmark implements Callable<Integer> {
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 int allocations = p.allocations().size() - before;
                 double sampled = sampler.seconds() * slots; // slot-seconds registered until the end
-                p.close(); // releases what is left; executor-seconds stop counting
-                local.close();
+                closeEarly(p, local); // releases what is left; executor-seconds stop counting
                 double registered = slurm ? sampled : nodes.registeredSeconds() * slots;
                 double wasted = Math.max(0, registered - used);
                 return new Row(seconds, used, wasted, allocations, queued / n, exec / n);
@@ -265,6 +264,13 @@ final class ProvisioningBenchmark implements Callable<Integer> {
             try (var files = Files.walk(work)) {
                 files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
             }
+        }
+    }
+
+    /** Closes resources before their try block ends (closing is idempotent: the block closes them again). */
+    private static void closeEarly(AutoCloseable... resources) throws Exception {
+        for (AutoCloseable r : resources) {
+            r.close();
         }
     }
 }

@@ -65,7 +65,7 @@ final class StatusCommand implements Callable<Integer> {
             }
             for (JsonNode a : prov.path("allocations")) {
                 StringBuilder times = new StringBuilder();
-                a.path("secondsAfterStart").fields().forEachRemaining(f ->
+                a.path("secondsAfterStart").properties().forEach(f ->
                         times.append(String.format(" %s %.1fs", f.getKey(), f.getValue().asDouble())));
                 System.out.printf("  %-24s %-14s %8d %-10s%s%n", a.path("name").asText(),
                         a.path("jobId").asText(), a.path("nodes").asInt(), a.path("stage").asText(), times);

@@ -329,8 +329,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             if (!env.isObject()) {
                 throw new BadLine(name, lineNo, "\"env\" must be an object of strings");
             }
-            for (Iterator<Map.Entry<String, JsonNode>> it = env.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
+            for (Map.Entry<String, JsonNode> e : env.properties()) {
                 if (!e.getValue().isTextual() || e.getKey().isEmpty() || e.getKey().contains("=")) {
                     throw new BadLine(name, lineNo, "\"env\": \"" + e.getKey() + "\" must be a valid name with a string value");
                 }

@@ -130,13 +130,17 @@ final class ClusterProcesses implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         for (Process p : all) {
             p.descendants().forEach(ProcessHandle::destroyForcibly); // a test run leaves nothing running
             p.destroyForcibly();
         }
-        for (Process p : all) {
-            p.waitFor(30, TimeUnit.SECONDS);
+        try {
+            for (Process p : all) {
+                p.waitFor(30, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -43,7 +43,7 @@ class TaskFileTest {
 
         BoundedLines bounded = new BoundedLines(new java.io.StringReader("ok\n" + "y".repeat(200_000) + "\nafter\n"), 1000);
         assertThat(bounded.next()).isEqualTo("ok");
-        assertThat(org.assertj.core.api.Assertions.catchThrowableOfType(bounded::next, BoundedLines.TooLong.class).chars)
+        assertThat(org.assertj.core.api.Assertions.catchThrowableOfType(BoundedLines.TooLong.class, bounded::next).chars)
                 .isEqualTo(200_000);
         assertThat(bounded.next()).as("the reader moved past it").isEqualTo("after");
         assertThat(bounded.next()).isNull();

@@ -59,6 +59,7 @@ class BackpressureTest {
             assertThat(before.path("queued").asLong()).isLessThan(specs.size());
             try (Executor exec = Executor.start(ExecutorConfig.of("127.0.0.1", dispatcher.port()).withId("drain")
                     .withSlots(1000).withNoExec(true).withToken(dispatcher.token()))) {
+                assertThat(exec.id()).isEqualTo("drain"); // it drains what waited, until it is closed here
                 CompletableFuture.allOf(fs.toArray(CompletableFuture<?>[]::new)).get(120, TimeUnit.SECONDS);
                 assertThat(fs).allSatisfy(f -> assertThat(f.join().succeeded()).as(f.join().toString()).isTrue());
             }

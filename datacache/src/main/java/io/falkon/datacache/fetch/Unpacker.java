@@ -24,11 +24,16 @@ public final class Unpacker {
      *
      * @throws IOException if the archive is damaged or an entry would land outside the target
      */
+    /** Every member of a (possibly concatenated) gzip stream, as gzip(1) reads it. */
+    private static InputStream gunzip(InputStream raw) throws IOException {
+        return GzipCompressorInputStream.builder().setInputStream(raw).setDecompressConcatenated(true).get();
+    }
+
     public static long unpack(Path packed, ObjectRef.Unpack mode, Path target) throws IOException {
         try (InputStream raw = new BufferedInputStream(Files.newInputStream(packed), 1 << 16)) {
             switch (mode) {
                 case GZIP -> {
-                    try (InputStream in = new GzipCompressorInputStream(raw, true)) {
+                    try (InputStream in = gunzip(raw)) {
                         return Files.copy(in, target, StandardCopyOption.REPLACE_EXISTING);
                     }
                 }
@@ -36,7 +41,7 @@ public final class Unpacker {
                     return untar(raw, target);
                 }
                 case TAR_GZ -> {
-                    try (InputStream in = new GzipCompressorInputStream(raw, true)) {
+                    try (InputStream in = gunzip(raw)) {
                         return untar(in, target);
                     }
                 }
