@@ -66,6 +66,8 @@ MESSAGES = {
     0x26: ("STATUS", (("requestId", "u32"), ("json", "str"))),
     0x27: ("DESTROY", (("requestId", "u32"), ("instanceId", "u64"))),
     0x28: ("DESTROYED", (("requestId", "u32"), ("instanceId", "u64"), ("cancelled", "u32"))),
+    0x2C: ("HALT", (("requestId", "u32"), ("instanceId", "u64"))),
+    0x2D: ("HALTED", (("requestId", "u32"), ("instanceId", "u64"), ("cancelled", "u32"))),
     0x29: ("ATTACH", (("requestId", "u32"), ("instanceId", "u64"), ("secret", "str"))),
     0x2A: ("ATTACHED", (("requestId", "u32"), ("instanceId", "u64"), ("highestClientTaskId", "i64"),
                         ("redelivered", "u32"))),

@@ -33,8 +33,8 @@ final class InstanceRecords {
      * @param lines the line of each task, by task number, when the tasks were not the file's every
      *              task in order (a rerun of the failed ones); null when they were
      */
-    record Record(String key, String dispatcher, String file, String template, Double timeoutSeconds, long tasks,
-                  String submitted, int[] lines) {
+    record Record(String key, String dispatcher, String file, String template, Double timeoutSeconds,
+                  Integer retriesOnFailure, long tasks, String submitted, int[] lines) {
         String id() {
             return Long.toUnsignedString(InstanceKey.parse(key).id(), 16);
         }
@@ -65,6 +65,9 @@ final class InstanceRecords {
         }
         if (r.timeoutSeconds() != null) {
             o.put("timeoutSeconds", r.timeoutSeconds());
+        }
+        if (r.retriesOnFailure() != null) {
+            o.put("retriesOnFailure", r.retriesOnFailure());
         }
         o.put("tasks", r.tasks());
         o.put("submitted", r.submitted());
@@ -156,7 +159,8 @@ final class InstanceRecords {
             }
             Record known = get(Long.toUnsignedString(parts.id(), 16));
             return known != null && known.key().equals(InstanceKey.format(parts.id(), parts.secret())) ? known
-                    : new Record(InstanceKey.format(parts.id(), parts.secret()), null, null, null, null, -1, null, null);
+                    : new Record(InstanceKey.format(parts.id(), parts.secret()), null, null, null, null, null, -1, null,
+                    null);
         }
         if (!r.matches("[0-9a-f]{1,16}")) {
             throw new Falkon.UserError("'" + ref + "' is neither an instance id nor a key (ID-SECRET)");
@@ -197,7 +201,8 @@ final class InstanceRecords {
             }
         }
         return new Record(o.path("key").asText(), text(o, "dispatcher"), text(o, "file"), text(o, "template"),
-                o.has("timeoutSeconds") ? o.get("timeoutSeconds").asDouble() : null, o.path("tasks").asLong(-1),
+                o.has("timeoutSeconds") ? o.get("timeoutSeconds").asDouble() : null,
+                o.has("retriesOnFailure") ? o.get("retriesOnFailure").asInt() : null, o.path("tasks").asLong(-1),
                 text(o, "submitted"), lines);
     }
 

@@ -23,6 +23,8 @@ final class OutputPrinter {
     private final boolean keepOrder;
     private final String filesTemplate;
     private final Runnable clearProgress;
+    /** --tag: each output line follows its task's tag and a TAB; the tags by task index. */
+    private final boolean tag;
     private record Pending(int line, TaskResult result) {
     }
 
@@ -34,7 +36,8 @@ final class OutputPrinter {
      *                      {@code {stream}} ({@code stdout} or {@code stderr}); null to print
      * @param clearProgress clears the progress bar's line before output is printed
      */
-    OutputPrinter(PrintStream out, PrintStream err, boolean keepOrder, String filesTemplate, Runnable clearProgress) {
+    OutputPrinter(PrintStream out, PrintStream err, boolean keepOrder, String filesTemplate, Runnable clearProgress,
+                  boolean tag) {
         if (filesTemplate != null && !filesTemplate.contains("{stream}") && !filesTemplate.contains("{#}")
                 && !filesTemplate.contains("{line}")) {
             throw new IllegalArgumentException("--output-files '" + filesTemplate + "' names the same file for every "
@@ -45,6 +48,14 @@ final class OutputPrinter {
         this.keepOrder = keepOrder;
         this.filesTemplate = filesTemplate;
         this.clearProgress = clearProgress;
+        this.tag = tag && filesTemplate == null;
+    }
+
+    /** What tags a task's output lines (--tag), by index: set by the run as tasks are submitted. */
+    private java.util.function.LongFunction<String> tags = i -> "";
+
+    void tags(java.util.function.LongFunction<String> tags) {
+        this.tags = tags;
     }
 
     /** A task finished: {@code index} is its place in the file (0 for the first task), {@code line} its line. */
@@ -97,6 +108,12 @@ final class OutputPrinter {
             return;
         }
         clearProgress.run();
+        if (tag) {
+            String t = tags.apply(index);
+            tagged(out, t, stdout);
+            tagged(err, t, stderr);
+            return;
+        }
         out.write(stdout, 0, stdout.length);
         if (stdout.length > 0 && stdout[stdout.length - 1] != '\n') {
             out.println();
@@ -107,6 +124,26 @@ final class OutputPrinter {
             err.println();
         }
         err.flush();
+    }
+
+    /** Each line of {@code bytes} after {@code tag} and a TAB (a last line without its newline gets one). */
+    private static void tagged(PrintStream to, String tag, byte[] bytes) {
+        if (bytes.length == 0) {
+            return;
+        }
+        byte[] prefix = (tag + "\t").getBytes(StandardCharsets.UTF_8);
+        int start = 0;
+        for (int i = 0; i <= bytes.length; i++) {
+            if (i == bytes.length || bytes[i] == '\n') {
+                if (i > start || i < bytes.length) {
+                    to.write(prefix, 0, prefix.length);
+                    to.write(bytes, start, i - start);
+                    to.write('\n');
+                }
+                start = i + 1;
+            }
+        }
+        to.flush();
     }
 
     private Path path(long index, int line, String stream) {

@@ -61,7 +61,7 @@ final class ResultsCommand implements Callable<Integer> {
             results = List.copyOf(t.results().values());
         }
         OutputPrinter printer = json || (quiet && outputFiles == null) ? null
-                : new OutputPrinter(System.out, System.err, false, outputFiles, () -> { });
+                : new OutputPrinter(System.out, System.err, false, outputFiles, () -> { }, false);
         long shown = 0;
         long failed = 0;
         for (TaskResult r : results) {

@@ -117,6 +117,10 @@ final class RunCommand implements Callable<Integer> {
         if (workload.nothingToRerun(total)) {
             return 0;
         }
+        workload.haltPolicy(total); // a bad --halt is refused before anything starts
+        if (workload.dryRun) {
+            return workload.printDryRun();
+        }
         DispatchPolicy chosen;
         LocalExecutors.Impl impl;
         try {

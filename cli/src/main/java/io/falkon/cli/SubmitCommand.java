@@ -55,6 +55,13 @@ final class SubmitCommand implements Callable<Integer> {
         if (workload.nothingToRerun(total)) {
             return 0;
         }
+        workload.haltPolicy(total); // a bad --halt is refused before anything is sent
+        if (workload.dryRun) {
+            return workload.printDryRun();
+        }
+        if (detach && workload.halt != null) {
+            throw new Falkon.UserError("--halt needs a client watching the results: not with --detach");
+        }
         if (detach) {
             return detach();
         }
@@ -85,7 +92,7 @@ final class SubmitCommand implements Callable<Integer> {
         }
         String file = workload.file.equals("-") ? "-" : Path.of(workload.file).toAbsolutePath().normalize().toString();
         InstanceRecords.Record r = new InstanceRecords.Record(d.key(), target.address(), file, workload.template,
-                workload.timeoutSeconds, d.tasks(), InstanceRecords.now(), d.lines());
+                workload.timeoutSeconds, workload.retriesOnFailure, d.tasks(), InstanceRecords.now(), d.lines());
         InstanceRecords.standard().save(r);
         if (workload.json) {
             ObjectNode o = new ObjectMapper().createObjectNode();

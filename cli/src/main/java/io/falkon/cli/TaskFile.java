@@ -42,6 +42,7 @@ import java.util.function.IntPredicate;
 final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Set<String> JSON_FIELDS = Set.of("shell", "args", "env", "dir", "timeout", "retries",
+            "retriesOnFailure",
             "inputs", "outputs");
     private static final Set<String> INPUT_FIELDS = Set.of("id", "source", "size", "checksum", "unpack", "name");
     private static final Set<String> OUTPUT_FIELDS = Set.of("path", "id");
@@ -51,8 +52,19 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         return name;
     }
 
-    /** One task: its line number, its spec, and the line as written (to rerun it). */
-    record Entry(int line, TaskSpec spec, String text) {
+    /**
+     * One task: its line number, its spec, the line as written (to rerun it), and whether that line
+     * is JSON (a {@code .jsonl} file).
+     */
+    record Entry(int line, TaskSpec spec, String text, boolean json) {
+        Entry(int line, TaskSpec spec, String text) {
+            this(line, spec, text, false);
+        }
+
+        /** What names the task beside its output ({@code --tag}): its line, or for JSON its command. */
+        String tag() {
+            return json ? command(spec) : text;
+        }
     }
 
     /** A line that is not a valid task. */
@@ -89,6 +101,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private int nextKept;
     private final boolean jsonl;
     private final long defaultWallTimeMillis;
+    private final int retriesOnFailure;
     private final CommandTemplate template;
     private long taskNumber;
     private int lineNo;
@@ -98,8 +111,16 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private int skipped;
 
     /** How lines become tasks: the wall time of tasks that set none, and a command template (or null). */
-    record Format(Duration defaultWallTime, CommandTemplate template) {
-        static final Format PLAIN = new Format(null, null);
+    /**
+     * How lines become tasks: the wall time of tasks that set none, a command template (or null),
+     * and how many times a task that fails on its own runs again ({@code --retries}) when it says nothing.
+     */
+    record Format(Duration defaultWallTime, CommandTemplate template, int retriesOnFailure) {
+        static final Format PLAIN = new Format(null, null, 0);
+
+        Format(Duration defaultWallTime, CommandTemplate template) {
+            this(defaultWallTime, template, 0);
+        }
     }
 
     private TaskFile(String name, List<Entry> entries) {
@@ -109,6 +130,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         this.kept = entries;
         this.jsonl = false;
         this.defaultWallTimeMillis = 0;
+        this.retriesOnFailure = 0;
         this.template = null;
     }
 
@@ -126,6 +148,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
                 MAX_TASK_BYTES);
         this.jsonl = jsonl;
         this.defaultWallTimeMillis = format.defaultWallTime() == null ? 0 : format.defaultWallTime().toMillis();
+        this.retriesOnFailure = format.retriesOnFailure();
         this.template = format.template();
         if (jsonl && template != null) {
             throw new IllegalArgumentException("--template fills commands from the lines of a plain file; " + name
@@ -246,7 +269,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
 
     private Entry entry(String line, String trimmed, long number) {
         if (jsonl) {
-            return sized(new Entry(lineNo, parseJson(trimmed), trimmed), line.length());
+            return sized(new Entry(lineNo, parseJson(trimmed), trimmed, true), line.length());
         }
         if (template == null) {
             return sized(new Entry(lineNo, withDefaults(ShellLine.task(line)), trimmed), line.length());
@@ -277,7 +300,40 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         if (defaultWallTimeMillis > 0) {
             b.wallTime(Duration.ofMillis(defaultWallTimeMillis));
         }
-        return b.build();
+        return withRetries(b).build();
+    }
+
+    /** The file's --retries, unless the task set its own. */
+    private TaskSpec.Builder withRetries(TaskSpec.Builder b) {
+        if (retriesOnFailure > 0 && !setsRetriesOnFailure) {
+            b.retriesOnFailure(retriesOnFailure);
+        }
+        setsRetriesOnFailure = false;
+        return b;
+    }
+
+    /** The line being parsed set "retriesOnFailure" itself (0 included). */
+    private boolean setsRetriesOnFailure;
+
+    /**
+     * A task's command as a shell line, as {@code --dry-run} prints it and {@code --tag} names a
+     * {@code .jsonl} task: its line when it was split from one, the shell's command when it runs
+     * through the shell, else its program and arguments, quoted where they need it.
+     */
+    static String command(TaskSpec spec) {
+        String line = ShellLine.of(spec);
+        if (line != null) {
+            return line;
+        }
+        List<String> argv = spec.argv();
+        if (argv.size() == 3 && argv.get(0).equals("/bin/sh") && argv.get(1).equals("-c")) {
+            return argv.get(2);
+        }
+        StringBuilder sb = new StringBuilder();
+        for (String a : argv) {
+            sb.append(sb.length() == 0 ? "" : " ").append(CommandTemplate.quote(a));
+        }
+        return sb.toString();
     }
 
     private TaskSpec parseJson(String line) {
@@ -294,7 +350,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             String f = it.next();
             if (!JSON_FIELDS.contains(f)) {
                 throw new BadLine(name, lineNo, "unknown field \"" + f + "\" (known: shell, args, env, dir, timeout, "
-                        + "retries, inputs, outputs)");
+                        + "retries, retriesOnFailure, inputs, outputs)");
             }
         }
         JsonNode shell = node.get("shell");
@@ -350,6 +406,14 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             }
             b.retries(retries.asInt());
         }
+        JsonNode onFailure = node.get("retriesOnFailure");
+        if (onFailure != null) {
+            if (!onFailure.canConvertToInt() || onFailure.asInt() < 0 || onFailure.asInt() > 255) {
+                throw new BadLine(name, lineNo, "\"retriesOnFailure\" must be a whole number 0..255");
+            }
+            b.retriesOnFailure(onFailure.asInt());
+            setsRetriesOnFailure = true;
+        }
         JsonNode inputs = node.get("inputs");
         if (inputs != null) {
             b.inputs(inputs(inputs));
@@ -364,7 +428,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
                 throw new BadLine(name, lineNo, "\"timeout\" must be a positive number of seconds");
             }
             b.wallTime(Duration.ofMillis(Math.round(timeout.asDouble() * 1000)));
-            return b.build();
+            return withRetries(b).build();
         }
         return withDefaults(b);
     }

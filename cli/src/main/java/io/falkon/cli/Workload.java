@@ -51,7 +51,7 @@ final class Workload {
      * inputs). {@code interrupted}: the run was stopped (Ctrl-C), and said so itself.
      */
     record Summary(long tasks, long succeeded, long failed, long cancelled, long lost, double seconds,
-                   double startupSeconds, DataStats data, boolean interrupted) {
+                   double startupSeconds, DataStats data, boolean interrupted, String halted) {
         boolean allSucceeded() {
             return failed == 0 && lost == 0 && cancelled == 0;
         }
@@ -71,6 +71,9 @@ final class Workload {
             o.put("seconds", Math.round(seconds * 1000) / 1000.0);
             o.put("startupSeconds", Math.round(startupSeconds * 1000) / 1000.0);
             o.put("tasksPerSecond", Math.round(tasksPerSecond() * 10) / 10.0);
+            if (halted != null) {
+                o.put("halted", halted);
+            }
             if (data != null) {
                 ObjectNode d = o.putObject("data");
                 d.put("localHits", data.localHits());
@@ -87,6 +90,9 @@ final class Workload {
             String line = String.format("%d tasks: %d succeeded, %d failed%s%s in %.3f s (%.1f tasks/s; %.1f s of "
                     + "start-up before)", tasks, succeeded, failed, cancelled == 0 ? "" : ", " + cancelled + " cancelled",
                     lost == 0 ? "" : ", " + lost + " LOST (no result)", seconds, tasksPerSecond(), startupSeconds);
+            if (halted != null) {
+                line += "; halted early (--halt " + halted + ")";
+            }
             if (data != null && data.accesses() > 0) {
                 line += String.format("; inputs: %d local hits, %d from peers, %d from the store (%.0f%% hits)",
                         data.localHits(), data.peerHits(), data.misses(),
@@ -110,6 +116,8 @@ final class Workload {
     private long lastFlushNanos = System.nanoTime();
     /** The lines as written, kept for the results file (so that failures can be rerun); null without one. */
     private String[] texts;
+    /** What tags each task's output (--tag), by task; null without it. */
+    private String[] tags;
     private volatile TaskInstance running;
     private OutputPrinter printer;
     private ScheduledExecutorService flusher;
@@ -119,6 +127,15 @@ final class Workload {
     private volatile boolean interrupted;
     /** How to run the same again with {@code --rerun-failed} (null: not possible without a results file). */
     private String rerunCommand;
+    /** {@code --halt}: when to stop early (null: never); the file's task count for a percentage. */
+    private Halt halt;
+    private long total;
+    /** Set once --halt is triggered: nothing more is submitted. */
+    private volatile boolean halting;
+    /** Tasks of the file never submitted because the run halted (counted as cancelled). */
+    private long notStarted;
+    private Thread haltThread;
+
     /** How many executors the dispatcher has (its status document), or null: not watched. */
     private Supplier<String> dispatcherStatus;
     /** When the wait for a first executor is reported, and again (seconds since the run began). */
@@ -166,10 +183,16 @@ final class Workload {
         long read = 0;
         FalkonException lostCause = null;
         rerunCommand = options.rerunCommand();
+        this.halt = options.haltPolicy(total);
+        this.total = total;
         ScheduledExecutorService watch = dispatcherStatus == null ? null : watchExecutors(start);
         Progress progress = Progress.startIfTerminal(() -> succeeded.get() + failed.get(), failed::get,
                 cancelled::get, total);
         printer = options.printer(progress);
+        if (options.tag && printer != null) {
+            tags = new String[1024];
+            printer.tags(this::tagOf);
+        }
         try (TaskInstance instance = newInstance.get()) {
             running = instance;
             instance.onResult(this::result);
@@ -180,10 +203,18 @@ final class Workload {
                 if (!e.spec().inputs().isEmpty()) {
                     sawInputs = true; // the summary then says where inputs came from, even if none arrived
                 }
-                remember(submitted, e.line(), e.text());
+                if (halting) {
+                    notStarted++; // --halt: nothing more starts
+                    continue;
+                }
+                remember(submitted, e.line(), e.text(), e);
                 try {
                     instance.submit(e.spec()); // the instance bundles and applies backpressure
                 } catch (FalkonException lost) {
+                    if (halting) {
+                        notStarted++;
+                        continue;
+                    }
                     lostCause = lost; // the rest of the file is never sent
                     break;
                 } catch (IllegalArgumentException tooLarge) {
@@ -201,7 +232,11 @@ final class Workload {
                 read++;
             }
             instance.awaitAll();
-            if (lostCause == null) {
+            Thread halter = haltThread;
+            if (halter != null) {
+                halter.join(); // its account comes before the summary
+            }
+            if (lostCause == null && !halting) {
                 lostCause = instance.lostCause();
             }
         } finally {
@@ -232,12 +267,16 @@ final class Workload {
         synchronized (this) {
             inputs = sawInputs ? data : null;
         }
-        long lost = read - succeeded.get() - failed.get() - cancelled.get();
+        long notRun = cancelled.get() + notStarted;
+        long lost = read - succeeded.get() - failed.get() - notRun;
         if (lost > 0 && !interrupted) {
             reportLost(lost, submitted, read, lostCause);
         }
-        return new Summary(read, succeeded.get(), failed.get(), cancelled.get(), lost, seconds, startup, inputs,
-                interrupted);
+        if (halting && rerunCommand != null) {
+            err.println("run what did not succeed: " + rerunCommand);
+        }
+        return new Summary(read, succeeded.get(), failed.get(), notRun, lost, seconds, startup, inputs,
+                interrupted, halting ? halt.spec() : null);
     }
 
     /**
@@ -286,7 +325,7 @@ final class Workload {
             long submitted = 0;
             while (file.hasNext()) {
                 TaskFile.Entry e = file.next();
-                remember(submitted, e.line(), null);
+                remember(submitted, e.line(), null, null);
                 instance.submit(e.spec());
                 submitted++;
             }
@@ -415,17 +454,27 @@ final class Workload {
         }
     }
 
-    private synchronized void remember(long taskId, int line, String text) {
+    private synchronized void remember(long taskId, int line, String text, TaskFile.Entry e) {
         if (texts != null) {
             if (taskId >= texts.length) {
                 texts = Arrays.copyOf(texts, texts.length * 2);
             }
             texts[(int) taskId] = text;
         }
+        if (tags != null && e != null) {
+            if (taskId >= tags.length) {
+                tags = Arrays.copyOf(tags, tags.length * 2);
+            }
+            tags[(int) taskId] = e.tag();
+        }
         if (taskId >= lines.length) {
             lines = Arrays.copyOf(lines, lines.length * 2);
         }
         lines[(int) taskId] = line;
+    }
+
+    private synchronized String tagOf(long taskId) {
+        return tags != null && taskId < tags.length && tags[(int) taskId] != null ? tags[(int) taskId] : "";
     }
 
     private synchronized int lineOf(long taskId) {
@@ -450,6 +499,7 @@ final class Workload {
             cancelled.incrementAndGet(); // not a failure of the task: the run was stopped first
         } else {
             failed.incrementAndGet();
+            checkHalt();
             if (failuresShown.incrementAndGet() <= MAX_FAILURES_SHOWN) {
                 err.println("line " + lineOf(r.taskId()) + ": " + describe(r));
             } else if (failuresShown.get() == MAX_FAILURES_SHOWN + 1) {
@@ -463,6 +513,39 @@ final class Workload {
     }
 
     /**
+     * On the client's I/O thread, after a failure: once {@code --halt}'s threshold is reached, the
+     * run stops early, on a thread of its own (the I/O thread must not wait for the dispatcher).
+     */
+    private void checkHalt() {
+        Halt h = halt;
+        if (h == null || halting || !h.reached(failed.get(), total)) {
+            return;
+        }
+        synchronized (ending) {
+            if (halting || finished || interrupted) {
+                return;
+            }
+            halting = true;
+        }
+        Thread t = new Thread(() -> {
+            TaskInstance in = running;
+            err.println("halting (--halt " + h.spec() + "): " + failed.get() + " task(s) failed; " + (h.now()
+                    ? "the unfinished tasks are cancelled" : "nothing more starts, the running tasks finish"));
+            try {
+                if (h.now()) {
+                    in.close();
+                } else {
+                    in.halt();
+                }
+            } catch (RuntimeException e) {
+                // the instance is gone already (lost, or interrupted): nothing more starts anyway
+            }
+        }, "falkon-halt");
+        haltThread = t;
+        t.start();
+    }
+
+    /**
      * On the client's I/O thread: the dispatcher refused a task (invalid there, e.g. over its
      * {@code --max-task-bytes}); it fails with the dispatcher's reason, and the rest of the file runs.
      */
@@ -471,6 +554,7 @@ final class Workload {
             answered.set((int) taskId);
         }
         failed.incrementAndGet();
+        checkHalt();
         if (failuresShown.incrementAndGet() <= MAX_FAILURES_SHOWN) {
             err.println("line " + lineOf(taskId) + ": refused by the dispatcher: " + bounded(why.getMessage()));
         }

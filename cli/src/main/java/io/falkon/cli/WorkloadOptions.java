@@ -60,7 +60,7 @@ final class WorkloadOptions {
         }
         try {
             return new OutputPrinter(System.out, System.err, keepOrder, outputFiles,
-                    progress == null ? () -> { } : progress::clear);
+                    progress == null ? () -> { } : progress::clear, tag);
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
         }
@@ -71,13 +71,65 @@ final class WorkloadOptions {
             + "line is also in $FALKON_LINE)")
     String template;
 
+    @Option(names = "--retries", paramLabel = "N", description = "run a task that fails (a non-zero exit, a "
+            + "wall-time kill) again up to N more times, on another executor where one can take it; only its last "
+            + "attempt counts (as GNU parallel's --retries; failures of the framework, such as a lost executor, are "
+            + "retried anyway; default: 0)")
+    Integer retriesOnFailure;
+
+    @Option(names = "--halt", paramLabel = "WHEN,fail=N", description = "stop early once N tasks (or N% of "
+            + "them) have failed: soon (start nothing more; the running tasks finish) or now (cancel them too); "
+            + "as GNU parallel's --halt (default: never)")
+    String halt;
+
+    @Option(names = "--tag", description = "print each line of a task's output after the task's line (or, for "
+            + ".jsonl, its command) and a TAB, as GNU parallel's --tag")
+    boolean tag;
+
+    @Option(names = "--dry-run", description = "print the command each task would run, one per line, and run "
+            + "nothing")
+    boolean dryRun;
+
     /** How FILE's lines become tasks. */
     TaskFile.Format format() {
         try {
-            return new TaskFile.Format(defaultWallTime(), template == null ? null : new CommandTemplate(template));
+            int retries = retriesOnFailure == null ? 0 : retriesOnFailure;
+            if (retries < 0 || retries > 255) {
+                throw new IllegalArgumentException("--retries must be 0..255, got " + retries);
+            }
+            return new TaskFile.Format(defaultWallTime(), template == null ? null : new CommandTemplate(template),
+                    retries);
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
         }
+    }
+
+    /** When to stop early ({@code --halt}), or null for never. */
+    Halt haltPolicy(long total) {
+        try {
+            Halt h = Halt.parse(halt);
+            if (h != null && h.percent() && total < 0) {
+                throw new IllegalArgumentException("--halt " + halt + ": a percentage needs a task file, not "
+                        + "standard input (how many tasks there are is not known)");
+            }
+            return h;
+        } catch (IllegalArgumentException e) {
+            throw new Falkon.UserError(e.getMessage());
+        }
+    }
+
+    /**
+     * {@code --dry-run}: the command each task of FILE would run, on stdout, one per line; nothing
+     * is started. Returns the exit code (0).
+     */
+    int printDryRun() throws IOException {
+        try (TaskFile f = open()) {
+            while (f.hasNext()) {
+                System.out.println(TaskFile.command(f.next().spec()));
+            }
+        }
+        System.out.flush();
+        return 0;
     }
 
     Duration defaultWallTime() {
@@ -180,6 +232,13 @@ final class WorkloadOptions {
         } else if (template != null && !template.equals(r.template())) {
             throw new Falkon.UserError("--template '" + template + "' is not what instance " + id + " ran its lines "
                     + "with (" + (r.template() == null ? "no template" : "--template '" + r.template() + "'")
+                    + "): give the same, or none to use its own");
+        }
+        if (retriesOnFailure == null && r.retriesOnFailure() != null) {
+            retriesOnFailure = r.retriesOnFailure();
+        } else if (retriesOnFailure != null && !retriesOnFailure.equals(r.retriesOnFailure())) {
+            throw new Falkon.UserError("--retries " + retriesOnFailure + " is not what instance " + id + " ran with ("
+                    + (r.retriesOnFailure() == null ? "none" : "--retries " + r.retriesOnFailure())
                     + "): give the same, or none to use its own");
         }
         if (timeoutSeconds == null && r.timeoutSeconds() != null) {

@@ -87,6 +87,86 @@ class RunCommandTest {
         assertThat(r.stderr()).contains("3 tasks: 2 succeeded, 1 failed").contains("line 3: exit 4: broken");
     }
 
+    // ---- what a GNU parallel user reaches for ---------------------------------------------------
+
+    @Test
+    void dryRunPrintsTheCommandsAFileAndTemplateWouldRunAndRunsNothing() throws Exception {
+        Path file = Files.writeString(dir.resolve("args.txt"), "a.fits 1\nit's $HOME\n");
+        Cli.Result r = Cli.run(dir, "run", "--dry-run", "--template", "mProject {1} out/{#}.fits && touch ran-{#}",
+                file.toString());
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo("mProject a.fits out/1.fits && touch ran-1\n"
+                + "mProject 'it'\\''s' out/2.fits && touch ran-2\n");
+        assertThat(dir.resolve("ran-1")).doesNotExist();
+        Path jsonl = Files.writeString(dir.resolve("t.jsonl"), "{\"args\": [\"/bin/echo\", \"two words\"]}\n"
+                + "{\"shell\": \"ls | wc -l\"}\n");
+        assertThat(Cli.run(dir, "run", "--dry-run", jsonl.toString()).stdout())
+                .isEqualTo("/bin/echo 'two words'\nls | wc -l\n");
+    }
+
+    @Test
+    void tagPutsEachOutputLineAfterItsTasksLine() throws Exception {
+        Path file = Files.writeString(dir.resolve("tag.txt"), "printf 'x\\ny\\n'\necho z >&2\n");
+        Cli.Result r = Cli.run(dir, "run", "--tag", "--keep-order", file.toString());
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo("printf 'x\\ny\\n'\tx\nprintf 'x\\ny\\n'\ty\n");
+        assertThat(r.stderr()).contains("echo z >&2\tz\n");
+    }
+
+    @Test
+    void retriesRunATaskThatFailsAgainAndOnlyItsLastAttemptCounts() throws Exception {
+        // fails the first two times it runs, then succeeds: each run adds a line to its own count file
+        String flaky = "echo run >> count-{}; test $(wc -l < count-{}) -ge 3 && echo ok";
+        Path file = Files.writeString(dir.resolve("flaky.txt"), "a\nb\n");
+        Path results = dir.resolve("retried.jsonl");
+        Cli.Result r = Cli.run(dir, "run", "--retries", "2", "--template", flaky, "--results", results.toString(),
+                file.toString());
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        assertThat(r.stdout()).isEqualTo("ok\nok\n").as("the failed attempts' output is not shown");
+        assertThat(r.stderr()).contains("2 tasks: 2 succeeded, 0 failed");
+        assertThat(Files.readAllLines(results)).allSatisfy(l -> assertThat(Cli2.parse(l).get("attempt").asInt())
+                .isEqualTo(2));
+        assertThat(Files.readAllLines(dir.resolve("count-a"))).hasSize(3);
+        // one retry is not enough
+        Files.writeString(dir.resolve("once.txt"), "c\n");
+        Cli.Result once = Cli.run(dir, "run", "--retries", "1", "--template", flaky, "once.txt");
+        assertThat(once.exit()).isEqualTo(1);
+        assertThat(once.stderr()).contains("1 tasks: 0 succeeded, 1 failed");
+        assertThat(Files.readAllLines(dir.resolve("count-c"))).hasSize(2);
+    }
+
+    @Test
+    void haltSoonStartsNothingMoreAfterTheFailuresAndLetsTheRunningFinish() throws Exception {
+        StringBuilder sb = new StringBuilder("exit 3\nexit 4\n");
+        for (int i = 0; i < 60; i++) {
+            sb.append("sleep 0.05; echo ").append(i).append('\n');
+        }
+        Path file = Files.writeString(dir.resolve("halt.txt"), sb.toString());
+        Cli.Result r = Cli.run(dir, "run", "--slots", "1", "--json", "--halt", "soon,fail=2", file.toString());
+        assertThat(r.exit()).isEqualTo(1);
+        JsonNode s = JSON.readTree(r.stdout());
+        assertThat(s.get("failed").asInt()).isEqualTo(2);
+        assertThat(s.get("cancelled").asInt()).as("not started after the halt").isPositive();
+        assertThat(s.get("succeeded").asInt() + s.get("cancelled").asInt()).isEqualTo(60);
+        assertThat(s.get("lost").asInt()).isZero();
+        assertThat(s.get("halted").asText()).isEqualTo("soon,fail=2");
+        assertThat(r.stderr()).contains("halting (--halt soon,fail=2): 2 task(s) failed; nothing more starts");
+    }
+
+    @Test
+    void haltNowCancelsTheRunningTasksToo() throws Exception {
+        Path file = Files.writeString(dir.resolve("now.txt"), "sleep 60\nsleep 60\nsleep 0.5; exit 9\nsleep 60\n");
+        Cli.Result r = Cli.run(dir, "run", "--slots", "3", "--halt", "now,fail=1", file.toString());
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.stderr()).contains("halting (--halt now,fail=1): 1 task(s) failed; the unfinished tasks are "
+                + "cancelled").contains("4 tasks: 0 succeeded, 1 failed, 3 cancelled")
+                .contains("halted early (--halt now,fail=1)");
+        // bad values are refused before anything runs
+        Cli.Result bad = Cli.run(dir, "run", "--halt", "sometimes", file.toString());
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.stderr()).contains("--halt must be never, soon,fail=N or now,fail=N");
+    }
+
     @Test
     void aTaskOverTheDispatchersLimitFailsWithItsReasonAndTheOthersRun() throws Exception {
         // 100,000 arguments: 1.4 MB encoded, over the embedded dispatcher's 1 MiB per task
@@ -139,7 +219,7 @@ class RunCommandTest {
         Cli.Result r = Cli.run(dir, "run", file.toString());
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.stderr().strip()).isEqualTo("falkon run: " + file + ":3: unknown field \"tiemout\" "
-                + "(known: shell, args, env, dir, timeout, retries, inputs, outputs)");
+                + "(known: shell, args, env, dir, timeout, retries, retriesOnFailure, inputs, outputs)");
         assertThat(dir.resolve("ran")).doesNotExist();
     }
 

@@ -2,9 +2,12 @@ package io.falkon.client;
 
 import io.falkon.client.DistributedClient.Member;
 import io.falkon.protocol.ErrorCode;
+import io.falkon.protocol.TaskStatus;
+import io.falkon.protocol.Execution;
 import io.falkon.protocol.TaskSpec;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -47,6 +50,8 @@ public final class DistributedInstance implements TaskInstance {
     private final AtomicLong nextTaskId = new AtomicLong();
     private volatile FalkonException lost;
     private volatile boolean closed;
+    /** Halted ({@link #halt()}): nothing more is sent; what comes back unsent is cancelled. */
+    private volatile boolean halted;
     /** Since when no dispatcher could take tasks while some waited (-1: one can). */
     private volatile long strandedSince = -1;
 
@@ -114,8 +119,8 @@ public final class DistributedInstance implements TaskInstance {
 
     @Override
     public CompletableFuture<TaskResult> submit(TaskSpec spec) {
-        if (closed) {
-            throw new FalkonException(null, "the instance is closed");
+        if (closed || halted) {
+            throw new FalkonException(null, "the instance is " + (closed ? "closed" : "halted"));
         }
         permits.acquireUninterruptibly();
         outstanding.add();
@@ -134,7 +139,7 @@ public final class DistributedInstance implements TaskInstance {
         List<Map.Entry<Part, Task>> chosen = new ArrayList<>();
         synchronized (this) {
             boolean anyUsable = false;
-            while (!pending.isEmpty() && !closed) {
+            while (!pending.isEmpty() && !closed && !halted) {
                 Part best = null;
                 for (Part p : parts.values()) {
                     if (!p.usable()) {
@@ -188,6 +193,10 @@ public final class DistributedInstance implements TaskInstance {
             f = p.instance.submit(t.spec);
         } catch (FalkonException e) {
             p.held.decrementAndGet();
+            if (halted) {
+                cancelHalted(t);
+                return;
+            }
             p.dead = true;
             t.sends--;
             pending.addFirst(t);
@@ -224,7 +233,9 @@ public final class DistributedInstance implements TaskInstance {
         if (p.instance.lostCause() != null) {
             p.dead = true;
         }
-        if (cause instanceof FalkonException fe && fe.code() == ErrorCode.INVALID_TASK) {
+        if (halted && !closed) {
+            cancelHalted(t); // it did not run (lost, or refused by a halted part), and nothing more starts
+        } else if (cause instanceof FalkonException fe && fe.code() == ErrorCode.INVALID_TASK) {
             BiConsumer<Long, FalkonException> l = refusedListener;
             if (l != null && !t.settled.get()) {
                 l.accept(t.id, fe);
@@ -292,6 +303,39 @@ public final class DistributedInstance implements TaskInstance {
     @Override
     public FalkonException lostCause() {
         return lost;
+    }
+
+    /**
+     * Halts the instance on every dispatcher; the tasks still waiting here for one end CANCELLED
+     * too (they never started).
+     */
+    @Override
+    public int halt() {
+        int n = 0;
+        synchronized (this) {
+            halted = true; // nothing more is sent anywhere
+        }
+        Task t;
+        while ((t = pending.poll()) != null) {
+            cancelHalted(t);
+            n++;
+        }
+        for (Part p : parts.values()) {
+            try {
+                n += p.instance.halt();
+            } catch (FalkonException e) {
+                // that dispatcher is gone: its tasks come back here to be cancelled, or are lost
+            }
+        }
+        return n;
+    }
+
+    /** A task that was never sent ends as the dispatchers end those they had not started. */
+    private void cancelHalted(Task t) {
+        Instant now = Instant.now();
+        long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+        finish(t, new TaskResult(t.id, 0, "", micros, 0, micros, micros, Execution.of(TaskStatus.CANCELLED,
+                "the instance was halted before the task started", micros)));
     }
 
     /** Destroys the instance on every dispatcher: their unfinished tasks end CANCELLED, waiting ones fail. */

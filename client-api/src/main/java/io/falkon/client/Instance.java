@@ -504,6 +504,18 @@ public final class Instance implements TaskInstance {
         return await(connection.status(id), "status");
     }
 
+    /** See {@link TaskInstance#halt()}: sends what is queued, then HALT. */
+    @Override
+    public int halt() {
+        checkUsable();
+        CompletableFuture<Void> sent = new CompletableFuture<>();
+        connection.executor().execute(() -> {
+            flush();
+            sent.complete(null);
+        });
+        return await(sent.thenCompose(v -> connection.halt(id)), "halt");
+    }
+
     /**
      * Destroys the instance on the dispatcher: unfinished tasks are cancelled (their futures
      * complete with status CANCELLED). Idempotent.

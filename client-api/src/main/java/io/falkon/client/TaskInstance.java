@@ -39,6 +39,13 @@ public interface TaskInstance extends AutoCloseable {
     /** Why tasks were lost for good (their futures failed with it), or null. */
     FalkonException lostCause();
 
+    /**
+     * Starts nothing more: every task submitted so far is sent, then those not yet started end
+     * {@code CANCELLED} (their results say so) while the running ones finish and deliver as usual;
+     * later submissions are refused. Returns how many were cancelled.
+     */
+    int halt();
+
     /** Ends the instance: unfinished tasks are cancelled. */
     @Override
     void close();

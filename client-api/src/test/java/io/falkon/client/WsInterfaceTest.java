@@ -96,7 +96,7 @@ class WsInterfaceTest {
         for (Object p : svc.getPorts().values()) {
             Port port = (Port) p;
             Binding b = port.getBinding();
-            assertThat(b.getBindingOperations().size()).isEqualTo(5);
+            assertThat(b.getBindingOperations().size()).isEqualTo(6);
             for (Object ext : port.getExtensibilityElements()) {
                 if (ext instanceof SOAPAddress a) {
                     addresses.add("1.1 " + a.getLocationURI());

@@ -25,6 +25,14 @@ public final class ExtTags {
      */
     public static final int SHELL_LINE = 0x0004;
 
+    /**
+     * In a TaskSpec: {@code u8}, how many more times the dispatcher runs the task after it fails on
+     * its own (it exits non-zero, or is killed at its wall time), each time on another executor where
+     * one can take it; only the last attempt's result is delivered ({@code falkon run --retries N},
+     * as GNU parallel's). Absent: 0. Executors ignore it.
+     */
+    public static final int RETRIES_ON_FAILURE = 0x0005;
+
     /** In a DispatchedTask: peers believed to cache the task's inputs ({@link DataCodec#encodeHints}). */
     public static final int HINTS = 0x0010;
 

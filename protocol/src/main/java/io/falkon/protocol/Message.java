@@ -185,6 +185,24 @@ public sealed interface Message {
     }
 
     /**
+     * HALT: start nothing more of the instance. Its tasks not yet dispatched end CANCELLED; those
+     * running finish and deliver as usual; the instance stays (and refuses new tasks with
+     * INVALID_TASK). What {@code falkon run --halt soon} sends.
+     */
+    record Halt(long requestId, long instanceId) implements Message {
+        public MessageType type() {
+            return MessageType.HALT;
+        }
+    }
+
+    /** HALTED: how many tasks HALT cancelled (those running are not counted: they finish). */
+    record Halted(long requestId, long instanceId, int cancelled) implements Message {
+        public MessageType type() {
+            return MessageType.HALTED;
+        }
+    }
+
+    /**
      * ATTACH: take over an instance (after a reconnect, or from another client holding its secret)
      * and have its unacknowledged results redelivered.
      */

@@ -204,6 +204,19 @@ public final class MessageCodec {
                 u32(out, d.cancelled(), "cancelled");
                 return;
             }
+            case HALT: {
+                Message.Halt h = (Message.Halt) m;
+                u32(out, h.requestId(), "requestId");
+                out.writeLong(h.instanceId());
+                return;
+            }
+            case HALTED: {
+                Message.Halted h = (Message.Halted) m;
+                u32(out, h.requestId(), "requestId");
+                out.writeLong(h.instanceId());
+                u32(out, h.cancelled(), "cancelled");
+                return;
+            }
             case ATTACH: {
                 Message.Attach a = (Message.Attach) m;
                 u32(out, a.requestId(), "requestId");
@@ -380,6 +393,10 @@ public final class MessageCodec {
                 return new Message.Destroy(in.u32("requestId"), in.u64("instanceId"));
             case DESTROYED:
                 return new Message.Destroyed(in.u32("requestId"), in.u64("instanceId"), in.u31("cancelled"));
+            case HALT:
+                return new Message.Halt(in.u32("requestId"), in.u64("instanceId"));
+            case HALTED:
+                return new Message.Halted(in.u32("requestId"), in.u64("instanceId"), in.u31("cancelled"));
             case ATTACH:
                 return new Message.Attach(in.u32("requestId"), in.u64("instanceId"), in.str("secret"));
             case ATTACHED:

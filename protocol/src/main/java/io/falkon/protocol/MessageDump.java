@@ -255,6 +255,17 @@ public final class MessageDump {
                 unsigned("instanceId", d.instanceId());
                 num("cancelled", d.cancelled());
             }
+            case HALT -> {
+                Message.Halt h = (Message.Halt) m;
+                num("requestId", h.requestId());
+                unsigned("instanceId", h.instanceId());
+            }
+            case HALTED -> {
+                Message.Halted h = (Message.Halted) m;
+                num("requestId", h.requestId());
+                unsigned("instanceId", h.instanceId());
+                num("cancelled", h.cancelled());
+            }
             case ATTACH -> {
                 Message.Attach a = (Message.Attach) m;
                 num("requestId", a.requestId());

@@ -23,7 +23,9 @@ public enum MessageType {
     DESTROYED(0x28),
     ATTACH(0x29),
     ATTACHED(0x2A),
-    ACK(0x2B);
+    ACK(0x2B),
+    HALT(0x2C),
+    HALTED(0x2D);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

@@ -94,6 +94,17 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
         return -1;
     }
 
+    /** How many more times the task runs after failing on its own ({@link ExtTags#RETRIES_ON_FAILURE}), 0 if unset. */
+    public int retriesOnFailure() {
+        for (ExtField f : ext) {
+            if (f.tag() == ExtTags.RETRIES_ON_FAILURE) {
+                byte[] v = f.value();
+                return v.length == 1 ? v[0] & 0xFF : 0;
+            }
+        }
+        return 0;
+    }
+
     /** The task's input objects (data diffusion); empty for most tasks. */
     public List<TaskInput> inputs() {
         for (ExtField f : ext) {
@@ -175,6 +186,17 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
                 throw new IllegalArgumentException("retries must be 0..255, got " + n);
             }
             return ext(new ExtField(ExtTags.RETRIES, new byte[]{(byte) n}));
+        }
+
+        /**
+         * How many more times the dispatcher runs this task after it fails on its own (a non-zero
+         * exit, a wall-time kill): 0-255, 0 by default. Only the last attempt's result is delivered.
+         */
+        public Builder retriesOnFailure(int n) {
+            if (n < 0 || n > 255) {
+                throw new IllegalArgumentException("retries on failure must be 0..255, got " + n);
+            }
+            return n == 0 ? this : ext(new ExtField(ExtTags.RETRIES_ON_FAILURE, new byte[]{(byte) n}));
         }
 
         /** The objects the task reads; they appear as files in its working directory. */

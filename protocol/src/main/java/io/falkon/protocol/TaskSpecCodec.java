@@ -65,11 +65,13 @@ public final class TaskSpecCodec {
 
     /**
      * What the dispatcher needs from an encoded spec: whether it is valid, its retry limit (-1: not
-     * set), its wall-time limit, and its input objects' ids and sizes (null without inputs).
+     * set), its wall-time limit, its input objects' ids and sizes (null without inputs), and how
+     * many times it runs again after failing on its own.
      */
-    public record Scan(String problem, int retries, long wallTimeMillis, String[] inputIds, long[] inputSizes) {
+    public record Scan(String problem, int retries, long wallTimeMillis, String[] inputIds, long[] inputSizes,
+                       int retriesOnFailure) {
         static Scan invalid(String problem) {
-            return new Scan(problem, -1, 0, null, null);
+            return new Scan(problem, -1, 0, null, null, 0);
         }
 
         public boolean valid() {
@@ -121,6 +123,7 @@ public final class TaskSpecCodec {
             long wallTime = in.u32("wallTimeMillis");
             int extc = in.u16("ext");
             int retries = -1;
+            int onFailure = 0;
             String[] ids = null;
             long[] sizes = null;
             for (int i = 0; i < extc; i++) {
@@ -130,6 +133,11 @@ public final class TaskSpecCodec {
                         return Scan.invalid("ext RETRIES must hold one byte");
                     }
                     retries = in.u8("retries");
+                } else if (tag == ExtTags.RETRIES_ON_FAILURE) {
+                    if (in.u32("retries on failure length") != 1) {
+                        return Scan.invalid("ext RETRIES_ON_FAILURE must hold one byte");
+                    }
+                    onFailure = in.u8("retries on failure");
                 } else if (tag == ExtTags.INPUTS) {
                     List<TaskInput> inputs = DataCodec.decodeInputs(in.blob("inputs"));
                     ids = new String[inputs.size()];
@@ -145,7 +153,7 @@ public final class TaskSpecCodec {
                 }
             }
             in.end("spec");
-            return new Scan(null, retries, wallTime, ids, sizes);
+            return new Scan(null, retries, wallTime, ids, sizes, onFailure);
         } catch (ProtocolException e) {
             return Scan.invalid(e.getMessage());
         }

@@ -173,6 +173,10 @@ public final class GoldenVectors {
                 + "nothing",
                 new Message.Dispatch(List.of(new Message.DispatchedTask(41, 0, TaskSpecCodec.encode(dataTask),
                         List.of(new ExtField(ExtTags.BYPASS_CACHE, new byte[]{1})))))));
+        v.add(new Vector("34_halt", "request 8: start nothing more of the instance (falkon run --halt soon)",
+                new Message.Halt(8, 0x1234_5678_9abc_def0L)));
+        v.add(new Vector("35_halted", "reply to request 8: 17 tasks not yet dispatched were cancelled",
+                new Message.Halted(8, 0x1234_5678_9abc_def0L, 17)));
         return v;
     }
 

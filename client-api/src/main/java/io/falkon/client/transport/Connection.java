@@ -32,6 +32,12 @@ public interface Connection extends AutoCloseable {
     /** Destroys an instance; completes with the number of tasks it cancelled. */
     CompletableFuture<Integer> destroy(long instanceId);
 
+    /**
+     * Halts an instance: nothing more of it starts (its tasks not yet dispatched are cancelled, the
+     * running ones finish); completes with the number cancelled.
+     */
+    CompletableFuture<Integer> halt(long instanceId);
+
     /** Takes over an instance (after a reconnect, or given its secret); its unacknowledged results follow. */
     CompletableFuture<Message.Attached> attach(long instanceId, String secret);
 

@@ -87,6 +87,11 @@ abstract class MessageConnection implements Connection {
     }
 
     @Override
+    public CompletableFuture<Integer> halt(long instanceId) {
+        return request(id -> new Message.Halt(id, instanceId)).thenApply(m -> ((Message.Halted) m).cancelled());
+    }
+
+    @Override
     public CompletableFuture<Message.Attached> attach(long instanceId, String secret) {
         return request(id -> new Message.Attach(id, instanceId, secret)).thenApply(m -> (Message.Attached) m);
     }
@@ -132,6 +137,7 @@ abstract class MessageConnection implements Connection {
             case INSTANCE_CREATED -> replied(((Message.InstanceCreated) m).requestId(), m);
             case STATUS -> replied(((Message.Status) m).requestId(), m);
             case DESTROYED -> replied(((Message.Destroyed) m).requestId(), m);
+            case HALTED -> replied(((Message.Halted) m).requestId(), m);
             case ATTACHED -> replied(((Message.Attached) m).requestId(), m);
             case ERROR -> replied(((Message.ErrorMessage) m).requestId(), m);
             default -> log.error("unexpected {} from dispatcher at {}", m.type(), address);

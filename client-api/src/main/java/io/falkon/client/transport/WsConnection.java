@@ -259,6 +259,21 @@ public final class WsConnection implements Connection {
         });
     }
 
+    @Override
+    public CompletableFuture<Integer> halt(long instanceId) {
+        return call("Halt", w -> SoapXml.text(w, "key", keyOf(instanceId)), r -> {
+            int cancelled = 0;
+            while (next(r)) {
+                if (r.getLocalName().equals("cancelled")) {
+                    cancelled = Integer.parseInt(r.getElementText().trim());
+                } else {
+                    SoapXml.skipToEnd(r, "HaltResponse");
+                }
+            }
+            return cancelled;
+        });
+    }
+
     /** What one GetResults returned. */
     private record Batch(List<Message.DeliveredResult> results, long outstanding) {
     }

@@ -50,6 +50,8 @@ final class Instance {
     long spilledThroughSeq;
     long ackedSeq;
     boolean gone;
+    /** HALT: nothing more starts; new tasks are refused. */
+    boolean halted;
 
     Instance(long id, String secret, String name, Link owner, long leaseSeconds, long createdMicros) {
         this.id = id;

@@ -150,6 +150,7 @@ public final class Scheduler {
             case SUBMIT -> submit(link, (Message.Submit) m, e.scans());
             case STATUS_REQUEST -> status(link, (Message.StatusRequest) m);
             case DESTROY -> destroy(link, (Message.Destroy) m);
+            case HALT -> halt(link, (Message.Halt) m);
             case ATTACH -> attach(link, (Message.Attach) m);
             case ACK -> ack(link, (Message.Ack) m);
             case ERROR -> {
@@ -259,6 +260,9 @@ public final class Scheduler {
             }
             if (x.status().retryable() && !x.permanent() && t.canRetry()) {
                 retry(t, e, x.status() + (x.detail().isEmpty() ? "" : " (" + x.detail() + ")"));
+            } else if (t.retriesOwnFailure(x)) {
+                // --retries: it failed on its own; run it again, elsewhere if another executor can
+                retry(t, e, x.status() == TaskStatus.TIMEOUT ? "timeout" : "exit " + x.exitCode());
             } else {
                 complete(t, e.id, x);
             }
@@ -360,6 +364,11 @@ public final class Scheduler {
         }
         refreshClock();
         List<Message.SubmittedTask> tasks = req.tasks();
+        if (in.halted) {
+            replyError(link, req.requestId(), ErrorCode.INVALID_TASK, "instance " + LogSafe.instance(in.id)
+                    + " was halted: it starts nothing more; nothing of this bundle was queued");
+            return;
+        }
         String refused = duplicates(in, tasks);
         if (refused != null) {
             if (refused.isEmpty()) { // every id accepted before: the same bundle again
@@ -435,6 +444,27 @@ public final class Scheduler {
         outbox.deliverNow(in);
         forget(in);
         outbox.send(link, new Message.Destroyed(req.requestId(), in.id, cancelled));
+    }
+
+    /**
+     * HALT: nothing more of the instance starts. Its queued tasks end CANCELLED (delivered, and
+     * journaled, as any result); its running ones finish; later SUBMITs are refused.
+     */
+    public void halt(Link link, Message.Halt req) {
+        Instance in = ownedInstance(link, req.requestId(), req.instanceId());
+        if (in == null) {
+            return;
+        }
+        refreshClock();
+        in.halted = true;
+        int[] count = {0};
+        Execution cancelled = Execution.of(TaskStatus.CANCELLED, "the instance was halted before the task started",
+                nowMicros);
+        ledger.dequeueAll(in, t -> {
+            count[0]++;
+            complete(t, "", cancelled);
+        });
+        outbox.send(link, new Message.Halted(req.requestId(), in.id, count[0]));
     }
 
     /**

@@ -2,6 +2,8 @@ package io.falkon.dispatcher.core;
 
 import io.falkon.dispatcher.policy.ExecutorView;
 import io.falkon.dispatcher.policy.QueuedTask;
+import io.falkon.protocol.Execution;
+import io.falkon.protocol.TaskStatus;
 
 import java.util.Arrays;
 
@@ -18,6 +20,10 @@ final class Task implements QueuedTask {
     final long submittedMicros;
     /** Re-dispatches allowed after framework failures. */
     final int retries;
+    /** Runs left after failures of the task's own (a non-zero exit, a wall-time kill): --retries. */
+    int retriesOnFailure;
+    /** Attempts that ended in a failure of the task's own, run again: not the framework's retries. */
+    int ownFailures;
     /** 0: none; else how long a dispatch may go without a result. */
     final long dispatchTimeoutMillis;
     int attempt;
@@ -79,8 +85,20 @@ final class Task implements QueuedTask {
         return (bytes + 7) & ~7L;
     }
 
+    /** Whether a framework failure is retried: its own failures do not use up the framework's retries. */
     boolean canRetry() {
-        return attempt < retries;
+        return attempt - ownFailures < retries;
+    }
+
+    /** Whether this failure of the task's own is run again (using one of its --retries). */
+    boolean retriesOwnFailure(Execution x) {
+        if (retriesOnFailure > 0 && !x.succeeded() && (x.status() == TaskStatus.EXITED
+                || x.status() == TaskStatus.TIMEOUT)) {
+            retriesOnFailure--;
+            ownFailures++;
+            return true;
+        }
+        return false;
     }
 
     void failedOn(ExecutorState e) {

@@ -49,6 +49,7 @@ final class TaskLedger {
                 : wall > 0 ? wall + config.dispatchGraceMillis() : 0;
         Task t = new Task(nextTaskId++, in, clientTaskId, spec, submittedMicros, retries, timeout, scan.inputIds(),
                 scan.inputSizes());
+        t.retriesOnFailure = scan.retriesOnFailure();
         queue.addLast(t);
         if (window != null) {
             window.appended(t);

@@ -45,13 +45,13 @@ public final class InProcessClient implements AutoCloseable {
         return new InProcessClient(admission, toClient, onClose, onEnd);
     }
 
-    /** A request from the client (CREATE_INSTANCE, SUBMIT, STATUS_REQUEST, DESTROY, ATTACH or ACK). */
+    /** A request from the client (CREATE_INSTANCE, SUBMIT, STATUS_REQUEST, DESTROY, HALT, ATTACH or ACK). */
     public void send(Message m) {
         if (closed.get()) {
             return;
         }
         switch (m.type()) {
-            case SUBMIT, CREATE_INSTANCE, STATUS_REQUEST, DESTROY, ATTACH, ACK -> admission.client(caller, m);
+            case SUBMIT, CREATE_INSTANCE, STATUS_REQUEST, DESTROY, HALT, ATTACH, ACK -> admission.client(caller, m);
             default -> throw new IllegalArgumentException(m.type() + " is not a client request");
         }
     }

@@ -123,7 +123,7 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
 
     private void clientMessage(ChannelHandlerContext ctx, Message m) {
         switch (m.type()) {
-            case SUBMIT, CREATE_INSTANCE, STATUS_REQUEST, DESTROY, ATTACH, ACK -> admission.client(caller, m);
+            case SUBMIT, CREATE_INSTANCE, STATUS_REQUEST, DESTROY, HALT, ATTACH, ACK -> admission.client(caller, m);
             case HEARTBEAT -> {
                 // keeps the connection alive
             }

@@ -336,6 +336,15 @@ final class WsGateway implements AutoCloseable {
         });
     }
 
+    /** Halt; returns the number of tasks not yet started that were cancelled. */
+    CompletableFuture<Integer> halt(Admission.Credential who, String from, Key key) {
+        return session(who, from, key).thenCompose(s -> {
+            long requestId = nextRequestId();
+            return call(s.caller, requestId, new Message.Halt(requestId, s.id))
+                    .thenApply(m -> ((Message.Halted) m).cancelled());
+        });
+    }
+
     // ---- sessions --------------------------------------------------------------------------
 
     /**

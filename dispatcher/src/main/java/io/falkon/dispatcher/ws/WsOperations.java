@@ -22,7 +22,8 @@ import static io.falkon.protocol.soap.SoapXml.NS;
  * {@link WsFault} that names it.
  */
 final class WsOperations {
-    static final List<String> NAMES = List.of("CreateInstance", "Submit", "GetStatus", "GetResults", "Destroy");
+    static final List<String> NAMES = List.of("CreateInstance", "Submit", "GetStatus", "GetResults", "Destroy",
+            "Halt");
 
     private final WsGateway gateway;
 
@@ -56,6 +57,7 @@ final class WsOperations {
             case "GetStatus" -> status(r, call);
             case "GetResults" -> results(r, call);
             case "Destroy" -> destroy(r, call);
+            case "Halt" -> halt(r, call);
             default -> throw WsFault.client("no operation " + op);
         };
     }
@@ -180,6 +182,20 @@ final class WsOperations {
         }
         WsGateway.Key k = require(key, "Destroy");
         return () -> gateway.destroy(call.who(), call.from(), k)
+                .thenApply(cancelled -> w -> SoapXml.text(w, "cancelled", Integer.toString(cancelled)));
+    }
+
+    private Prepared halt(XMLStreamReader r, Call call) throws XMLStreamException {
+        WsGateway.Key key = null;
+        while (next(r, "Halt")) {
+            if (r.getLocalName().equals("key")) {
+                key = WsGateway.parseKey(r.getElementText(), "Halt");
+            } else {
+                throw unexpected("Halt", r, "key");
+            }
+        }
+        WsGateway.Key k = require(key, "Halt");
+        return () -> gateway.halt(call.who(), call.from(), k)
                 .thenApply(cancelled -> w -> SoapXml.text(w, "cancelled", Integer.toString(cancelled)));
     }
 

@@ -69,6 +69,49 @@ class ReliabilityTest {
     }
 
     @Test
+    void aTaskThatFailsOnItsOwnRunsAgainElsewhereForItsRetriesAndOnlyItsLastResultIsDelivered() {
+        SchedulerHarness h = new SchedulerHarness(new FirstAvailable());
+        FakeLink a = h.executor("a", 1, 1);
+        FakeLink b = h.executor("b", 1, 1);
+        FakeLink client = h.client("c");
+        h.submit(client, 1, TaskSpec.builder("flaky").retriesOnFailure(2).retries(0).build());
+        List<String> ranOn = new ArrayList<>();
+        int[] exits = {1, 137, 0}; // fails, times out, then succeeds
+        TaskStatus[] statuses = {TaskStatus.EXITED, TaskStatus.TIMEOUT, TaskStatus.EXITED};
+        for (int i = 0; i < 3; i++) {
+            List<Message.DispatchedTask> onA = dispatched(a);
+            List<Message.DispatchedTask> onB = dispatched(b);
+            FakeLink on = onA.isEmpty() ? b : a;
+            List<Message.DispatchedTask> t = onA.isEmpty() ? onB : onA;
+            assertThat(t).as("attempt %d", i).hasSize(1);
+            assertThat(t.get(0).attempt()).isEqualTo(i);
+            assertThat(delivered(client)).as("nothing delivered before the last attempt").isEmpty();
+            ranOn.add(on == a ? "a" : "b");
+            h.finish(on, t, status(statuses[i], exits[i]));
+        }
+        assertThat(ranOn).as("each retry goes to the executor it did not just fail on").containsExactly("a", "b", "a");
+        List<Message.DeliveredResult> got = delivered(client);
+        assertThat(got).hasSize(1);
+        assertThat(got.get(0).execution().succeeded()).isTrue();
+        assertThat(got.get(0).attempt()).isEqualTo(2);
+        // its own failures do not use up the framework's retries (0 here): the retries all ran
+    }
+
+    @Test
+    void aTaskWhoseRetriesOnFailureAreUsedUpIsDeliveredAsItsLastFailure() {
+        SchedulerHarness h = new SchedulerHarness(new FirstAvailable());
+        FakeLink a = h.executor("a", 1, 1);
+        FakeLink client = h.client("c");
+        h.submit(client, 1, TaskSpec.builder("broken").retriesOnFailure(1).build());
+        h.finish(a, dispatched(a), status(TaskStatus.EXITED, 3));
+        h.finish(a, dispatched(a), status(TaskStatus.EXITED, 4));
+        assertThat(dispatched(a)).isEmpty();
+        List<Message.DeliveredResult> got = delivered(client);
+        assertThat(got).extracting(r -> r.execution().exitCode()).containsExactly(4);
+        assertThat(got.get(0).attempt()).isEqualTo(1);
+    }
+
+    @Test
     void aDispatchWithoutAResultInTimeIsCancelledAndRetriedAndItsLateResultIgnored() {
         SchedulerHarness h = new SchedulerHarness(new FirstAvailable());
         FakeLink slow = h.executor("slow", 1, 1);
