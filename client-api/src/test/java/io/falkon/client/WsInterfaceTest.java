@@ -81,7 +81,7 @@ class WsInterfaceTest {
     // ---- the WSDL --------------------------------------------------------------------------
 
     @Test
-    void theWsdlParsesAndListsTheFiveOperationsOnSoap11AndSoap12Bindings() throws Exception {
+    void theWsdlParsesAndListsTheSixOperationsOnSoap11AndSoap12Bindings() throws Exception {
         var reader = WSDLFactory.newInstance().newWSDLReader();
         reader.setFeature("javax.wsdl.verbose", false);
         Definition def = reader.readWSDL(url + "?wsdl", dom(get(url + "?wsdl")));
@@ -90,7 +90,8 @@ class WsInterfaceTest {
         for (Object o : pt.getOperations()) {
             ops.add(((Operation) o).getName());
         }
-        assertThat(ops).containsExactlyInAnyOrder("CreateInstance", "Submit", "GetStatus", "GetResults", "Destroy");
+        assertThat(ops).containsExactlyInAnyOrder("CreateInstance", "Submit", "GetStatus", "GetResults", "Destroy",
+                "Halt");
         List<String> addresses = new ArrayList<>();
         Service svc = def.getService(new QName(NS, "Falkon"));
         for (Object p : svc.getPorts().values()) {
