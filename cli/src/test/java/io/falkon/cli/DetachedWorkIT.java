@@ -119,7 +119,7 @@ class DetachedWorkIT {
             assertThat(JSON.readTree(Cli.run(dir, "list", "--dispatcher", addr, "--json").stdout())).isEmpty();
             Cli.Result gone = Cli.run(dir, "results", id);
             assertThat(gone.exit()).isEqualTo(2);
-            assertThat(gone.stderr()).contains("no instance " + id);
+            assertThat(gone.stderr()).contains("instance " + id + " was cancelled at");
         }
     }
 
