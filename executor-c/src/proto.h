@@ -37,7 +37,8 @@ enum fk_status {
     FK_CANCELLED = 4,
     FK_REJECTED = 5,
     FK_FETCH_FAILED = 6,
-    FK_OUTPUT_FAILED = 7
+    FK_OUTPUT_FAILED = 7,
+    FK_DEPENDENCY_FAILED = 8 /* the dispatcher's alone: never run, a task it needed failed */
 };
 
 enum fk_error_code {

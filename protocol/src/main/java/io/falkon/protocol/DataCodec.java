@@ -16,6 +16,8 @@ import java.util.Map;
  * OUTPUTS    = count:u16 (path:str id:str)*
  * HINTS      = count:u16 (id:str peers:u16 (peer:str)*)*       peer = "host:port" of a cache server
  * DATA_STATS = localHits:u32 peerHits:u32 misses:u32 bytesLocal:u64 bytesPeer:u64 bytesStore:u64
+ * AFTER      = count:u16 (name:str)*
+ * DEPENDENCY = producer:u64 what:str
  * </pre>
  */
 public final class DataCodec {
@@ -52,6 +54,74 @@ public final class DataCodec {
         }
         in.end("inputs");
         return out;
+    }
+
+    /** Longest task name: names are for people and task files, and the dispatcher indexes them. */
+    public static final int MAX_NAME_BYTES = 1024;
+
+    /** Why {@code name} cannot name a task, or null: it must be 1..1024 bytes, without control characters. */
+    public static String nameProblem(String name) {
+        if (name == null || name.isEmpty()) {
+            return "a task name must not be empty";
+        }
+        if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_NAME_BYTES) {
+            return "a task name must be at most " + MAX_NAME_BYTES + " bytes";
+        }
+        for (int i = 0; i < name.length(); i++) {
+            if (Character.isISOControl(name.charAt(i))) {
+                return "a task name must not hold control characters";
+            }
+        }
+        return null;
+    }
+
+    public static byte[] encodeNames(List<String> names) {
+        ByteBuf b = Unpooled.buffer();
+        WireWriter.u16(b, names.size(), "after count");
+        for (String n : names) {
+            WireWriter.str(b, n);
+        }
+        return bytes(b);
+    }
+
+    public static List<String> decodeNames(byte[] value) {
+        WireReader in = new WireReader(Unpooled.wrappedBuffer(value));
+        int n = in.u16("after count");
+        List<String> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            String name = in.str("after[" + i + "]");
+            String problem = nameProblem(name);
+            if (problem != null) {
+                throw new ProtocolException(ErrorCode.MALFORMED, "after[" + i + "]: " + problem);
+            }
+            out.add(name);
+        }
+        in.end("after");
+        return out;
+    }
+
+    /** The DEPENDENCY field of a DEPENDENCY_FAILED result: which task failed upstream, and what of it was needed. */
+    public record Dependency(long producer, String what) {
+    }
+
+    public static byte[] encodeDependency(Dependency d) {
+        ByteBuf b = Unpooled.buffer();
+        b.writeLong(d.producer());
+        WireWriter.str(b, d.what());
+        return bytes(b);
+    }
+
+    /** The DEPENDENCY field of an execution, or null. */
+    public static Dependency dependencyOf(Execution x) {
+        for (ExtField f : x.ext()) {
+            if (f.tag() == ExtTags.DEPENDENCY) {
+                WireReader in = new WireReader(Unpooled.wrappedBuffer(f.value()));
+                Dependency d = new Dependency(in.u64("producer"), in.str("what"));
+                in.end("dependency");
+                return d;
+            }
+        }
+        return null;
     }
 
     public static byte[] encodeOutputs(List<TaskOutput> outputs) {

@@ -33,6 +33,19 @@ public final class ExtTags {
      */
     public static final int RETRIES_ON_FAILURE = 0x0005;
 
+    /**
+     * In a TaskSpec: {@code str}, the task's name in its instance (unique there), by which other
+     * tasks of the instance order themselves after it ({@link #AFTER}).
+     */
+    public static final int NAME = 0x0006;
+
+    /**
+     * In a TaskSpec: {@code list<str>}, names of tasks of the same instance that must succeed before
+     * this one starts (ordering without files; dependencies by data come from INPUTS naming what
+     * another task's OUTPUTS declare). Executors ignore it.
+     */
+    public static final int AFTER = 0x0007;
+
     /** In a DispatchedTask: peers believed to cache the task's inputs ({@link DataCodec#encodeHints}). */
     public static final int HINTS = 0x0010;
 
@@ -44,6 +57,13 @@ public final class ExtTags {
 
     /** In an Execution: where the task's inputs came from ({@link DataStats}). */
     public static final int DATA_STATS = 0x0020;
+
+    /**
+     * In an Execution of status DEPENDENCY_FAILED: {@code producer:u64 what:str}, the client task id
+     * of the task that failed first upstream and what of it this one needed (an object id, or
+     * {@code after:NAME}).
+     */
+    public static final int DEPENDENCY = 0x0021;
 
     private ExtTags() {
     }

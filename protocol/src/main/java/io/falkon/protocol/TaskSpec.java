@@ -105,6 +105,26 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
         return 0;
     }
 
+    /** The task's name in its instance ({@link ExtTags#NAME}), or null. */
+    public String name() {
+        for (ExtField f : ext) {
+            if (f.tag() == ExtTags.NAME) {
+                return new String(f.value(), java.nio.charset.StandardCharsets.UTF_8);
+            }
+        }
+        return null;
+    }
+
+    /** Names of tasks that must succeed before this one starts ({@link ExtTags#AFTER}); empty for most. */
+    public List<String> after() {
+        for (ExtField f : ext) {
+            if (f.tag() == ExtTags.AFTER) {
+                return DataCodec.decodeNames(f.value());
+            }
+        }
+        return List.of();
+    }
+
     /** The task's input objects (data diffusion); empty for most tasks. */
     public List<TaskInput> inputs() {
         for (ExtField f : ext) {
@@ -197,6 +217,37 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
                 throw new IllegalArgumentException("retries on failure must be 0..255, got " + n);
             }
             return n == 0 ? this : ext(new ExtField(ExtTags.RETRIES_ON_FAILURE, new byte[]{(byte) n}));
+        }
+
+        /**
+         * The task's name in its instance (unique there): other tasks of the instance can wait for it
+         * to succeed with {@link #after}.
+         */
+        public Builder name(String name) {
+            String problem = DataCodec.nameProblem(name);
+            if (problem != null) {
+                throw new IllegalArgumentException(problem);
+            }
+            return ext(new ExtField(ExtTags.NAME, name.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+        }
+
+        /**
+         * Tasks of the same instance, by name, that must succeed before this one starts; if one
+         * fails, this one ends {@code DEPENDENCY_FAILED} without running. They must have been
+         * submitted before it (or in the same bundle, before it).
+         */
+        public Builder after(List<String> names) {
+            for (String n : names) {
+                String problem = DataCodec.nameProblem(n);
+                if (problem != null) {
+                    throw new IllegalArgumentException("after: " + problem);
+                }
+            }
+            return names.isEmpty() ? this : ext(new ExtField(ExtTags.AFTER, DataCodec.encodeNames(names)));
+        }
+
+        public Builder after(String... names) {
+            return after(List.of(names));
         }
 
         /** The objects the task reads; they appear as files in its working directory. */

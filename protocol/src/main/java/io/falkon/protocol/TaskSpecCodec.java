@@ -69,9 +69,14 @@ public final class TaskSpecCodec {
      * many times it runs again after failing on its own.
      */
     public record Scan(String problem, int retries, long wallTimeMillis, String[] inputIds, long[] inputSizes,
-                       int retriesOnFailure) {
+                       int retriesOnFailure, String[] outputIds, String name, String[] after) {
         static Scan invalid(String problem) {
-            return new Scan(problem, -1, 0, null, null, 0);
+            return new Scan(problem, -1, 0, null, null, 0, null, null, null);
+        }
+
+        /** Whether the task takes part in its instance's dataflow: it produces something others can wait for. */
+        public boolean produces() {
+            return outputIds != null || name != null;
         }
 
         public boolean valid() {
@@ -124,6 +129,9 @@ public final class TaskSpecCodec {
             int extc = in.u16("ext");
             int retries = -1;
             int onFailure = 0;
+            String[] outputIds = null;
+            String name = null;
+            String[] after = null;
             String[] ids = null;
             long[] sizes = null;
             for (int i = 0; i < extc; i++) {
@@ -147,13 +155,27 @@ public final class TaskSpecCodec {
                         sizes[k] = Math.max(0, inputs.get(k).size());
                     }
                 } else if (tag == ExtTags.OUTPUTS) {
-                    DataCodec.decodeOutputs(in.blob("outputs"));
+                    List<TaskOutput> outputs = DataCodec.decodeOutputs(in.blob("outputs"));
+                    outputIds = new String[outputs.size()];
+                    for (int k = 0; k < outputIds.length; k++) {
+                        outputIds[k] = outputs.get(k).id();
+                    }
+                } else if (tag == ExtTags.NAME) {
+                    name = new String(in.blob("name"), StandardCharsets.UTF_8);
+                    String problem = DataCodec.nameProblem(name);
+                    if (problem != null) {
+                        return Scan.invalid("ext NAME: " + problem);
+                    }
+                } else if (tag == ExtTags.AFTER) {
+                    after = DataCodec.decodeNames(in.blob("after")).toArray(String[]::new);
                 } else {
                     in.skipBlob("ext value");
                 }
             }
             in.end("spec");
-            return new Scan(null, retries, wallTime, ids, sizes, onFailure);
+            return new Scan(null, retries, wallTime, ids, sizes, onFailure,
+                    outputIds == null || outputIds.length == 0 ? null : outputIds, name,
+                    after == null || after.length == 0 ? null : after);
         } catch (ProtocolException e) {
             return Scan.invalid(e.getMessage());
         }

@@ -20,7 +20,12 @@ public enum TaskStatus {
      * The process exited 0 but a declared output could not be saved (not written, or the output
      * store refused it): not a success, and not retried (the task decides what it writes).
      */
-    OUTPUT_FAILED(7);
+    OUTPUT_FAILED(7),
+    /**
+     * Never run: a task it depends on (by data, or by {@code after}) did not succeed. Its detail and
+     * its {@link ExtTags#DEPENDENCY} field name that task; not retried.
+     */
+    DEPENDENCY_FAILED(8);
 
     private static final TaskStatus[] BY_CODE = values();
 

@@ -177,6 +177,22 @@ public final class GoldenVectors {
                 new Message.Halt(8, 0x1234_5678_9abc_def0L)));
         v.add(new Vector("35_halted", "reply to request 8: 17 tasks not yet dispatched were cancelled",
                 new Message.Halted(8, 0x1234_5678_9abc_def0L, 17)));
+        TaskSpec workflowTask = TaskSpec.builder("mDiff", "p1.fits", "p2.fits", "d12.fits", "region.hdr")
+                .name("diff-1-2").after("header").retriesOnFailure(2)
+                .ext(new ExtField(ExtTags.SHELL_LINE, utf8("mDiff p1.fits p2.fits d12.fits region.hdr")))
+                .outputs(List.of(new TaskOutput("d12.fits", "diffs/d12.fits"))).build();
+        v.add(new Vector("36_dispatch_workflow_task", "a task of a workflow: its name, the task it runs after, "
+                + "two retries after failures of its own, the shell line it was split from, one output; executors "
+                + "ignore what is the dispatcher's",
+                new Message.Dispatch(List.of(new Message.DispatchedTask(42, 1, TaskSpecCodec.encode(workflowTask),
+                        ExtField.NONE)))));
+        v.add(new Vector("37_deliver_dependency_failed", "a task that never ran: the task that produces its input "
+                + "(client task id 3) failed",
+                new Message.Deliver(0x1234_5678_9abc_def0L, List.of(new Message.DeliveredResult(9, 0, 0, "", 1000, 0,
+                        1500, new Execution(TaskStatus.DEPENDENCY_FAILED, -1, 0, 1500, 1500, new byte[0], new byte[0],
+                        "not run: it needs its input 'diffs/d12.fits', and task 3 did not succeed", List.of(new ExtField(
+                        ExtTags.DEPENDENCY, DataCodec.encodeDependency(new DataCodec.Dependency(3,
+                        "diffs/d12.fits"))))))))));
         return v;
     }
 

@@ -29,6 +29,10 @@ final class Instance {
     long lastRequestMicros;
     int queued;
     int running;
+    /** Tasks waiting for what other tasks of the instance produce. */
+    int waiting;
+    /** Its dependencies by data and by name; null until a task of it produces something (most instances). */
+    Dataflow dataflow;
     long completed;
     long succeeded;
     long cancelled;

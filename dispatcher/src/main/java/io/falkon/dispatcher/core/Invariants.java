@@ -65,6 +65,32 @@ final class Invariants {
                 pool.totalCredits(), credits);
         require(slots == pool.totalSlots(), "total slots %d, but executors have %d", pool.totalSlots(), slots);
 
+        int waiting = 0;
+        long waitingBytes = 0;
+        for (Instance in : instances.all()) {
+            int[] n = {0};
+            long[] b = {0};
+            if (in.dataflow != null) {
+                in.dataflow.forEachWaiting(t -> {
+                    n[0]++;
+                    b[0] += t.footprint();
+                    require(t.waiting && !t.queued && t.executor == null && !t.finished, "waiting task %d is also "
+                            + "queued, running or finished", t.id);
+                    require(t.missing > 0, "task %d waits for %d keys", t.id, t.missing);
+                    require(seen.add(t), "task %d waits and is queued or running too", t.id);
+                });
+                require(n[0] == in.dataflow.waitingTasks(), "instance %s lists %d waiting tasks, counts %d",
+                        Long.toUnsignedString(in.id, 16), n[0], in.dataflow.waitingTasks());
+            }
+            require(in.waiting == n[0], "instance %s counts %d waiting tasks, its dataflow holds %d",
+                    Long.toUnsignedString(in.id, 16), in.waiting, n[0]);
+            waiting += n[0];
+            waitingBytes += b[0];
+        }
+        require(waiting == ledger.waiting(), "waiting count %d, but instances hold %d", ledger.waiting(), waiting);
+        require(waitingBytes == ledger.waitingBytes(), "waiting bytes %d, but the waiting tasks hold %d",
+                ledger.waitingBytes(), waitingBytes);
+
         long retained = 0;
         for (Instance in : instances.all()) {
             int[] counts = perInstance.getOrDefault(in, new int[2]);

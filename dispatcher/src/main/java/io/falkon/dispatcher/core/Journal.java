@@ -23,6 +23,13 @@ public interface Journal {
 
     void acked(long instanceId, long upToSeq);
 
+    /**
+     * A finished producer's keys (the object ids its outputs declare, its name): produced, or failed
+     * with {@code failedProducer} the task that failed first upstream. Tasks submitted later (after a
+     * restart too) find them by these.
+     */
+    void produced(long instanceId, String[] objectIds, String name, boolean ok, long failedProducer);
+
     void destroyed(long instanceId);
 
     /** Ends a batch: make its records durable (per policy), then run {@code send}. */
@@ -55,6 +62,10 @@ public interface Journal {
 
         @Override
         public void acked(long instanceId, long upToSeq) {
+        }
+
+        @Override
+        public void produced(long instanceId, String[] objectIds, String name, boolean ok, long failedProducer) {
         }
 
         @Override

@@ -378,22 +378,72 @@ public final class Scheduler {
             }
             return;
         }
-        memory.check(ledger.queuedBytes(), ledger.runningBytes(), instances.retainedBytes());
+        memory.check(ledger.queuedBytes() + ledger.waitingBytes(), ledger.runningBytes(), instances.retainedBytes());
         if (memory.refusing()) {
             memory.refused();
             replyError(link, req.requestId(), ErrorCode.BUSY, "the dispatcher is over its memory budget of "
                     + (memory.budgetBytes() >> 20) + " MiB; nothing of this bundle was queued: send it again later");
             return;
         }
+        String dataflowProblem = dataflowProblem(in, tasks, scans);
+        if (dataflowProblem != null) {
+            replyError(link, req.requestId(), ErrorCode.INVALID_TASK, dataflowProblem + "; nothing of this bundle was queued");
+            return;
+        }
+        Dataflow.Key[] failed = new Dataflow.Key[1];
         for (int i = 0, n = tasks.size(); i < n; i++) {
             Message.SubmittedTask s = tasks.get(i);
             in.accepted.add(s.clientTaskId());
-            ledger.accept(in, s.clientTaskId(), s.spec(), nowMicros, scans[i]);
             if (in.retainsResults()) {
                 journal.accepted(in.id, s.clientTaskId(), nowMicros, s.spec());
             }
+            Task t = ledger.accept(in, s.clientTaskId(), s.spec(), nowMicros, scans[i], failed);
+            if (failed[0] != null) {
+                dependencyFailed(t, failed[0]);
+                failed[0] = null;
+            }
         }
         outbox.send(link, new Message.Submitted(req.requestId(), in.id, tasks.size()));
+    }
+
+    /**
+     * Why a bundle cannot join its instance's dataflow, naming the first task at fault, or null: a
+     * task declares an object id or a name another task already has, or runs {@code after} a name
+     * no task before it has. Checked whole, before anything of the bundle is queued.
+     */
+    private static String dataflowProblem(Instance in, List<Message.SubmittedTask> tasks, TaskSpecCodec.Scan[] scans) {
+        Dataflow.Declared declared = null;
+        Dataflow df = in.dataflow;
+        for (int i = 0, n = tasks.size(); i < n; i++) {
+            TaskSpecCodec.Scan s = scans[i];
+            if (!s.produces() && s.after() == null) {
+                continue;
+            }
+            if (declared == null) {
+                declared = new Dataflow.Declared();
+            }
+            String problem = (df == null ? Dataflow.EMPTY : df).problem(s.outputIds(), s.name(), s.after(), declared);
+            if (problem != null) {
+                return "task " + i + " of the bundle (clientTaskId " + Long.toUnsignedString(tasks.get(i).clientTaskId())
+                        + "): " + problem;
+            }
+        }
+        return null;
+    }
+
+    /** A task that can never run: a key it needs failed (its producer did not succeed). */
+    private void dependencyFailed(Task t, Dataflow.Key key) {
+        complete(t, "", dependencyExecution(key, key.failedProducer));
+    }
+
+    private Execution dependencyExecution(Dataflow.Key key, long producer) {
+        String what = key.what.startsWith("after:") ? "to run after '" + key.what.substring(6) + "'"
+                : "its input '" + key.what + "'";
+        List<ExtField> ext = List.of(new ExtField(ExtTags.DEPENDENCY,
+                DataCodec.encodeDependency(new DataCodec.Dependency(producer, key.what))));
+        return new Execution(TaskStatus.DEPENDENCY_FAILED, -1, 0, nowMicros, nowMicros, new byte[0], new byte[0],
+                "not run: it needs " + what + ", and task " + Long.toUnsignedString(producer) + " did not succeed",
+                ext);
     }
 
     /**
@@ -457,14 +507,12 @@ public final class Scheduler {
         }
         refreshClock();
         in.halted = true;
-        int[] count = {0};
+        long before = in.cancelled;
         Execution cancelled = Execution.of(TaskStatus.CANCELLED, "the instance was halted before the task started",
                 nowMicros);
-        ledger.dequeueAll(in, t -> {
-            count[0]++;
-            complete(t, "", cancelled);
-        });
-        outbox.send(link, new Message.Halted(req.requestId(), in.id, count[0]));
+        ledger.dequeueAll(in, t -> complete(t, "", cancelled));
+        cancelWaiting(in, cancelled);
+        outbox.send(link, new Message.Halted(req.requestId(), in.id, (int) (in.cancelled - before)));
     }
 
     /**
@@ -573,12 +621,10 @@ public final class Scheduler {
 
     /** Cancels every unfinished task of {@code in}; returns how many. */
     private int cancel(Instance in, String reason) {
-        int[] count = {0};
+        long before = in.cancelled; // tasks waiting for a cancelled one are cancelled with it: all counted
         Execution cancelled = Execution.of(TaskStatus.CANCELLED, reason, nowMicros);
-        ledger.dequeueAll(in, t -> {
-            count[0]++;
-            complete(t, "", cancelled);
-        });
+        ledger.dequeueAll(in, t -> complete(t, "", cancelled));
+        cancelWaiting(in, cancelled);
         if (in.running > 0) {
             for (ExecutorState e : pool.all()) {
                 List<Task> mine = null;
@@ -595,20 +641,27 @@ public final class Scheduler {
                     Task t = mine.get(i);
                     taskIds[i] = t.id;
                     ledger.unassign(t);
-                    count[0]++;
                     complete(t, e.id, cancelled);
                 }
                 // the executor kills them and returns their credits with RESULTs we will ignore
                 outbox.send(e.link, new Message.Cancel(taskIds));
             }
         }
-        return count[0];
+        return (int) (in.cancelled - before);
     }
 
     /** The task's final outcome: counted, journaled, delivered (and kept until acknowledged). */
     private void complete(Task t, String executorId, Execution x) {
         Instance in = t.instance;
+        t.finished = true;
         ledger.finished(in, x);
+        if (in.dataflow != null && (t.outputIds != null || t.name != null)) {
+            producers.add(t);
+            producerResults.add(x);
+            if (!cascading) {
+                cascade();
+            }
+        }
         if (in.gone) {
             return;
         }
@@ -621,6 +674,72 @@ public final class Scheduler {
         }
         if (in.owner != null) {
             outbox.deliver(in, r);
+        }
+    }
+
+    // ---- dataflow: what a producer's result does to the tasks waiting for it --------------
+
+    /** Producers whose results must still reach their subscribers: a worklist, not recursion (chains are long). */
+    private final java.util.ArrayDeque<Task> producers = new java.util.ArrayDeque<>();
+    private final java.util.ArrayDeque<Execution> producerResults = new java.util.ArrayDeque<>();
+    private boolean cascading;
+
+    /**
+     * Hands each finished producer's keys to their subscribers: a success releases those that miss
+     * nothing more to the queue; a failure ends them DEPENDENCY_FAILED (naming the task that failed
+     * first upstream), a cancellation CANCELLED, and their own keys fail in turn. Each subscriber is
+     * touched once per key: O(dependants).
+     */
+    private void cascade() {
+        cascading = true;
+        try {
+            Task p;
+            while ((p = producers.poll()) != null) {
+                Execution x = producerResults.poll();
+                boolean ok = x.succeeded();
+                boolean cancelled = x.status() == TaskStatus.CANCELLED;
+                DataCodec.Dependency upstream = x.status() == TaskStatus.DEPENDENCY_FAILED ? DataCodec.dependencyOf(x) : null;
+                long first = upstream != null ? upstream.producer() : p.clientTaskId;
+                Instance in = p.instance;
+                if (in.retainsResults() && !in.gone) {
+                    journal.produced(in.id, p.outputIds, p.name, ok, first);
+                }
+                in.dataflow.produced(p, ok, first, key -> {
+                    Task[] subscribers = key.take();
+                    if (subscribers == null) {
+                        return;
+                    }
+                    for (Task w : subscribers) {
+                        if (w == null) {
+                            break;
+                        }
+                        if (w.finished) {
+                            continue; // failed meanwhile by another key it needed
+                        }
+                        if (ok) {
+                            if (--w.missing == 0) {
+                                ledger.release(w);
+                            }
+                        } else {
+                            ledger.leaveWaiting(w);
+                            complete(w, "", cancelled ? Execution.of(TaskStatus.CANCELLED, "not run: a task it "
+                                    + "needs was cancelled", nowMicros) : dependencyExecution(key, first));
+                        }
+                    }
+                });
+            }
+        } finally {
+            cascading = false;
+        }
+    }
+
+    /** Ends every waiting task of the instance (cancelled with it, or halted: they never started). */
+    private void cancelWaiting(Instance in, Execution cancelled) {
+        Dataflow df = in.dataflow;
+        while (df != null && df.waitingTasks() > 0) {
+            Task t = df.firstWaiting();
+            ledger.leaveWaiting(t);
+            complete(t, "", cancelled);
         }
     }
 
@@ -641,7 +760,7 @@ public final class Scheduler {
 
     private StatusSnapshot.InstanceRow instanceRow(Instance in) {
         double leaseLeft = in.detached ? Math.max(0, in.detachedMicros + in.leaseMicros - tickMicros) / 1e6 : -1;
-        return new StatusSnapshot.InstanceRow(in.id, in.name, in.queued, in.running, in.completed, in.succeeded,
+        return new StatusSnapshot.InstanceRow(in.id, in.name, in.queued, in.waiting, in.running, in.completed, in.succeeded,
                 in.cancelled, (int) Math.min(Integer.MAX_VALUE, in.unackedCount()), in.leaseMicros / 1_000_000,
                 leaseLeft, in.createdMicros, in.highestClientTaskId(), in.nextSeq - 1, in.owner != null);
     }
@@ -669,6 +788,7 @@ public final class Scheduler {
         }
         Window w = ledger.window();
         return new StatusSnapshot(dispatcherId, (tickMicros - startedTick) / 1e6, policy.name(), ledger.queued(),
+                ledger.waiting(),
                 ledger.running(), ledger.completed(), ledger.succeeded(), ledger.cancelled(), ledger.retried(), instances.size(),
                 instances.detachedCount(), pool.size(), pool.suspendedCount(), pool.totalSlots(), data,
                 pool.index().objects(), w == null ? 0 : w.size(), ledger.queuedBytes(), ledger.runningBytes(),
@@ -710,7 +830,35 @@ public final class Scheduler {
             return;
         }
         in.accepted.add(clientTaskId);
-        ledger.accept(in, clientTaskId, spec, submittedMicros, TaskSpecCodec.scan(spec));
+        Dataflow.Key[] failed = new Dataflow.Key[1];
+        Task t = ledger.accept(in, clientTaskId, spec, submittedMicros, TaskSpecCodec.scan(spec), failed);
+        if (failed[0] != null) {
+            refreshClock();
+            dependencyFailed(t, failed[0]);
+        }
+    }
+
+    /**
+     * What a finished producer left (journaled with its result): its keys produced, or failed. Restored
+     * before the tasks, so that a task waiting for them finds them.
+     */
+    public void restoreProduced(long instanceId, String[] objectIds, String name, boolean ok, long failedProducer) {
+        Instance in = instances.get(instanceId);
+        if (in == null) {
+            return;
+        }
+        if (in.dataflow == null) {
+            in.dataflow = new Dataflow();
+        }
+        Dataflow.State state = ok ? Dataflow.State.PRODUCED : Dataflow.State.FAILED;
+        if (objectIds != null) {
+            for (String id : objectIds) {
+                in.dataflow.restore(id, false, state, failedProducer);
+            }
+        }
+        if (name != null) {
+            in.dataflow.restore(name, true, state, failedProducer);
+        }
     }
 
     /** Keeps a final result the client had not acknowledged, for redelivery when it re-attaches. */
@@ -744,6 +892,12 @@ public final class Scheduler {
                 out.acked(in.id, in.nextSeq - 1); // keeps the sequence counter
             }
             instances.forEachRetained(in, r -> out.completed(in.id, r));
+            if (in.dataflow != null) {
+                in.dataflow.forEachFinished((key, isName, state, failedProducer) -> out.produced(in.id,
+                        isName ? null : new String[]{key}, isName ? key : null, state == Dataflow.State.PRODUCED,
+                        failedProducer));
+                in.dataflow.forEachWaiting(t -> out.accepted(in.id, t.clientTaskId, t.submittedMicros, t.spec));
+            }
         }
         ledger.forEachQueued(t -> t.instance.retainsResults(),
                 t -> out.accepted(t.instance.id, t.clientTaskId, t.submittedMicros, t.spec));
@@ -797,7 +951,7 @@ public final class Scheduler {
 
     /** Ends a batch of events: one scheduling round, then one write per link after the journal commit. */
     public void endBatch() {
-        memory.check(ledger.queuedBytes(), ledger.runningBytes(), instances.retainedBytes());
+        memory.check(ledger.queuedBytes() + ledger.waitingBytes(), ledger.runningBytes(), instances.retainedBytes());
         if (!ledger.isEmpty() && pool.totalCredits() > 0 && !memory.holdingDispatch()) {
             refreshClock();
             if (ledger.window() != null) {
@@ -857,6 +1011,11 @@ public final class Scheduler {
 
     public int queuedCount() {
         return ledger.queued();
+    }
+
+    /** Tasks waiting for what other tasks produce. */
+    public int waitingCount() {
+        return ledger.waiting();
     }
 
     public int runningCount() {

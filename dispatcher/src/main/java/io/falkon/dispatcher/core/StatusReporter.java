@@ -72,6 +72,7 @@ public final class StatusReporter {
         o.put("uptimeSeconds", s.uptimeSeconds());
         o.put("policy", s.policy());
         o.put("queued", s.queued());
+        o.put("waiting", s.waiting());
         o.put("running", s.running());
         o.put("completed", s.completed());
         o.put("failed", s.completed() - s.succeeded() - s.cancelled());
@@ -153,6 +154,7 @@ public final class StatusReporter {
         o.put("instance", Long.toUnsignedString(in.id(), 16));
         o.put("name", LogSafe.text(in.name()));
         o.put("queued", in.queued());
+        o.put("waiting", in.waiting());
         o.put("running", in.running());
         o.put("completed", in.completed());
         o.put("succeeded", in.succeeded());

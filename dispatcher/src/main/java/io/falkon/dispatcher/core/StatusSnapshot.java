@@ -9,10 +9,12 @@ import java.util.List;
  * can be rendered anywhere (see {@link StatusReporter}).
  */
 /**
+ * @param waiting   tasks waiting for what other tasks of their instance produce (not in the queue)
  * @param completed tasks with a final result: {@code succeeded}, {@code cancelled} (their instance
  *                  was destroyed first) and the failed rest
  */
-public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String policy, int queued, int running,
+public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String policy, int queued, int waiting,
+                      int running,
                       long completed, long succeeded, long cancelled, long retried, int instances,
                       long detachedInstances,
                       int executorsRegistered, long executorsSuspended, int slots, DataStats data,
@@ -35,7 +37,7 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
      * The instance document ({@code STATUS} for one instance). {@code leaseLeftSeconds} is -1 while a
      * client has it (its lease runs only while it is detached); {@code createdMicros} is wall-clock time.
      */
-    public record InstanceRow(long id, String name, int queued, int running, long completed, long succeeded,
+    public record InstanceRow(long id, String name, int queued, int waiting, int running, long completed, long succeeded,
                               long cancelled, int unacknowledged, long leaseSeconds, double leaseLeftSeconds,
                               long createdMicros, long highestTaskId, long lastSeq, boolean attached) {
     }

@@ -38,6 +38,16 @@ final class Task implements QueuedTask {
     /** Input object ids and sizes (data diffusion), null for a task without inputs. */
     final String[] inputIds;
     final long[] inputSizes;
+    /** Dataflow: the object ids its outputs declare, its name and the names it runs after (each null when none). */
+    String[] outputIds;
+    String name;
+    String[] after;
+    /** Keys it still waits for while {@link #waiting}. */
+    int missing;
+    /** Waiting for its dependencies, apart from the queue (in its instance's {@link Dataflow} list). */
+    boolean waiting;
+    /** It has its final result (a waiter of two keys is met again after the first one failed it). */
+    boolean finished;
     /** Its place in the scheduling window of a data-aware policy, null outside it. */
     Window.Node windowNode;
     /** Monotonic tick at which its current dispatch is presumed lost, while {@link #hasDeadline}. */
@@ -63,7 +73,23 @@ final class Task implements QueuedTask {
      * heap histogram ({@code falkon bench queue}), not guessed.
      */
     long footprint() {
-        return footprint(spec, inputIds);
+        return footprint(spec, inputIds) + strings(outputIds) + (name == null ? 0 : string(name)) + strings(after);
+    }
+
+    private static long strings(String[] a) {
+        if (a == null) {
+            return 0;
+        }
+        long bytes = align(16 + 4L * a.length);
+        for (String s : a) {
+            bytes += string(s);
+        }
+        return bytes;
+    }
+
+    /** A String: its object (24 bytes) and its byte array (compact strings, Latin-1 mostly). */
+    private static long string(String s) {
+        return 24 + align(16 + s.length());
     }
 
     /**
@@ -71,7 +97,7 @@ final class Task implements QueuedTask {
      * scan) holds about as much as the {@code Task} it becomes.
      */
     static long footprint(byte[] spec, String[] inputIds) {
-        long bytes = 128 + align(16 + spec.length);
+        long bytes = 144 + align(16 + spec.length);
         if (inputIds != null) {
             bytes += align(16 + 4L * inputIds.length) + align(16 + 8L * inputIds.length);
             for (String id : inputIds) {

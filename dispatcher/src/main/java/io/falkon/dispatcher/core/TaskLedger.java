@@ -9,8 +9,9 @@ import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
- * Where every accepted task is until its final result: the wait queue (and the scheduling window
- * of a data-aware policy over it), or one executor's running set with its dispatch deadline. Each
+ * Where every accepted task is until its final result: waiting for its dependencies (in its
+ * instance's {@link Dataflow}), the wait queue (and the scheduling window of a data-aware policy
+ * over it), or one executor's running set with its dispatch deadline. Each
  * move between those places happens here, in one method, together with every counter it affects
  * (queued bytes, running, the instance's queued and running counts), so the counters cannot drift
  * apart as features are added. {@link Invariants} recomputes them to prove it.
@@ -31,6 +32,8 @@ final class TaskLedger {
     private long retried;
     private long queuedBytes;
     private long runningBytes;
+    private int waiting;
+    private long waitingBytes;
 
     TaskLedger(Window window, SchedulerConfig config) {
         this.window = window;
@@ -41,8 +44,13 @@ final class TaskLedger {
         return window;
     }
 
-    /** Queues a newly accepted (or restored) task at the tail. */
-    Task accept(Instance in, long clientTaskId, byte[] spec, long submittedMicros, TaskSpecCodec.Scan scan) {
+    /**
+     * A newly accepted (or restored) task: queued at the tail; or, when it misses something a task
+     * of its instance has not produced yet, waiting for it. Returns the task, and in {@code failed[0]}
+     * the key that already failed when it can never run (the caller ends it DEPENDENCY_FAILED).
+     */
+    Task accept(Instance in, long clientTaskId, byte[] spec, long submittedMicros, TaskSpecCodec.Scan scan,
+                Dataflow.Key[] failed) {
         int retries = scan.retries() >= 0 ? scan.retries() : config.defaultRetries();
         long wall = scan.wallTimeMillis();
         long timeout = config.dispatchTimeoutMillis() > 0 ? config.dispatchTimeoutMillis()
@@ -50,13 +58,53 @@ final class TaskLedger {
         Task t = new Task(nextTaskId++, in, clientTaskId, spec, submittedMicros, retries, timeout, scan.inputIds(),
                 scan.inputSizes());
         t.retriesOnFailure = scan.retriesOnFailure();
+        Dataflow df = in.dataflow;
+        if (df == null && (scan.produces() || scan.after() != null)) {
+            df = in.dataflow = new Dataflow(); // the instance's first task that others can wait for
+        }
+        if (df != null) {
+            t.outputIds = scan.outputIds();
+            t.name = scan.name();
+            t.after = scan.after();
+            df.register(t);
+            int missing = df.subscribe(t, failed);
+            if (missing < 0) {
+                return t; // never queued: the caller ends it
+            }
+            if (missing > 0) {
+                t.missing = missing;
+                df.addWaiting(t);
+                waiting++;
+                waitingBytes += t.footprint();
+                in.waiting++;
+                return t;
+            }
+        }
+        enqueue(t);
+        return t;
+    }
+
+    private void enqueue(Task t) {
         queue.addLast(t);
         if (window != null) {
             window.appended(t);
         }
         queuedBytes += t.footprint();
-        in.queued++;
-        return t;
+        t.instance.queued++;
+    }
+
+    /** A waiting task whose last missing key was produced: to the tail of the queue. */
+    void release(Task t) {
+        leaveWaiting(t);
+        enqueue(t);
+    }
+
+    /** Takes a waiting task out of waiting for good (its dependency failed, or it is cancelled). */
+    void leaveWaiting(Task t) {
+        t.instance.dataflow.removeWaiting(t);
+        waiting--;
+        waitingBytes -= t.footprint();
+        t.instance.waiting--;
     }
 
     /** Puts a task taken off its executor back at the head of the queue for its next attempt. */
@@ -182,6 +230,15 @@ final class TaskLedger {
 
     long queuedBytes() {
         return queuedBytes;
+    }
+
+    /** Tasks waiting for their dependencies (not in the queue). */
+    int waiting() {
+        return waiting;
+    }
+
+    long waitingBytes() {
+        return waitingBytes;
     }
 
     /** Heap held by the tasks on executors (they stay in memory until their results come back). */

@@ -289,6 +289,11 @@ public final class FileJournal implements Journal, AutoCloseable {
     }
 
     @Override
+    public void produced(long instanceId, String[] objectIds, String name, boolean ok, long failedProducer) {
+        batch.produced(instanceId, objectIds, name, ok, failedProducer);
+    }
+
+    @Override
     public void destroyed(long instanceId) {
         batch.destroyed(instanceId);
     }
@@ -502,6 +507,11 @@ public final class FileJournal implements Journal, AutoCloseable {
         @Override
         public void acked(long instanceId, long upToSeq) {
             Records.acked(buf, instanceId, upToSeq);
+        }
+
+        @Override
+        public void produced(long instanceId, String[] objectIds, String name, boolean ok, long failedProducer) {
+            Records.produced(buf, instanceId, objectIds, name, ok, failedProducer);
         }
 
         @Override

@@ -23,6 +23,7 @@ import java.util.zip.CRC32C;
  *               submittedMicros:i64 dispatchedMicros:i64 completedMicros:i64 execution:Execution
  * ACKED     = 4 instanceId:u64 upToSeq:u64
  * DESTROYED = 5 instanceId:u64
+ * PRODUCED  = 6 instanceId:u64 ok:u8 failedProducer:u64 objects:list&lt;str&gt; name:str   (empty: none)
  * </pre>
  *
  * Field encodings are the wire protocol's (docs/protocol.md section 3).
@@ -33,6 +34,7 @@ final class Records {
     static final int COMPLETED = 3;
     static final int ACKED = 4;
     static final int DESTROYED = 5;
+    static final int PRODUCED = 6;
 
     private Records() {
     }
@@ -106,6 +108,18 @@ final class Records {
         });
     }
 
+    static void produced(ByteBuf out, long instanceId, String[] objectIds, String name, boolean ok,
+                         long failedProducer) {
+        frame(out, b -> {
+            b.writeByte(PRODUCED);
+            b.writeLong(instanceId);
+            b.writeByte(ok ? 1 : 0);
+            b.writeLong(failedProducer);
+            WireWriter.strList(b, objectIds == null ? java.util.List.of() : java.util.List.of(objectIds));
+            WireWriter.str(b, name == null ? "" : name);
+        });
+    }
+
     private static Message.DeliveredResult result(WireReader in) {
         return new Message.DeliveredResult(in.u64("clientTaskId"), in.u64("seq"), in.u31("attempt"),
                 in.str("executorId"), in.i64("submittedMicros"), in.i64("dispatchedMicros"), in.i64("completedMicros"),
@@ -151,6 +165,15 @@ final class Records {
             }
             case ACKED -> to.acked(in.u64("instanceId"), in.u64("upToSeq"));
             case DESTROYED -> to.destroyed(in.u64("instanceId"));
+            case PRODUCED -> {
+                long instanceId = in.u64("instanceId");
+                boolean ok = in.u8("ok") == 1;
+                long failedProducer = in.u64("failedProducer");
+                java.util.List<String> objects = in.strList("objects");
+                String name = in.str("name");
+                to.produced(instanceId, objects.isEmpty() ? null : objects.toArray(String[]::new),
+                        name.isEmpty() ? null : name, ok, failedProducer);
+            }
             default -> throw new ProtocolException(ErrorCode.MALFORMED, "unknown journal record type " + type);
         }
         in.end("journal record");

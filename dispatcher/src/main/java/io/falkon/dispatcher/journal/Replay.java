@@ -29,6 +29,8 @@ final class Replay {
         final Map<Long, Accepted> pending = new LinkedHashMap<>();
         final TreeMap<Long, Message.DeliveredResult> unacked = new TreeMap<>();
         final Set<Long> finished = new HashSet<>();
+        /** Keys of finished producers (dataflow), in the order they finished. */
+        final java.util.List<Produced> produced = new java.util.ArrayList<>();
 
         InstanceState(long id) {
             this.id = id;
@@ -42,6 +44,16 @@ final class Replay {
     }
 
     record Accepted(long submittedMicros, byte[] spec) {
+    }
+
+    record Produced(String[] objectIds, String name, boolean ok, long failedProducer) {
+    }
+
+    void produced(long instanceId, String[] objectIds, String name, boolean ok, long failedProducer) {
+        InstanceState s = get(instanceId);
+        if (s != null) {
+            s.produced.add(new Produced(objectIds, name, ok, failedProducer));
+        }
     }
 
     /** Folds the ids of every task seen so far into the instance record's ranges. */
@@ -121,7 +133,12 @@ final class Replay {
             for (Message.DeliveredResult r : s.unacked.values()) {
                 scheduler.restoreResult(s.id, r);
             }
-            s.pending.forEach((clientTaskId, a) -> scheduler.restoreTask(s.id, clientTaskId, a.submittedMicros, a.spec));
+            for (Produced p : s.produced) {
+                scheduler.restoreProduced(s.id, p.objectIds(), p.name(), p.ok(), p.failedProducer());
+            }
+            // in submission order (clients number tasks as they send them): producers before their consumers
+            new TreeMap<>(s.pending).forEach((clientTaskId, a) -> scheduler.restoreTask(s.id, clientTaskId,
+                    a.submittedMicros, a.spec));
         }
     }
 
@@ -134,6 +151,9 @@ final class Replay {
             }
             for (Message.DeliveredResult r : s.unacked.values()) {
                 Records.completed(out, s.id, r);
+            }
+            for (Produced p : s.produced) {
+                Records.produced(out, s.id, p.objectIds(), p.name(), p.ok(), p.failedProducer());
             }
             s.pending.forEach((clientTaskId, a) -> Records.accepted(out, s.id, clientTaskId, a.submittedMicros, a.spec));
         }

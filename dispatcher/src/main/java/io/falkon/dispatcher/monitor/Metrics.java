@@ -70,6 +70,8 @@ public final class Metrics {
                         s.cancelled()),
                 counter("falkon_tasks_retried", "Re-dispatches after framework failures", s.retried()),
                 gauge("falkon_tasks_queued", "Tasks waiting for an executor", s.queued()),
+                gauge("falkon_tasks_waiting", "Tasks waiting for what other tasks produce (dependencies), apart "
+                        + "from the queue", s.waiting()),
                 gauge("falkon_tasks_running", "Tasks dispatched and not yet finished", s.running()),
                 gauge("falkon_executors_registered", "Executors connected", s.executorsRegistered()),
                 gauge("falkon_executors_busy", "Executors running at least one task", busy),

@@ -361,6 +361,11 @@ class ReliabilityTest {
             records.add("acked " + instanceId + "@" + upToSeq);
         }
 
+            @Override
+            public void produced(long instanceId, String[] objectIds, String name, boolean ok, long failedProducer) {
+                records.add("produced " + instanceId);
+            }
+
         @Override
         public void destroyed(long instanceId) {
             records.add("destroyed " + instanceId);

@@ -174,6 +174,11 @@ class ResultSpillTest {
             }
 
             @Override
+            public void produced(long instanceId, String[] objectIds, String name, boolean ok, long failedProducer) {
+                
+            }
+
+            @Override
             public void destroyed(long instanceId) {
             }
 

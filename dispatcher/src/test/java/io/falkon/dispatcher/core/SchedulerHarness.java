@@ -63,6 +63,11 @@ public final class SchedulerHarness {
             inner.acked(instanceId, upToSeq);
         }
 
+            @Override
+            public void produced(long instanceId, String[] objectIds, String name, boolean ok, long failedProducer) {
+                inner.produced(instanceId, objectIds, name, ok, failedProducer);
+            }
+
         @Override
         public void destroyed(long instanceId) {
             inner.destroyed(instanceId);
@@ -146,6 +151,38 @@ public final class SchedulerHarness {
         scheduler.submit(client, new Message.Submit(requestIds++, instanceId, tasks), scans);
         scheduler.endBatch();
         return ids;
+    }
+
+    /** Numbers the next tasks after {@code highest}, as a client that took an instance over does. */
+    public void continueAfter(long highest) {
+        clientTaskIds = highest + 1;
+    }
+
+    /** Submits these tasks as one bundle, as the transport does; returns their client task ids. */
+    public List<Long> submitAll(FakeLink client, List<TaskSpec> specs) {
+        return submitAll(client, instanceOf(client), specs);
+    }
+
+    public List<Long> submitAll(FakeLink client, long instanceId, List<TaskSpec> specs) {
+        List<Message.SubmittedTask> tasks = new ArrayList<>();
+        List<Long> ids = new ArrayList<>();
+        TaskSpecCodec.Scan[] scans = new TaskSpecCodec.Scan[specs.size()];
+        for (int i = 0; i < specs.size(); i++) {
+            byte[] encoded = TaskSpecCodec.encode(specs.get(i));
+            long id = clientTaskIds++;
+            ids.add(id);
+            tasks.add(new Message.SubmittedTask(id, encoded));
+            scans[i] = TaskSpecCodec.scan(encoded);
+        }
+        scheduler.submit(client, new Message.Submit(requestIds++, instanceId, tasks), scans);
+        scheduler.endBatch();
+        return ids;
+    }
+
+    /** The name a dispatched task's spec carries (its NAME), or its command. */
+    public static String nameOf(Message.DispatchedTask t) {
+        TaskSpec s = TaskSpecCodec.decode(t.spec());
+        return s.name() != null ? s.name() : s.argv().get(0);
     }
 
     /** The executor reports that its cache now holds these objects (1 MiB each). */

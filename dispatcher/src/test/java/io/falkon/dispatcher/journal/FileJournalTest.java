@@ -8,6 +8,7 @@ import io.falkon.dispatcher.core.SchedulerConfig;
 import io.falkon.dispatcher.core.SchedulerHarness;
 import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.protocol.Message;
+import io.falkon.protocol.TaskSpec;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -79,6 +80,55 @@ class FileJournalTest {
         assertThat(attached.highestClientTaskId()).isEqualTo(4);
         assertThat(attached.redelivered()).isEqualTo(1);
         assertThat(SchedulerHarness.delivered(back)).extracting(Message.DeliveredResult::seq).containsExactly(2L);
+    }
+
+    @Test
+    void aRestartKeepsEveryDependencyWaitingTasksWaitAndFinishedProducersStayKnown() throws Exception {
+        FileJournal journal = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        SchedulerHarness h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
+        FakeLink e = h.executor("e", 1, 1);
+        FakeLink client = h.client("c", 60);
+        journal.sync();
+        long id = h.instanceOf(client);
+        String secret = h.secretOf(client);
+        h.submitAll(client, List.of(TaskSpec.builder("/bin/true").name("first").build(),
+                TaskSpec.builder("/bin/true").name("second").after("first").build(),
+                TaskSpec.builder("/bin/true").name("third").after("second").build()));
+        journal.sync();
+        h.complete(e, dispatched(e)); // first succeeds: second is released and dispatched
+        journal.sync(); // what a batch sends goes out once its records are durable
+        assertThat(dispatched(e)).extracting(SchedulerHarness::nameOf).containsExactly("second");
+        journal.close(); // the dispatcher dies here (second running, third waiting)
+
+        FileJournal reopened = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        SchedulerHarness after = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), reopened);
+        reopened.restoreInto(after.scheduler);
+        assertThat(after.scheduler.queuedCount()).as("second, to run again").isEqualTo(1);
+        assertThat(after.scheduler.waitingCount()).as("third still waits").isEqualTo(1);
+        FakeLink back = new FakeLink("back");
+        after.scheduler.attach(back, new Message.Attach(7, id, secret));
+        after.scheduler.endBatch();
+        FakeLink e2 = after.executor("e2", 1, 1);
+        reopened.sync();
+        List<Message.DispatchedTask> second = dispatched(e2);
+        assertThat(second).extracting(SchedulerHarness::nameOf).containsExactly("second");
+        // a task submitted after the restart, after the one that finished before it: its name is still known
+        after.continueAfter(back.sent(Message.Attached.class).get(0).highestClientTaskId());
+        List<Long> late = after.submitAll(back, id, List.of(TaskSpec.builder("/bin/true").name("late").after("first")
+                .build()));
+        after.complete(e2, second);
+        reopened.sync();
+        after.complete(e2, dispatched(e2));
+        reopened.sync();
+        after.complete(e2, dispatched(e2));
+        reopened.close();
+        assertThat(back.sent(Message.ErrorMessage.class)).as("'late' was accepted: 'first' is still known").isEmpty();
+        assertThat(SchedulerHarness.delivered(back)).extracting(Message.DeliveredResult::execution)
+                .allSatisfy(x -> assertThat(x.succeeded()).isTrue());
+        assertThat(SchedulerHarness.delivered(back)).extracting(Message.DeliveredResult::clientTaskId)
+                .contains(late.get(0), 1L, 2L); // late, second, third
+        assertThat(after.scheduler.waitingCount()).isZero();
+        assertThat(after.scheduler.queuedCount()).isZero();
     }
 
     @Test

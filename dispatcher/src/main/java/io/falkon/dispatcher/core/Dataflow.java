@@ -1,0 +1,261 @@
+package io.falkon.dispatcher.core;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * One instance's dependencies by data, as AME/AMFS resolve them (seed 004 §V-C, §V-H): every key a
+ * task of the instance produces (an object id its OUTPUTS declare, or its NAME) is either not yet
+ * produced, with the tasks that wait for it (its subscribers), produced, or failed. A task whose
+ * inputs or {@code after} names miss a key not yet produced waits, apart from the dispatch queue;
+ * the producer's success releases its subscribers, each in O(1), and its failure fails them.
+ *
+ * <p>A key no task of the instance produces is not a dependency: an input of that id is read from
+ * the shared store as always. Producers are registered when they are accepted, so a consumer must
+ * be submitted after its producers (or after them in the same bundle). State is the scheduler
+ * thread's, like everything in the core; {@link TaskLedger} moves tasks in and out of waiting and
+ * keeps the counters.
+ */
+final class Dataflow {
+    /** What became of a key once its producer finished. */
+    enum State { PENDING, PRODUCED, FAILED }
+
+    /** A key: its state, the task producing it while pending, and the tasks waiting for it. */
+    static final class Key {
+        final String what;
+        State state = State.PENDING;
+        /** The producer while pending; after a failure, the client task id of the task that failed first upstream. */
+        Task producer;
+        long failedProducer;
+        /** Subscribers: tasks waiting for this key (a task appears once per key it misses). */
+        Task[] waiters;
+        int waiting;
+
+        Key(String what) {
+            this.what = what;
+        }
+
+        void subscribe(Task t) {
+            if (waiters == null) {
+                waiters = new Task[2];
+            } else if (waiting == waiters.length) {
+                waiters = java.util.Arrays.copyOf(waiters, waiting * 2);
+            }
+            waiters[waiting++] = t;
+        }
+
+        /** Takes the subscribers (they are the caller's to release or fail now). */
+        Task[] take() {
+            Task[] w = waiters;
+            waiters = null;
+            waiting = 0;
+            return w;
+        }
+    }
+
+    /** An instance's dataflow before its first producer: nothing is produced, no name taken. */
+    static final Dataflow EMPTY = new Dataflow();
+
+    /** Keys of object ids (OUTPUTS) and of task names (NAME), apart: a name is not an object id. */
+    private final Map<String, Key> objects = new HashMap<>();
+    private final Map<String, Key> names = new HashMap<>();
+    /** The waiting tasks, an intrusive list through {@code Task.prev/next} (they are in no queue). */
+    private Task head;
+    private int waitingTasks;
+
+    Key object(String id) {
+        return objects.get(id);
+    }
+
+    Key name(String name) {
+        return names.get(name);
+    }
+
+    /** Registers {@code t} as the producer of its outputs and its name (checked free before: {@link #conflict}). */
+    void register(Task t) {
+        if (t.outputIds != null) {
+            for (String id : t.outputIds) {
+                objects.computeIfAbsent(id, Key::new).producer = t;
+            }
+        }
+        if (t.name != null) {
+            names.computeIfAbsent(t.name, n -> new Key("after:" + n)).producer = t;
+        }
+    }
+
+    /** A key restored from the journal: produced or failed by a task that has finished. */
+    void restore(String id, boolean isName, State state, long failedProducer) {
+        Key k = (isName ? names : objects).computeIfAbsent(id, n -> new Key(isName ? "after:" + n : n));
+        k.state = state;
+        k.failedProducer = failedProducer;
+    }
+
+    /** The keys a bundle declares, task by task, while it is checked (it is accepted whole or not at all). */
+    static final class Declared {
+        final java.util.Set<String> objects = new java.util.HashSet<>();
+        final java.util.Set<String> names = new java.util.HashSet<>();
+    }
+
+    /**
+     * Why a task of a bundle cannot join the instance, or null: a key it declares that another task
+     * already produces, or an {@code after} name no task before it has. {@code declared} holds what
+     * the bundle's earlier tasks declare; the task's own keys are added to it.
+     */
+    String problem(String[] outputIds, String name, String[] after, Declared declared) {
+        if (after != null) {
+            for (String n : after) {
+                if (!names.containsKey(n) && !declared.names.contains(n)) {
+                    return "after: no task named '" + n + "' was submitted to this instance before it";
+                }
+            }
+        }
+        if (outputIds != null) {
+            for (String id : outputIds) {
+                if (objects.containsKey(id) || !declared.objects.add(id)) {
+                    return "object '" + id + "' already has a producer in this instance (one task per object id)";
+                }
+            }
+        }
+        if (name != null && (names.containsKey(name) || !declared.names.add(name))) {
+            return "the name '" + name + "' is already taken in this instance";
+        }
+        return null;
+    }
+
+    /**
+     * Subscribes {@code t} to every key it needs that is not produced yet; returns how many, or -1
+     * (with {@code failed[0]} set to the key) when one of them failed: the task cannot run.
+     */
+    int subscribe(Task t, Key[] failed) {
+        int missing = 0;
+        if (t.inputIds != null) {
+            for (String id : t.inputIds) {
+                Key k = objects.get(id);
+                if (k != null && k.producer != t) {
+                    int m = need(k, t, failed);
+                    if (m < 0) {
+                        return -1;
+                    }
+                    missing += m;
+                }
+            }
+        }
+        if (t.after != null) {
+            for (String n : t.after) {
+                Key k = names.get(n);
+                if (k != null) { // restored from a journal that no longer knew it: done long ago
+                    int m = need(k, t, failed);
+                    if (m < 0) {
+                        return -1;
+                    }
+                    missing += m;
+                }
+            }
+        }
+        return missing;
+    }
+
+    private static int need(Key k, Task t, Key[] failed) {
+        switch (k.state) {
+            case PENDING -> {
+                k.subscribe(t);
+                return 1;
+            }
+            case FAILED -> {
+                failed[0] = k;
+                return -1;
+            }
+            default -> {
+                return 0;
+            }
+        }
+    }
+
+    /** The keys {@code t} produces, for its result: each is marked, and its subscribers handed to {@code each}. */
+    void produced(Task t, boolean ok, long failedProducer, Consumer<Key> each) {
+        if (t.outputIds != null) {
+            for (String id : t.outputIds) {
+                finish(objects.get(id), t, ok, failedProducer, each);
+            }
+        }
+        if (t.name != null) {
+            finish(names.get(t.name), t, ok, failedProducer, each);
+        }
+    }
+
+    private static void finish(Key k, Task t, boolean ok, long failedProducer, Consumer<Key> each) {
+        if (k == null || k.producer != t) {
+            return;
+        }
+        k.producer = null;
+        k.state = ok ? State.PRODUCED : State.FAILED;
+        k.failedProducer = failedProducer;
+        each.accept(k);
+    }
+
+    // ---- the waiting tasks ---------------------------------------------------------------------
+
+    void addWaiting(Task t) {
+        t.waiting = true;
+        t.prev = null;
+        t.next = head;
+        if (head != null) {
+            head.prev = t;
+        }
+        head = t;
+        waitingTasks++;
+    }
+
+    void removeWaiting(Task t) {
+        if (!t.waiting) {
+            throw new IllegalStateException("task " + t.id + " is not waiting");
+        }
+        if (t.prev == null) {
+            head = t.next;
+        } else {
+            t.prev.next = t.next;
+        }
+        if (t.next != null) {
+            t.next.prev = t.prev;
+        }
+        t.prev = null;
+        t.next = null;
+        t.waiting = false;
+        waitingTasks--;
+    }
+
+    int waitingTasks() {
+        return waitingTasks;
+    }
+
+    /** The waiting tasks, for snapshots and checks (not to be changed while iterating). */
+    void forEachWaiting(Consumer<Task> action) {
+        for (Task t = head; t != null; t = t.next) {
+            action.accept(t);
+        }
+    }
+
+    /** A waiting task (the list's head), or null. */
+    Task firstWaiting() {
+        return head;
+    }
+
+    /** Every key that has finished, as the journal keeps them: produced, or failed with the task that failed. */
+    void forEachFinished(FinishedKey action) {
+        objects.forEach((id, k) -> {
+            if (k.state != State.PENDING) {
+                action.accept(id, false, k.state, k.failedProducer);
+            }
+        });
+        names.forEach((n, k) -> {
+            if (k.state != State.PENDING) {
+                action.accept(n, true, k.state, k.failedProducer);
+            }
+        });
+    }
+
+    interface FinishedKey {
+        void accept(String key, boolean isName, State state, long failedProducer);
+    }
+}
