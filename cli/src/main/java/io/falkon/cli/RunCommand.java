@@ -113,6 +113,7 @@ final class RunCommand implements Callable<Integer> {
             throw new Falkon.UserError(e.getMessage());
         }
         // the instance to rerun from (if any) is on a running dispatcher, reached as by falkon submit
+        workload.storeRoot = (store == null ? Path.of("") : store).toAbsolutePath();
         long total = workload.validate(new ConnectOptions());
         if (workload.nothingToRerun(total)) {
             return 0;

@@ -42,7 +42,7 @@ import java.util.function.IntPredicate;
 final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Set<String> JSON_FIELDS = Set.of("shell", "args", "env", "dir", "timeout", "retries",
-            "retriesOnFailure",
+            "retriesOnFailure", "name", "after",
             "inputs", "outputs");
     private static final Set<String> INPUT_FIELDS = Set.of("id", "source", "size", "checksum", "unpack", "name");
     private static final Set<String> OUTPUT_FIELDS = Set.of("path", "id");
@@ -56,9 +56,9 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
      * One task: its line number, its spec, the line as written (to rerun it), and whether that line
      * is JSON (a {@code .jsonl} file).
      */
-    record Entry(int line, TaskSpec spec, String text, boolean json) {
+    record Entry(int line, TaskSpec spec, String text, boolean json, Workflow.Deps deps) {
         Entry(int line, TaskSpec spec, String text) {
-            this(line, spec, text, false);
+            this(line, spec, text, false, null);
         }
 
         /** What names the task beside its output ({@code --tag}): its line, or for JSON its command. */
@@ -108,6 +108,8 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private Entry next;
     /** Which lines' tasks are run (a rerun passes over what succeeded before); null for all. */
     private IntPredicate selected;
+    /** Hears of each task passed over (the check counts them as done producers). */
+    private java.util.function.Consumer<Entry> passedOver;
     private int skipped;
 
     /** How lines become tasks: the wall time of tasks that set none, and a command template (or null). */
@@ -183,9 +185,19 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
      * whose tasks are run, null for all).
      */
     static Checked validate(String path, Format format, IntPredicate lines) throws IOException {
+        return validate(path, format, lines, null);
+    }
+
+    /**
+     * The same, checking the file's dependencies too ({@link Workflow}); {@code storeRoot} is where
+     * inputs that no task produces must be (null: not checked, the store is not this machine's).
+     */
+    static Checked validate(String path, Format format, IntPredicate lines, Path storeRoot) throws IOException {
         int n = 0;
         boolean https = false;
+        Workflow workflow = new Workflow(path, storeRoot);
         try (TaskFile f = open(path, format).selecting(lines)) {
+            f.passedOver = e -> workflow.add(e.line(), false, e.deps());
             List<Entry> kept = !path.equals("-") && Files.size(Path.of(path)) <= KEEP_CHECKED_BYTES
                     ? new ArrayList<>() : null;
             while (f.hasNext()) {
@@ -193,6 +205,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
                 for (var in : e.spec().inputs()) {
                     https |= in.source().startsWith("https://");
                 }
+                workflow.add(e.line(), true, e.deps());
                 if (kept != null) {
                     kept = kept.size() < KEEP_CHECKED_TASKS ? kept : null; // too many: streamed
                 }
@@ -200,6 +213,19 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
                     kept.add(e);
                 }
                 n++;
+            }
+            int[] order = workflow.finish(kept != null);
+            if (order != null) {
+                List<Entry> ordered = new ArrayList<>(kept.size());
+                for (int i : order) {
+                    ordered.add(kept.get(i));
+                }
+                kept = ordered;
+            }
+            if (kept != null && !f.doneNames.isEmpty()) {
+                // a rerun: after a task that succeeded before, on a later line, is met too
+                kept.replaceAll(e -> e.deps() == null ? e : new Entry(e.line(), withoutAfter(e.spec(), f.doneNames),
+                        e.text(), e.json(), e.deps()));
             }
             return new Checked(n, f.skipped, https, kept);
         }
@@ -264,12 +290,21 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
                 return e;
             }
             skipped++;
+            if (e.deps() != null && e.deps().name() != null) {
+                doneNames.add(e.deps().name());
+            }
+            if (passedOver != null) {
+                passedOver.accept(e);
+            }
         }
     }
 
     private Entry entry(String line, String trimmed, long number) {
         if (jsonl) {
-            return sized(new Entry(lineNo, parseJson(trimmed), trimmed, true), line.length());
+            TaskSpec spec = parseJson(trimmed);
+            Workflow.Deps d = parsedDeps;
+            parsedDeps = null;
+            return sized(new Entry(lineNo, d == null ? spec : withoutDone(spec, d), trimmed, true, d), line.length());
         }
         if (template == null) {
             return sized(new Entry(lineNo, withDefaults(ShellLine.task(line)), trimmed), line.length());
@@ -314,6 +349,26 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
 
     /** The line being parsed set "retriesOnFailure" itself (0 included). */
     private boolean setsRetriesOnFailure;
+    /** What the line being parsed declares and needs (workflows), or null. */
+    private Workflow.Deps parsedDeps;
+    /** In a rerun: names of the tasks passed over (they succeeded before: running after them is met). */
+    private final Set<String> doneNames = new java.util.HashSet<>();
+
+    /** The task without the {@code after} names of tasks that succeeded before and do not run now (a rerun). */
+    private TaskSpec withoutDone(TaskSpec spec, Workflow.Deps d) {
+        if (doneNames.isEmpty() || d.after().isEmpty() || d.after().stream().noneMatch(doneNames::contains)) {
+            return spec;
+        }
+        return withoutAfter(spec, doneNames);
+    }
+
+    /** {@code spec} running after none of {@code done}. */
+    static TaskSpec withoutAfter(TaskSpec spec, Set<String> done) {
+        List<String> keep = spec.after().stream().filter(n -> !done.contains(n)).toList();
+        TaskSpec cleared = new TaskSpec(spec.argv(), spec.env(), spec.workDir(), spec.wallTimeMillis(),
+                spec.ext().stream().filter(f -> f.tag() != io.falkon.protocol.ExtTags.AFTER).toList());
+        return keep.isEmpty() ? cleared : cleared.toBuilder().after(keep).build();
+    }
 
     /**
      * A task's command as a shell line, as {@code --dry-run} prints it and {@code --tag} names a
@@ -350,7 +405,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             String f = it.next();
             if (!JSON_FIELDS.contains(f)) {
                 throw new BadLine(name, lineNo, "unknown field \"" + f + "\" (known: shell, args, env, dir, timeout, "
-                        + "retries, retriesOnFailure, inputs, outputs)");
+                        + "retries, retriesOnFailure, name, after, inputs, outputs)");
             }
         }
         JsonNode shell = node.get("shell");
@@ -415,12 +470,52 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             setsRetriesOnFailure = true;
         }
         JsonNode inputs = node.get("inputs");
-        if (inputs != null) {
-            b.inputs(inputs(inputs));
-        }
+        List<TaskInput> in = inputs == null ? List.of() : inputs(inputs);
+        b.inputs(in);
         JsonNode outputs = node.get("outputs");
-        if (outputs != null) {
-            b.outputs(outputs(outputs));
+        List<TaskOutput> out = outputs == null ? List.of() : outputs(outputs);
+        b.outputs(out);
+        String taskName = null;
+        JsonNode nameNode = node.get("name");
+        if (nameNode != null) {
+            if (!nameNode.isTextual()) {
+                throw new BadLine(name, lineNo, "\"name\" must be a string");
+            }
+            taskName = nameNode.asText();
+            try {
+                b.name(taskName);
+            } catch (IllegalArgumentException e) {
+                throw new BadLine(name, lineNo, "\"name\": " + e.getMessage());
+            }
+        }
+        List<String> after = List.of();
+        JsonNode afterNode = node.get("after");
+        if (afterNode != null) {
+            if (!afterNode.isArray()) {
+                throw new BadLine(name, lineNo, "\"after\" must be an array of task names");
+            }
+            List<String> names = new ArrayList<>();
+            for (JsonNode a : afterNode) {
+                if (!a.isTextual()) {
+                    throw new BadLine(name, lineNo, "\"after\" must hold only task names (strings), found " + a);
+                }
+                names.add(a.asText());
+            }
+            try {
+                b.after(names);
+            } catch (IllegalArgumentException e) {
+                throw new BadLine(name, lineNo, "\"after\": " + e.getMessage());
+            }
+            after = names;
+        }
+        if (taskName != null || !after.isEmpty() || !out.isEmpty() || !in.isEmpty()) {
+            List<String> ids = new ArrayList<>(in.size());
+            List<String> sources = new ArrayList<>(in.size());
+            for (TaskInput i : in) {
+                ids.add(i.id());
+                sources.add(i.source());
+            }
+            parsedDeps = new Workflow.Deps(taskName, after, out.stream().map(TaskOutput::id).toList(), ids, sources);
         }
         JsonNode timeout = node.get("timeout");
         if (timeout != null) {

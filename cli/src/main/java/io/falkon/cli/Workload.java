@@ -7,6 +7,7 @@ import io.falkon.client.FalkonException;
 import io.falkon.client.Instance;
 import io.falkon.client.TaskInstance;
 import io.falkon.client.TaskResult;
+import io.falkon.protocol.DataCodec;
 import io.falkon.protocol.DataStats;
 import io.falkon.protocol.TaskStatus;
 import io.falkon.protocol.fs.OwnerOnly;
@@ -51,7 +52,7 @@ final class Workload {
      * inputs). {@code interrupted}: the run was stopped (Ctrl-C), and said so itself.
      */
     record Summary(long tasks, long succeeded, long failed, long cancelled, long lost, double seconds,
-                   double startupSeconds, DataStats data, boolean interrupted, String halted) {
+                   double startupSeconds, DataStats data, boolean interrupted, String halted, long notRun) {
         boolean allSucceeded() {
             return failed == 0 && lost == 0 && cancelled == 0;
         }
@@ -67,6 +68,9 @@ final class Workload {
             o.put("succeeded", succeeded);
             o.put("failed", failed);
             o.put("cancelled", cancelled);
+            if (notRun > 0) {
+                o.put("notRun", notRun);
+            }
             o.put("lost", lost);
             o.put("seconds", Math.round(seconds * 1000) / 1000.0);
             o.put("startupSeconds", Math.round(startupSeconds * 1000) / 1000.0);
@@ -87,8 +91,10 @@ final class Workload {
         }
 
         String text() {
-            String line = String.format("%d tasks: %d succeeded, %d failed%s%s in %.3f s (%.1f tasks/s; %.1f s of "
-                    + "start-up before)", tasks, succeeded, failed, cancelled == 0 ? "" : ", " + cancelled + " cancelled",
+            String line = String.format("%d tasks: %d succeeded, %d failed%s%s%s in %.3f s (%.1f tasks/s; %.1f s of "
+                    + "start-up before)", tasks, succeeded, failed, notRun == 0 ? ""
+                            : " (" + notRun + " not run: a task they need failed)",
+                    cancelled == 0 ? "" : ", " + cancelled + " cancelled",
                     lost == 0 ? "" : ", " + lost + " LOST (no result)", seconds, tasksPerSecond(), startupSeconds);
             if (halted != null) {
                 line += "; halted early (--halt " + halted + ")";
@@ -106,6 +112,8 @@ final class Workload {
     private final AtomicLong succeeded = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
     private final AtomicLong cancelled = new AtomicLong();
+    /** Of the failed: never run, a task they need failed (workflows). */
+    private final AtomicLong dependencyFailed = new AtomicLong();
     private final AtomicLong failuresShown = new AtomicLong();
     private int[] lines = new int[1024];
     /** Task ids that got a result. */
@@ -276,7 +284,7 @@ final class Workload {
             err.println("run what did not succeed: " + rerunCommand);
         }
         return new Summary(read, succeeded.get(), failed.get(), notRun, lost, seconds, startup, inputs,
-                interrupted, halting ? halt.spec() : null);
+                interrupted, halting ? halt.spec() : null, dependencyFailed.get());
     }
 
     /**
@@ -499,9 +507,14 @@ final class Workload {
             cancelled.incrementAndGet(); // not a failure of the task: the run was stopped first
         } else {
             failed.incrementAndGet();
-            checkHalt();
+            if (r.status() == TaskStatus.DEPENDENCY_FAILED) {
+                dependencyFailed.incrementAndGet(); // not one that ran and failed: --halt does not count it
+            } else {
+                checkHalt();
+            }
             if (failuresShown.incrementAndGet() <= MAX_FAILURES_SHOWN) {
-                err.println("line " + lineOf(r.taskId()) + ": " + describe(r));
+                err.println("line " + lineOf(r.taskId()) + ": " + (r.status() == TaskStatus.DEPENDENCY_FAILED
+                        ? notRun(r) : describe(r)));
             } else if (failuresShown.get() == MAX_FAILURES_SHOWN + 1) {
                 err.println("(more failures not shown" + (results == null ? "; use --results FILE to keep them all)" : ")"));
             }
@@ -518,7 +531,7 @@ final class Workload {
      */
     private void checkHalt() {
         Halt h = halt;
-        if (h == null || halting || !h.reached(failed.get(), total)) {
+        if (h == null || halting || !h.reached(failed.get() - dependencyFailed.get(), total)) {
             return;
         }
         synchronized (ending) {
@@ -561,6 +574,17 @@ final class Workload {
         if (printer != null) {
             printer.skipped(taskId);
         }
+    }
+
+    /** A task that never ran because one it needs did not succeed, named by its line. */
+    private String notRun(TaskResult r) {
+        DataCodec.Dependency d = DataCodec.dependencyOf(r.execution());
+        if (d == null) {
+            return describe(r);
+        }
+        String what = d.what().startsWith("after:") ? "it runs after '" + d.what().substring(6) + "'"
+                : "it needs '" + d.what() + "'";
+        return "not run: line " + lineOf(d.producer()) + " did not succeed (" + what + ")";
     }
 
     static String describe(TaskResult r) {

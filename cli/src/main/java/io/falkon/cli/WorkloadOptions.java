@@ -178,6 +178,12 @@ final class WorkloadOptions {
         return TaskFile.open(file, format()).selecting(selected);
     }
 
+    /**
+     * Where inputs no task of the file produces must be, for the check before a run ({@code falkon
+     * run}'s store); null when this machine cannot tell (a remote dispatcher's executors' store).
+     */
+    Path storeRoot;
+
     /** The tasks {@link #validate} found, kept for the run if the file is small; else null. */
     private List<TaskFile.Entry> checked;
 
@@ -204,7 +210,7 @@ final class WorkloadOptions {
                     sameTasksAs(s.record());
                 }
             }
-            TaskFile.Checked c = TaskFile.validate(file, format(), selected);
+            TaskFile.Checked c = TaskFile.validate(file, format(), selected, storeRoot);
             httpsInputs = c.httpsInputs();
             checked = c.entries();
             if (rerunFailed != null) {

@@ -655,25 +655,25 @@ public final class Scheduler {
         Instance in = t.instance;
         t.finished = true;
         ledger.finished(in, x);
+        if (!in.gone) {
+            Message.DeliveredResult r = new Message.DeliveredResult(t.clientTaskId,
+                    in.retainsResults() ? in.nextSeq++ : 0, t.attempt, executorId, t.submittedMicros,
+                    t.dispatchedMicros, nowMicros, x);
+            if (in.retainsResults()) {
+                journal.completed(in.id, r);
+                instances.retain(in, r);
+            }
+            if (in.owner != null) {
+                outbox.deliver(in, r);
+            }
+        }
         if (in.dataflow != null && (t.outputIds != null || t.name != null)) {
+            // after its own result: a producer's result comes before what it does to its dependants
             producers.add(t);
             producerResults.add(x);
             if (!cascading) {
                 cascade();
             }
-        }
-        if (in.gone) {
-            return;
-        }
-        Message.DeliveredResult r = new Message.DeliveredResult(t.clientTaskId,
-                in.retainsResults() ? in.nextSeq++ : 0, t.attempt, executorId, t.submittedMicros,
-                t.dispatchedMicros, nowMicros, x);
-        if (in.retainsResults()) {
-            journal.completed(in.id, r);
-            instances.retain(in, r);
-        }
-        if (in.owner != null) {
-            outbox.deliver(in, r);
         }
     }
 
