@@ -1,6 +1,7 @@
 package io.falkon.protocol.soap;
 
 import io.falkon.protocol.Execution;
+import io.falkon.protocol.DataCodec;
 import io.falkon.protocol.ExtField;
 import io.falkon.protocol.ExtTags;
 import io.falkon.protocol.ShellLine;
@@ -104,6 +105,15 @@ public final class SoapXml {
         if (line != null) {
             text(w, "shellLine", line); // the shell's result when the program cannot start, as over TCP
         }
+        if (spec.retriesOnFailure() > 0) {
+            text(w, "retriesOnFailure", Integer.toString(spec.retriesOnFailure()));
+        }
+        if (spec.name() != null) {
+            text(w, "name", spec.name());
+        }
+        for (String a : spec.after()) {
+            text(w, "after", a);
+        }
         w.writeEndElement();
     }
 
@@ -143,6 +153,9 @@ public final class SoapXml {
         List<TaskInput> inputs = null;
         List<TaskOutput> outputs = null;
         String shellLine = null;
+        int retriesOnFailure = 0;
+        String taskName = null;
+        List<String> after = null;
         while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
             String name = r.getLocalName();
             switch (name) {
@@ -201,8 +214,29 @@ public final class SoapXml {
                         throw new SoapInputException(where + ": <shellLine> is empty");
                     }
                 }
+                case "retriesOnFailure" -> retriesOnFailure = (int) parseBounded(r.getElementText(),
+                        where + ": <retriesOnFailure>", 0, 255);
+                case "name" -> {
+                    if (taskName != null) {
+                        throw new SoapInputException(where + ": more than one <name>");
+                    }
+                    taskName = r.getElementText();
+                    String problem = DataCodec.nameProblem(taskName);
+                    if (problem != null) {
+                        throw new SoapInputException(where + ": <name>: " + problem);
+                    }
+                }
+                case "after" -> {
+                    String a = r.getElementText();
+                    String problem = DataCodec.nameProblem(a);
+                    if (problem != null) {
+                        throw new SoapInputException(where + ": <after>: " + problem);
+                    }
+                    (after == null ? after = new ArrayList<>(2) : after).add(a);
+                }
                 default -> throw new SoapInputException(where + ": unknown element <" + name + "> (expected command, "
-                        + "arg, env, workDir, wallTimeMillis, retries, input, output or shellLine)");
+                        + "arg, env, workDir, wallTimeMillis, retries, input, output, shellLine, retriesOnFailure, "
+                        + "name or after)");
             }
         }
         if (command == null || command.isEmpty()) {
@@ -230,6 +264,13 @@ public final class SoapXml {
         }
         if (shellLine != null) {
             b.ext(new ExtField(ExtTags.SHELL_LINE, shellLine.getBytes(StandardCharsets.UTF_8)));
+        }
+        b.retriesOnFailure(retriesOnFailure);
+        if (taskName != null) {
+            b.name(taskName);
+        }
+        if (after != null) {
+            b.after(after);
         }
         try {
             return new ParsedTask(id, b.build());
@@ -289,6 +330,13 @@ public final class SoapXml {
         output(w, "stderr", x.stderr(), x.stderrTruncated());
         if (!x.detail().isEmpty()) {
             text(w, "detail", x.detail());
+        }
+        DataCodec.Dependency d = DataCodec.dependencyOf(x);
+        if (d != null) {
+            w.writeStartElement(PREFIX, "dependency", NS);
+            w.writeAttribute("producer", Long.toUnsignedString(d.producer()));
+            w.writeCharacters(xmlSafe(d.what()));
+            w.writeEndElement();
         }
         w.writeEndElement();
     }
@@ -353,6 +401,7 @@ public final class SoapXml {
         byte[] stdout = new byte[0];
         byte[] stderr = new byte[0];
         String detail = "";
+        List<ExtField> ext = ExtField.NONE;
         String where = "<result id=\"" + id + "\">";
         while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
             switch (r.getLocalName()) {
@@ -369,10 +418,15 @@ public final class SoapXml {
                     stderr = r.getElementText().getBytes(StandardCharsets.UTF_8);
                 }
                 case "detail" -> detail = r.getElementText();
+                case "dependency" -> {
+                    long producer = parseLong(r.getAttributeValue(null, "producer"), where + " <dependency> producer");
+                    ext = List.of(new ExtField(ExtTags.DEPENDENCY, DataCodec.encodeDependency(
+                            new DataCodec.Dependency(producer, r.getElementText()))));
+                }
                 default -> skipToEnd(r, where);
             }
         }
-        Execution x = new Execution(status, exitCode, flags, started, finished, stdout, stderr, detail, ExtField.NONE);
+        Execution x = new Execution(status, exitCode, flags, started, finished, stdout, stderr, detail, ext);
         return new Message.DeliveredResult(id, seq, attempt, executor, submitted, dispatched, completed, x);
     }
 
