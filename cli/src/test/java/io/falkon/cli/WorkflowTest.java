@@ -164,6 +164,24 @@ class WorkflowTest {
         assertThat(Files.readString(dir.resolve("l.txt"))).isEqualTo("last\nmiddle\nfirst\n");
     }
 
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"c", "java"})
+    void aPipelinesSecondStageRunsWhereTheFirstLeftItsOutputNotReadingTheStore(String impl) throws Exception {
+        StringBuilder chains = new StringBuilder();
+        for (int i = 1; i <= 4; i++) {
+            chains.append(task("a" + i, "a" + i + ".txt", List.of(), List.of(), ""))
+                    .append(task("b" + i, null, List.of("a" + i + ".txt"), List.of(), ""));
+        }
+        Path wf = file("chains.jsonl", chains.toString());
+        Cli.Result r = Cli.run(dir, "run", "--executor", impl, "--executors", "2", "--slots", "2", "--cache-size",
+                "10m", "--policy", "max-compute-util", "--store", dir.toString(), "--json", wf.toString());
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        JsonNode data = JSON.readTree(r.stdout()).get("data");
+        assertThat(data.get("localHits").asInt()).as("every second stage read its input from its own cache")
+                .isEqualTo(4);
+        assertThat(data.get("misses").asInt()).as("nothing read from the store").isZero();
+    }
+
     @Test
     void theDryRunShowsTheTasksInTheOrderTheyAreSubmitted() throws Exception {
         Path wf = file("order.jsonl", task("b", null, List.of(), List.of("a"), ""), task("a", null, List.of(),

@@ -258,6 +258,13 @@ public final class Scheduler {
             if (t.inputIds != null) {
                 data = data.plus(DataCodec.statsOf(x));
             }
+            if (x.succeeded() && t.outputIds != null && e.cachePeer != null && ledger.window() != null) {
+                // its outputs are in its cache now (the CACHE_UPDATE saying so may come later): the tasks
+                // it releases go where they are (seed 004's pipeline pattern)
+                for (String id : t.outputIds) {
+                    pool.index().add(e, id, 0);
+                }
+            }
             if (x.status().retryable() && !x.permanent() && t.canRetry()) {
                 retry(t, e, x.status() + (x.detail().isEmpty() ? "" : " (" + x.detail() + ")"));
             } else if (t.retriesOwnFailure(x)) {

@@ -163,6 +163,22 @@ class DataflowTest {
     }
 
     @Test
+    void aReleasedConsumerGoesWhereItsProducerLeftItsOutputs() {
+        SchedulerHarness mcu = new SchedulerHarness(new io.falkon.dispatcher.policy.MaxComputeUtil());
+        FakeLink e1 = mcu.executor("e1", 1, 1);
+        FakeLink c = mcu.client("c");
+        mcu.submitAll(c, List.of(task("stage1", "s1.out", "raw"), task("stage2", "s2.out", "s1.out")));
+        List<Message.DispatchedTask> first = dispatched(e1);
+        assertThat(first).extracting(SchedulerHarness::nameOf).containsExactly("stage1");
+        FakeLink e2 = mcu.executor("e2", 4, 4); // free and bigger, but it holds nothing of stage 1
+        mcu.complete(e1, first);
+        List<Message.DispatchedTask> second = dispatched(e1);
+        assertThat(second).as("stage 2 runs where stage 1's output is cached").extracting(SchedulerHarness::nameOf)
+                .containsExactly("stage2");
+        assertThat(dispatched(e2)).isEmpty();
+    }
+
+    @Test
     void anInputNoTaskProducesIsReadFromTheStoreAsBefore() {
         FakeLink e = h.executor("e", 2, 2);
         FakeLink c = h.client("c");
