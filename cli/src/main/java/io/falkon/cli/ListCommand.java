@@ -39,17 +39,17 @@ final class ListCommand implements Callable<Integer> {
             return 0;
         }
         Set<String> mine = new HashSet<>(InstanceRecords.standard().ids());
-        System.out.printf("%-18s %-16s %10s %10s %8s %9s %8s %8s  %s%n", "INSTANCE", "NAME", "TASKS", "DONE",
-                "FAILED", "CANCELLED", "QUEUED", "RUNNING", "CLIENT");
+        System.out.printf("%-18s %-16s %10s %10s %8s %9s %8s %8s %8s  %s%n", "INSTANCE", "NAME", "TASKS", "DONE",
+                "FAILED", "CANCELLED", "QUEUED", "WAITING", "RUNNING", "CLIENT");
         for (JsonNode in : list) {
             String id = in.path("instance").asText();
             long tasks = in.path("highestTaskId").asLong() + 1;
             String client = in.path("attached").asBoolean() ? "attached"
                     : String.format("detached, lease %.0f s left", in.path("leaseLeftSeconds").asDouble());
-            System.out.printf("%-18s %-16s %10d %10d %8d %9d %8d %8d  %s%n", id + (mine.contains(id) ? "*" : ""),
+            System.out.printf("%-18s %-16s %10d %10d %8d %9d %8d %8d %8d  %s%n", id + (mine.contains(id) ? "*" : ""),
                     shorten(in.path("name").asText(), 16), tasks, in.path("completed").asLong(),
                     in.path("failed").asLong(), in.path("cancelled").asLong(), in.path("queued").asLong(),
-                    in.path("running").asLong(), client);
+                    in.path("waiting").asLong(), in.path("running").asLong(), client);
         }
         return 0;
     }

@@ -83,7 +83,9 @@ final class ResultsCommand implements Callable<Integer> {
                 printer.finished(task, line, r);
             }
             if (!r.succeeded()) {
-                System.err.println((line >= 0 ? "line " + line : "task " + (task + 1)) + ": " + Workload.describe(r));
+                System.err.println((line >= 0 ? "line " + line : "task " + (task + 1)) + ": " + Workload.describe(r,
+                        producer -> lines.line(producer) >= 0 ? "line " + lines.line(producer)
+                                : "task " + (producer + 1)));
             }
         }
         if (printer != null) {

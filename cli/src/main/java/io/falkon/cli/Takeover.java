@@ -103,7 +103,7 @@ final class Takeover implements AutoCloseable {
     }
 
     static long unfinished(JsonNode status) {
-        return status.path("queued").asLong() + status.path("running").asLong();
+        return status.path("queued").asLong() + status.path("waiting").asLong() + status.path("running").asLong();
     }
 
     /** The results kept (by task id), when constructed to keep them. */

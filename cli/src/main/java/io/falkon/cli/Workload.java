@@ -331,15 +331,19 @@ final class Workload {
         boolean detached = false;
         try {
             long submitted = 0;
+            int previousLine = 0;
+            boolean reordered = false; // a workflow submitted in a dependency order, not the file's
             while (file.hasNext()) {
                 TaskFile.Entry e = file.next();
+                reordered |= e.line() < previousLine;
+                previousLine = e.line();
                 remember(submitted, e.line(), null, null);
                 instance.submit(e.spec());
                 submitted++;
             }
             String key = instance.detach();
             detached = true;
-            return new Detached(key, submitted, selective ? Arrays.copyOf(lines, (int) submitted) : null);
+            return new Detached(key, submitted, selective || reordered ? Arrays.copyOf(lines, (int) submitted) : null);
         } finally {
             try {
                 Runtime.getRuntime().removeShutdownHook(onInterrupt);
@@ -513,8 +517,7 @@ final class Workload {
                 checkHalt();
             }
             if (failuresShown.incrementAndGet() <= MAX_FAILURES_SHOWN) {
-                err.println("line " + lineOf(r.taskId()) + ": " + (r.status() == TaskStatus.DEPENDENCY_FAILED
-                        ? notRun(r) : describe(r)));
+                err.println("line " + lineOf(r.taskId()) + ": " + describe(r, id -> "line " + lineOf(id)));
             } else if (failuresShown.get() == MAX_FAILURES_SHOWN + 1) {
                 err.println("(more failures not shown" + (results == null ? "; use --results FILE to keep them all)" : ")"));
             }
@@ -576,15 +579,19 @@ final class Workload {
         }
     }
 
-    /** A task that never ran because one it needs did not succeed, named by its line. */
-    private String notRun(TaskResult r) {
-        DataCodec.Dependency d = DataCodec.dependencyOf(r.execution());
+    /**
+     * What happened to a task that did not succeed; one that never ran because a task it needs did
+     * not succeed names that task as {@code task} says (its line, say).
+     */
+    static String describe(TaskResult r, java.util.function.LongFunction<String> task) {
+        DataCodec.Dependency d = r.status() == TaskStatus.DEPENDENCY_FAILED ? DataCodec.dependencyOf(r.execution())
+                : null;
         if (d == null) {
             return describe(r);
         }
         String what = d.what().startsWith("after:") ? "it runs after '" + d.what().substring(6) + "'"
                 : "it needs '" + d.what() + "'";
-        return "not run: line " + lineOf(d.producer()) + " did not succeed (" + what + ")";
+        return "not run: " + task.apply(d.producer()) + " did not succeed (" + what + ")";
     }
 
     static String describe(TaskResult r) {

@@ -17,7 +17,7 @@ function timeRange(u, min, max) {
   return [Math.min(t[0], last - MIN_SPAN_SECONDS), last];
 }
 const data = {
-  t: [], queued: [], running: [], rate: [], registered: [], busy: [], suspended: [],
+  t: [], queued: [], waiting: [], running: [], rate: [], registered: [], busy: [], suspended: [],
   local: [], peer: [], store: [], requested: [], active: [], released: [],
 };
 let previous = null;
@@ -97,6 +97,7 @@ function update(s) {
   document.getElementById('policy').textContent = s.policy;
   setFigure('uptime', s.uptimeSeconds, Math.round(s.uptimeSeconds) + ' s');
   setFigure('queued', s.queued);
+  setFigure('waiting', s.waiting || 0);
   setFigure('running', s.running);
   setFigure('completed', s.completed);
   setFigure('failed', s.failed);
@@ -110,6 +111,7 @@ function update(s) {
   const t = Date.now() / 1000;
   data.t.push(t);
   data.queued.push(s.queued);
+  data.waiting.push(s.waiting || 0);
   data.running.push(s.running);
   data.rate.push(rate);
   data.registered.push(s.executors.registered);
@@ -127,15 +129,16 @@ function update(s) {
   }
   document.getElementById('allocations-note').hidden = alloc !== null;
 
-  charts['chart-tasks'].setData([data.t, data.queued, data.running]);
+  charts['chart-tasks'].setData([data.t, data.queued, data.waiting, data.running]);
   charts['chart-throughput'].setData([data.t, data.rate]);
   charts['chart-executors'].setData([data.t, data.registered, data.busy, data.suspended]);
   charts['chart-allocations'].setData([data.t, data.requested, data.active, data.released]);
   charts['chart-data'].setData([data.t, data.local, data.peer, data.store]);
 
   fill('instances-table', s.instanceList.map((i) => {
-    const total = i.completed + i.queued + i.running;
-    return row([i.name || i.instance, progress(i.completed, total), i.completed, i.failed, i.queued, i.running,
+    const total = i.completed + i.queued + (i.waiting || 0) + i.running;
+    return row([i.name || i.instance, progress(i.completed, total), i.completed, i.failed, i.queued, i.waiting || 0,
+      i.running,
       i.attached ? 'attached' : 'detached']);
   }));
   fill('executors-table', s.executorList.map((e) => row([e.id, e.host, e.impl, e.slots, e.running, e.completed,
@@ -152,7 +155,7 @@ function connect() {
 }
 
 window.addEventListener('DOMContentLoaded', () => {
-  chart('chart-tasks', ['queued', 'running'], ['#d98b26', '#3b7dd8']);
+  chart('chart-tasks', ['queued', 'waiting', 'running'], ['#d98b26', '#8e99ab', '#3b7dd8']);
   chart('chart-throughput', ['completed/s'], ['#2f9e55']);
   chart('chart-executors', ['registered', 'busy', 'suspended'], ['#5b6577', '#3b7dd8', '#c0392b']);
   chart('chart-allocations', ['requested', 'active', 'released'], ['#d98b26', '#2f9e55', '#8e99ab']);
