@@ -153,6 +153,53 @@ class DistributedDispatchersIT {
     }
 
     @Test
+    void aWorkflowOverSeveralDispatchersRunsInDependencyOrderWithOneKilled() throws Exception {
+        // the client resolves dependencies (docs/scaling.md): a task goes to a dispatcher once what it
+        // needs has succeeded, wherever that ran; a dispatcher lost on the way loses nothing
+        int[] ports = {ClusterProcesses.freePort(), ClusterProcesses.freePort(), ClusterProcesses.freePort()};
+        try (ClusterProcesses procs = new ClusterProcesses(dir)) {
+            List<Process> dispatchers = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                dispatchers.add(procs.dispatcher(ports[i]));
+                procs.executor(ports[i], "w" + i + "-exec", "--impl", "c", "--slots", "2", "--reconnect-for", "120");
+            }
+            ClientOptions options = procs.clientOptions().withReconnectFor(Duration.ofSeconds(3));
+            try (DistributedClient client = DistributedClient.connect(addresses(ports), options)) {
+                await().atMost(Duration.ofSeconds(60)).until(() ->
+                        JSON.readTree(client.status()).path("executors").path("slots").asInt() == 6);
+                DistributedInstance in = client.createInstance("workflow");
+                int chains = 20;
+                int stages = 4;
+                Map<String, CompletableFuture<TaskResult>> byName = new HashMap<>();
+                for (int s = 0; s < stages; s++) {
+                    for (int c = 0; c < chains; c++) {
+                        TaskSpec.Builder b = TaskSpec.builder("sleep", "0.1").name("c" + c + "-s" + s).retries(5);
+                        if (s > 0) {
+                            b.after("c" + c + "-s" + (s - 1));
+                        }
+                        byName.put("c" + c + "-s" + s, in.submit(b.build()));
+                    }
+                }
+                await().atMost(Duration.ofSeconds(60)).until(() -> byName.values().stream()
+                        .filter(CompletableFuture::isDone).count() >= chains);
+                ClusterProcesses.kill9(dispatchers.get(1));
+                CompletableFuture.allOf(byName.values().toArray(CompletableFuture[]::new)).get(180, TimeUnit.SECONDS);
+                for (int c = 0; c < chains; c++) {
+                    for (int s = 0; s < stages; s++) {
+                        TaskResult r = byName.get("c" + c + "-s" + s).join();
+                        assertThat(r.succeeded()).as("c%d-s%d: %s", c, s, r).isTrue();
+                        if (s > 0) {
+                            TaskResult before = byName.get("c" + c + "-s" + (s - 1)).join();
+                            assertThat(r.execution().startedMicros()).as("c%d-s%d starts after its predecessor", c, s)
+                                    .isGreaterThanOrEqualTo(before.execution().finishedMicros());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
     void aDispatcherKilledMidRunWithoutAJournalHasItsTasksRunElsewhere() throws Exception {
         killOneMidRun(false);
     }

@@ -64,6 +64,8 @@ public final class DistributedInstance implements TaskInstance {
         /** Set by whoever settles the task first: its result is heard and its future completed once. */
         final AtomicBoolean settled = new AtomicBoolean();
         int sends;
+        /** Tasks it waits for (this side resolves dependencies); 0 once it can be sent. */
+        int missing;
 
         Task(long id, TaskSpec spec) {
             this.id = id;
@@ -117,6 +119,13 @@ public final class DistributedInstance implements TaskInstance {
         }
     }
 
+    /**
+     * Submits a task. Dependencies (a task reading what another of this instance outputs, or
+     * running after it by name) are resolved here, not by the dispatchers: the tasks of a workflow
+     * spread over several of them, and each knows only what it was sent. A task is held back until
+     * every task it needs has succeeded, then sent where there is room, its {@code after} and name
+     * taken off; if one fails, it ends DEPENDENCY_FAILED without being sent (docs/scaling.md).
+     */
     @Override
     public CompletableFuture<TaskResult> submit(TaskSpec spec) {
         if (closed || halted) {
@@ -125,9 +134,175 @@ public final class DistributedInstance implements TaskInstance {
         permits.acquireUninterruptibly();
         outstanding.add();
         Task t = new Task(nextTaskId.getAndIncrement(), spec);
-        pending.add(t);
+        Key failedKey = null;
+        synchronized (flow) {
+            failedKey = flow.admit(t);
+        }
+        if (failedKey != null) {
+            finish(t, dependencyFailed(t, failedKey));
+        } else if (t.missing == 0) {
+            pending.add(t);
+        } else {
+            held.add(t);
+        }
         pump();
         return t.future;
+    }
+
+    // ---- dependencies, resolved on this side of the dispatchers ----------------------------------
+
+    /** A key a task of this instance produces: an object id of its outputs, or its name. */
+    private static final class Key {
+        final String what;
+        Task producer;
+        /** 0 pending, 1 produced, -1 failed (by {@link #failedProducer}). */
+        int state;
+        long failedProducer;
+        List<Task> waiters;
+
+        Key(String what) {
+            this.what = what;
+        }
+    }
+
+    /** The instance's keys and the tasks they hold back (all under its lock). */
+    private final class Flow {
+        final Map<String, Key> objects = new java.util.HashMap<>();
+        final Map<String, Key> names = new java.util.HashMap<>();
+
+        /** Registers what {@code t} produces and counts what it misses; the failed key it needs, if any. */
+        Key admit(Task t) {
+            for (io.falkon.protocol.TaskOutput o : t.spec.outputs()) {
+                objects.computeIfAbsent(o.id(), Key::new).producer = t;
+            }
+            String n = t.spec.name();
+            if (n != null) {
+                names.computeIfAbsent(n, x -> new Key("after:" + x)).producer = t;
+            }
+            Key failed = null;
+            for (io.falkon.protocol.TaskInput in : t.spec.inputs()) {
+                failed = need(objects.get(in.id()), t, failed);
+            }
+            for (String a : t.spec.after()) {
+                failed = need(names.get(a), t, failed);
+            }
+            return failed;
+        }
+
+        private Key need(Key k, Task t, Key failed) {
+            if (k == null || k.producer == t || failed != null) {
+                return failed;
+            }
+            if (k.state < 0) {
+                return k;
+            }
+            if (k.state == 0) {
+                (k.waiters == null ? k.waiters = new ArrayList<>(2) : k.waiters).add(t);
+                t.missing++;
+            }
+            return null;
+        }
+
+        /** {@code t} finished: its keys are produced or failed; returns the tasks that now go, and those that fail. */
+        void finished(Task t, boolean ok, long firstFailed, List<Task> release, List<Map.Entry<Task, Key>> fail) {
+            List<Key> keys = new ArrayList<>();
+            for (io.falkon.protocol.TaskOutput o : t.spec.outputs()) {
+                keys.add(objects.get(o.id()));
+            }
+            if (t.spec.name() != null) {
+                keys.add(names.get(t.spec.name()));
+            }
+            for (Key k : keys) {
+                if (k == null || k.producer != t) {
+                    continue;
+                }
+                k.producer = null;
+                k.state = ok ? 1 : -1;
+                k.failedProducer = firstFailed;
+                List<Task> ws = k.waiters;
+                k.waiters = null;
+                if (ws == null) {
+                    continue;
+                }
+                for (Task w : ws) {
+                    if (w.settled.get()) {
+                        continue;
+                    }
+                    if (ok) {
+                        if (--w.missing == 0) {
+                            release.add(w);
+                        }
+                    } else {
+                        w.missing = -1; // never sent
+                        fail.add(Map.entry(w, k));
+                    }
+                }
+            }
+        }
+    }
+
+    private final Flow flow = new Flow();
+    /** Tasks held back for what they need (their dependencies), until released or failed. */
+    private final java.util.Set<Task> held = ConcurrentHashMap.newKeySet();
+
+    /** What a task that can never run gets, naming the task that failed first upstream. */
+    private static TaskResult dependencyFailed(Task t, Key k) {
+        Instant now = Instant.now();
+        long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+        List<io.falkon.protocol.ExtField> ext = List.of(new io.falkon.protocol.ExtField(
+                io.falkon.protocol.ExtTags.DEPENDENCY, io.falkon.protocol.DataCodec.encodeDependency(
+                        new io.falkon.protocol.DataCodec.Dependency(k.failedProducer, k.what))));
+        String what = k.what.startsWith("after:") ? "to run after '" + k.what.substring(6) + "'"
+                : "its input '" + k.what + "'";
+        return new TaskResult(t.id, 0, "", micros, 0, micros, micros, new Execution(TaskStatus.DEPENDENCY_FAILED, -1,
+                0, micros, micros, new byte[0], new byte[0], "not run: it needs " + what + ", and task "
+                + k.failedProducer + " did not succeed", ext));
+    }
+
+    /** The task as a dispatcher gets it: its dependencies are met already, they are this side's business. */
+    private static TaskSpec forDispatcher(TaskSpec spec) {
+        if (spec.name() == null && spec.after().isEmpty()) {
+            return spec;
+        }
+        return new TaskSpec(spec.argv(), spec.env(), spec.workDir(), spec.wallTimeMillis(), spec.ext().stream()
+                .filter(f -> f.tag() != io.falkon.protocol.ExtTags.NAME && f.tag() != io.falkon.protocol.ExtTags.AFTER)
+                .toList());
+    }
+
+    /**
+     * After a task's final result: what it held back goes, or fails with it, and so on downstream
+     * (a worklist: chains are long).
+     */
+    private void released(Task first, TaskResult firstResult) {
+        java.util.ArrayDeque<Map.Entry<Task, TaskResult>> work = new java.util.ArrayDeque<>();
+        work.add(Map.entry(first, firstResult));
+        while (!work.isEmpty()) {
+            Map.Entry<Task, TaskResult> done = work.poll();
+            TaskResult r = done.getValue();
+            List<Task> release = new ArrayList<>();
+            List<Map.Entry<Task, Key>> fail = new ArrayList<>();
+            io.falkon.protocol.DataCodec.Dependency upstream = io.falkon.protocol.DataCodec.dependencyOf(r.execution());
+            synchronized (flow) {
+                flow.finished(done.getKey(), r.succeeded(), upstream != null ? upstream.producer() : done.getKey().id,
+                        release, fail);
+            }
+            for (Task w : release) {
+                held.remove(w);
+                if (halted || closed) {
+                    cancelHalted(w);
+                } else {
+                    pending.add(w);
+                }
+            }
+            for (Map.Entry<Task, Key> f : fail) {
+                Task w = f.getKey();
+                held.remove(w);
+                TaskResult failed = dependencyFailed(w, f.getValue());
+                if (settle(w, failed)) {
+                    work.add(Map.entry(w, failed));
+                }
+            }
+        }
     }
 
     /**
@@ -190,7 +365,7 @@ public final class DistributedInstance implements TaskInstance {
     private void send(Part p, Task t) {
         CompletableFuture<TaskResult> f;
         try {
-            f = p.instance.submit(t.spec);
+            f = p.instance.submit(forDispatcher(t.spec));
         } catch (FalkonException e) {
             p.held.decrementAndGet();
             if (halted) {
@@ -214,17 +389,26 @@ public final class DistributedInstance implements TaskInstance {
     }
 
     private void finish(Task t, TaskResult part) {
-        if (t.settled.compareAndSet(false, true)) {
-            // numbered as this instance numbers its tasks, not as the dispatcher that ran it did
-            TaskResult r = new TaskResult(t.id, part.attempt(), part.executorId(), part.submittedMicros(),
-                    part.dispatchedMicros(), part.completedMicros(), part.deliveredMicros(), part.execution());
-            Consumer<TaskResult> l = listener;
-            if (l != null) {
-                l.accept(r); // before the future: whoever waits on the futures has heard every result
-            }
-            t.future.complete(r);
-            done();
+        // numbered as this instance numbers its tasks, not as the dispatcher that ran it did
+        TaskResult r = new TaskResult(t.id, part.attempt(), part.executorId(), part.submittedMicros(),
+                part.dispatchedMicros(), part.completedMicros(), part.deliveredMicros(), part.execution());
+        if (settle(t, r)) {
+            released(t, r);
         }
+    }
+
+    /** Gives {@code t} its one result (heard, then its future completed); false when it had one already. */
+    private boolean settle(Task t, TaskResult r) {
+        if (!t.settled.compareAndSet(false, true)) {
+            return false;
+        }
+        Consumer<TaskResult> l = listener;
+        if (l != null) {
+            l.accept(r); // before the future: whoever waits on the futures has heard every result
+        }
+        t.future.complete(r);
+        done();
+        return true;
     }
 
     /** The task's dispatcher could not give its result: send it elsewhere, unless it is the task's fault. */
@@ -253,6 +437,8 @@ public final class DistributedInstance implements TaskInstance {
 
     private void fail(Task t, FalkonException e) {
         if (t.settled.compareAndSet(false, true)) {
+            released(t, new TaskResult(t.id, 0, "", 0, 0, 0, 0, Execution.of(TaskStatus.EXECUTOR_LOST,
+                    e.getMessage() == null ? "no result" : e.getMessage(), 0)));
             t.future.completeExceptionally(e);
             done();
         }
@@ -320,6 +506,11 @@ public final class DistributedInstance implements TaskInstance {
             cancelHalted(t);
             n++;
         }
+        for (Task h : List.copyOf(held)) {
+            held.remove(h);
+            cancelHalted(h);
+            n++;
+        }
         for (Part p : parts.values()) {
             try {
                 n += p.instance.halt();
@@ -335,7 +526,8 @@ public final class DistributedInstance implements TaskInstance {
         Instant now = Instant.now();
         long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
         finish(t, new TaskResult(t.id, 0, "", micros, 0, micros, micros, Execution.of(TaskStatus.CANCELLED,
-                "the instance was halted before the task started", micros)));
+                closed ? "the instance was closed before the task started"
+                        : "the instance was halted before the task started", micros)));
     }
 
     /** Destroys the instance on every dispatcher: their unfinished tasks end CANCELLED, waiting ones fail. */
@@ -355,6 +547,10 @@ public final class DistributedInstance implements TaskInstance {
         Task t;
         while ((t = pending.poll()) != null) {
             fail(t, new FalkonException(null, "the instance was closed before the task was sent"));
+        }
+        for (Task h : List.copyOf(held)) {
+            held.remove(h);
+            cancelHalted(h); // it never started: cancelled, as a dispatcher cancels what it holds
         }
         owner.forget(this);
     }
