@@ -57,6 +57,22 @@ class ClientTest(unittest.TestCase):
             self.assertEqual("LAUNCH_FAILED", missing.result(30).status)
             self.assertIn("/no/such/program", missing.result().detail)
 
+    def test_a_workflow_waits_for_its_tasks_and_a_failure_stops_what_needs_it(self):
+        with self.client().create_instance("workflow") as inst:
+            first = inst.submit(["/bin/sh", "-c", "sleep 0.2; echo first"], name="first")
+            second = inst.submit(["/bin/echo", "second"], name="second", after=["first"])
+            broken = inst.submit(["/bin/sh", "-c", "exit 7"], name="broken")
+            never = inst.submit(["/bin/echo", "never"], name="never", after=["second", "broken"])
+            r1, r2, rb, rn = (f.result(60) for f in (first, second, broken, never))
+        self.assertTrue(r1.ok and r2.ok)
+        self.assertGreaterEqual(r2.started_micros, r1.finished_micros, "second starts after first finished")
+        self.assertEqual(7, rb.exit_code)
+        self.assertEqual("DEPENDENCY_FAILED", rn.status)
+        self.assertEqual((rb.task_id, "after:broken"), rn.dependency)
+        self.assertEqual(b"", rn.stdout)
+        with self.assertRaises(ValueError):
+            self.client().create_instance().submit(["/bin/true"], name="")
+
     def test_an_invalid_task_fails_alone_and_names_itself(self):
         with self.client().create_instance() as inst:
             good = [inst.submit(["/bin/echo", str(i)]) for i in range(5)]

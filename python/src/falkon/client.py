@@ -49,7 +49,7 @@ class Result:
 
     __slots__ = ("task_id", "status", "exit_code", "stdout", "stderr", "detail", "flags", "executor_id",
                  "attempt", "submitted_micros", "dispatched_micros", "completed_micros", "started_micros",
-                 "finished_micros")
+                 "finished_micros", "dependency")
 
     def __init__(self, delivered):
         ex = delivered["execution"]
@@ -67,6 +67,8 @@ class Result:
         self.completed_micros = delivered["completedMicros"]
         self.started_micros = ex["startedMicros"]
         self.finished_micros = ex["finishedMicros"]
+        # DEPENDENCY_FAILED: (the task id of the task that failed first upstream, what this one needed of it)
+        self.dependency = wire.dependency_of(ex)
 
     @property
     def ok(self):
@@ -126,7 +128,7 @@ class Instance:
 
     # --- submitting ---
 
-    def submit(self, argv, env=None, cwd="", walltime=None, retries=None, callback=None):
+    def submit(self, argv, env=None, cwd="", walltime=None, retries=None, callback=None, name=None, after=()):
         """Runs ``argv`` (a list; ``argv[0]`` looked up on the executor's PATH) as one task.
 
         :param env: variables added to the executor's environment
@@ -135,12 +137,16 @@ class Instance:
         :param retries: how often the dispatcher may re-dispatch it after framework failures
         :param callback: instead of a Future, ``callback(result, error)`` is called once, on the
             client's reader thread (keep it short), with the :class:`Result` or the FalkonError
+        :param name: the task's name in this instance (workflows: others can run ``after`` it)
+        :param after: names of tasks of this instance, submitted before, that must succeed first; if one
+            fails, this task ends ``DEPENDENCY_FAILED`` without running (docs/workflows.md)
         :return: a Future of its :class:`Result` (None with ``callback``)
         """
         env = env or {}
         wire.check_task(argv, env, retries)
         wall = 0 if walltime is None else max(1, int(round(float(walltime) * 1000)))
-        return self._submit_encoded(wire.encode_task(argv, env, cwd, wall, wire.retries_ext(retries)), callback)
+        ext = wire.retries_ext(retries) + wire.workflow_ext(name, after)
+        return self._submit_encoded(wire.encode_task(argv, env, cwd, wall, ext), callback)
 
     def shell(self, command, **kw):
         """Runs ``command`` with ``/bin/sh -c``."""

@@ -27,6 +27,12 @@ UNKNOWN_INSTANCE, INVALID_TASK, SHUTTING_DOWN, BUSY = 10, 11, 13, 14
 
 # TaskSpec.ext tags (section 6)
 EXT_RETRIES = 0x0001
+EXT_RETRIES_ON_FAILURE = 0x0005
+EXT_NAME = 0x0006
+EXT_AFTER = 0x0007
+# Execution.ext: which task a DEPENDENCY_FAILED result needed
+EXT_DEPENDENCY = 0x0021
+MAX_NAME_BYTES = 1024
 
 # Field kinds: a name below, ("list", kind), ("struct", fields), or "spec" (a blob holding a TaskSpec).
 TASK_SPEC = (("argv", ("list", "str")), ("env", "map"), ("workDir", "str"), ("wallTimeMillis", "u32"),
@@ -222,6 +228,40 @@ def check_task(argv, env, retries):
 
 def retries_ext(retries):
     return [] if retries is None else [(EXT_RETRIES, bytes([retries]))]
+
+
+def _check_name(name, where):
+    b = name.encode("utf-8") if isinstance(name, str) else b""
+    if not isinstance(name, str) or not name or len(b) > MAX_NAME_BYTES or any(ord(c) < 32 or 127 <= ord(c) < 160
+                                                                                 for c in name):
+        raise ValueError(f"{where}: a task name is 1..{MAX_NAME_BYTES} bytes without control characters, got {name!r}")
+    return b
+
+
+def workflow_ext(name=None, after=()):
+    """The NAME and AFTER fields of a task of a workflow (docs/workflows.md): its name in the instance, and
+    the names of tasks of the instance that must succeed first (submitted before it)."""
+    ext = []
+    if name is not None:
+        ext.append((EXT_NAME, _check_name(name, "name")))
+    after = list(after or ())
+    if after:
+        parts = [_U16.pack(len(after))]
+        for a in after:
+            b = _check_name(a, "after")
+            parts += (_U32.pack(len(b)), b)
+        ext.append((EXT_AFTER, b"".join(parts)))
+    return ext
+
+
+def dependency_of(execution):
+    """``(producer clientTaskId, what)`` of a DEPENDENCY_FAILED result, or None."""
+    for tag, val in execution.get("ext", ()):
+        if tag == EXT_DEPENDENCY:
+            (producer,) = struct.unpack_from(">Q", val, 0)
+            (n,) = _U32.unpack_from(val, 8)
+            return producer, val[12:12 + n].decode("utf-8")
+    return None
 
 
 def task_spec(argv, env=None, work_dir="", wall_time_millis=0, retries=None):
