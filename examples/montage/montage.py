@@ -33,7 +33,8 @@ import zipfile
 ASTROPY = "astropy==8.0.2"
 M13_IN_WHEEL = "astropy/io/fits/hdu/compressed/tests/data/m13.fits"
 TILE = 250          # tile size in pixels of the sky
-PIXEL_DEG = 0.00027770002 / 2   # the sky: M13's pixels halved
+M13_PIXEL_DEG = 0.00027770002   # m13.fits: 300 x 300 pixels of this size
+M13_PIXELS = 300
 
 
 def die(msg):
@@ -69,12 +70,13 @@ def fetch(cache):
 
 
 def header(n):
-    """The sky's frame: n x n pixels of PIXEL_DEG around M13 (RA---TAN/DEC--TAN, as m13.fits)."""
+    """The sky's frame: M13's field in n x n pixels (finer the more tiles), RA---TAN/DEC--TAN as m13.fits."""
+    pixel = M13_PIXEL_DEG * M13_PIXELS / n
     return "\n".join([
         "SIMPLE  = T", "BITPIX  = -64", "NAXIS   = 2", f"NAXIS1  = {n}", f"NAXIS2  = {n}",
         "CTYPE1  = 'RA---TAN'", "CTYPE2  = 'DEC--TAN'", "EQUINOX = 2000",
         "CRVAL1  = 250.4226", "CRVAL2  = 36.4602", f"CRPIX1  = {n / 2 + 0.5}", f"CRPIX2  = {n / 2 + 0.5}",
-        f"CDELT1  = {-PIXEL_DEG:.11f}", f"CDELT2  = {PIXEL_DEG:.11f}", "CROTA2  = 0.0", "END", ""])
+        f"CDELT1  = {-pixel:.11f}", f"CDELT2  = {pixel:.11f}", "CROTA2  = 0.0", "END", ""])
 
 
 def offsets(names):

@@ -110,8 +110,7 @@ int64_t fk_tree_size_plain(const char *path, char *link, size_t linklen) {
     return fd < 0 ? -1 : tree_size(fd, "", link, linklen);
 }
 
-/* Copies the bytes of in to out: a reflink if the file system shares extents, else in the kernel. */
-static int copy_fd(int in, int out, off_t size) {
+int fk_copy_fd(int in, int out, off_t size) {
 #ifdef FICLONE
     if (ioctl(out, FICLONE, in) == 0) {
         return 0;
@@ -152,8 +151,9 @@ static int copy_fd(int in, int out, off_t size) {
     return 0;
 }
 
-static int clone_file(const char *from, const char *to, int durable) {
-    int in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+/* follow: whether a symbolic link at from is followed (an output a task names) or refused (a tree's member) */
+static int clone_file(const char *from, const char *to, int durable, int follow) {
+    int in = open(from, O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_CLOEXEC);
     if (in < 0) {
         return -1;
     }
@@ -163,7 +163,7 @@ static int clone_file(const char *from, const char *to, int durable) {
         close(in);
         return -1;
     }
-    int rc = copy_fd(in, out, st.st_size);
+    int rc = fk_copy_fd(in, out, st.st_size);
     if (rc == 0 && durable) {
         rc = fsync(out);
     }
@@ -181,7 +181,7 @@ static int clone_file(const char *from, const char *to, int durable) {
 }
 
 int fk_copy_durably(const char *from, const char *to) {
-    return clone_file(from, to, 1);
+    return clone_file(from, to, 1, 1);
 }
 
 int fk_clone(const char *from, const char *to) {
@@ -190,7 +190,7 @@ int fk_clone(const char *from, const char *to) {
         return -1;
     }
     if (S_ISREG(st.st_mode)) {
-        return clone_file(from, to, 0);
+        return clone_file(from, to, 0, 0);
     }
     if (!S_ISDIR(st.st_mode)) {
         errno = EINVAL; /* links and devices have no place in a data object */

@@ -20,8 +20,13 @@ int64_t fk_tree_size_plain(const char *path, char *link, size_t linklen);
  * system can (FICLONE), else copied in the kernel (copy_file_range), else read and written.
  * 0 or -1 (errno set). */
 int fk_clone(const char *from, const char *to);
-/* Copies a file to to (created or replaced), forcing it to disk before it returns; 0 or -1. */
+/* Copies a file (a symbolic link is followed) to to (created or replaced), forcing it to disk
+ * before it returns; 0 or -1. */
 int fk_copy_durably(const char *from, const char *to);
+
+/* Copies the first size bytes of in to out: a reflink if the file system shares extents, else in
+ * the kernel (copy_file_range), else by reading and writing. 0, or -1 with errno. */
+int fk_copy_fd(int in, int out, off_t size);
 /* Moves a file, copying when rename cannot cross file systems; 0 or -1 (errno set). */
 int fk_move(const char *from, const char *to);
 

@@ -4,6 +4,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -117,9 +118,27 @@ static int stage(fk_staging *st, const fk_input *in, const fk_hint *hints, size_
     return rc;
 }
 
-/* Saves output id for good: ROOT/ID, copied to a partial file, forced to disk, renamed into place.
- * 0, or -1 with err. */
-static int save_output(const char *root, const char *id, const char *file, char *err, size_t errlen) {
+/* Moves file to partial when rename can (the same file system), forcing it to disk: 0, else -1
+ * with nothing changed (the caller copies instead). */
+static int move_durably(const char *file, const char *partial) {
+    if (rename(file, partial) != 0) {
+        return -1;
+    }
+    int fd = open(partial, O_RDONLY | O_CLOEXEC);
+    int rc = fd < 0 || fsync(fd) != 0 ? -1 : 0;
+    if (fd >= 0) {
+        close(fd);
+    }
+    if (rc != 0 && rename(partial, file) != 0) {
+        unlink(partial);
+    }
+    return rc;
+}
+
+/* Saves output id for good: ROOT/ID, copied (or, when movable, moved) to a partial file, forced to
+ * disk, renamed into place. 0, or -1 with err. */
+static int save_output(const char *root, const char *id, const char *file, int movable, char *err,
+                       size_t errlen) {
     /* the id must stay inside the root */
     if (!id[0] || id[0] == '/' || strstr(id, "..")) {
         const char *p = id;
@@ -146,7 +165,8 @@ static int save_output(const char *root, const char *id, const char *file, char 
     *slash = '/';
     snprintf(partial, sizeof partial, "%.*s/.%s.partial-%d-%lu", (int)(slash - target), target, slash + 1,
              (int)getpid(), atomic_fetch_add(&sandbox_seq, 1) + 1);
-    if (made != 0 || fk_copy_durably(file, partial) != 0 || rename(partial, target) != 0) {
+    int saved = made == 0 && ((movable && move_durably(file, partial) == 0) || fk_copy_durably(file, partial) == 0);
+    if (!saved || rename(partial, target) != 0) {
         snprintf(err, errlen, "cannot save output %s to %s: %s", id, target, strerror(errno));
         unlink(partial);
         return -1;
@@ -156,7 +176,7 @@ static int save_output(const char *root, const char *id, const char *file, char 
 
 /* Saves the task's declared outputs (written through), then keeps them in the cache; returns what
  * went wrong (malloc'd), or NULL. */
-static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, int bypass) {
+static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, const char *sandbox, int bypass) {
     const fk_ext *x = fk_ext_find(&spec->ext, FK_EXT_OUTPUTS);
     if (!x) {
         return NULL;
@@ -174,14 +194,19 @@ static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, 
     }
     char problems[2048] = "";
     size_t k = 0;
+    int cached = st->cache && !bypass;
     for (size_t i = 0; i < n; i++) {
         char *file = outs[i].path.s[0] == '/' ? strdup(outs[i].path.s) : join(dir, outs[i].path.s);
-        struct stat s;
+        struct stat s, ls;
         const char *why = NULL;
+        /* a file of the sandbox's own, which goes with it, is moved into the store, not copied: unless
+         * the cache takes it next, or it is a link (a symbolic one, or a name of a file held elsewhere) */
+        int movable = !cached && dir == sandbox && outs[i].path.s[0] != '/' && !strstr(outs[i].path.s, "..")
+                      && lstat(file, &ls) == 0 && S_ISREG(ls.st_mode) && ls.st_nlink == 1;
         if (stat(file, &s) != 0 || !S_ISREG(s.st_mode)) {
             snprintf(err, sizeof err, "declared output %s (id %s) was not written", outs[i].path.s, outs[i].id.s);
             why = err;
-        } else if (save_output(st->outputs, outs[i].id.s, file, err, sizeof err) != 0) {
+        } else if (save_output(st->outputs, outs[i].id.s, file, movable, err, sizeof err) != 0) {
             why = err;
         } else if (st->cache && !bypass && fk_cache_register(st->cache, outs[i].id.s, file, err, sizeof err) != 0) {
             /* saved already: the cache only keeps a copy for later tasks here */
@@ -253,7 +278,7 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         free(all);
         const char *dir = spec->workdir.len ? spec->workdir.s : sandbox;
         fk_run(r, task_id, spec, env, sandbox, out);
-        char *problem = out->status == FK_EXITED && out->exit_code == 0 ? save_outputs(st, spec, dir, bypass) : NULL;
+        char *problem = out->status == FK_EXITED && out->exit_code == 0 ? save_outputs(st, spec, dir, sandbox, bypass) : NULL;
         if (problem) {
             /* exit 0 is not success while a declared output is missing or unsaved */
             out->status = FK_OUTPUT_FAILED;

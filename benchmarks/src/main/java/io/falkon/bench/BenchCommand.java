@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
         subcommands = {ThroughputBenchmark.class, QueueBenchmark.class, JournalBenchmark.class, ChaosBenchmark.class,
                 SchedulerBenchmark.class, MonotonicBenchmark.class, AllPairsBenchmark.class,
                 WsBenchmark.class, ProvisioningBenchmark.class, TlsBenchmark.class, BundlingBenchmark.class, EfficiencyBenchmark.class,
-                ScaleBenchmark.class, DistributedBenchmark.class, LatencyBenchmark.class, EnduranceBenchmark.class,
+                ScaleBenchmark.class, DistributedBenchmark.class, LatencyBenchmark.class, EnduranceBenchmark.class, LatticeBenchmark.class,
                 ReportCommand.class})
 public final class BenchCommand {
 }

@@ -72,14 +72,22 @@ final class DispatcherProcess implements AutoCloseable {
         drain.start();
     }
 
-    /** Forces a full collection in the dispatcher JVM (jcmd GC.run), so that the heap shows live data. */
-    void fullGc() throws IOException, InterruptedException {
+    private static final Pattern HISTOGRAM_TOTAL = Pattern.compile("(?m)^Total\\s+\\d+\\s+(\\d+)\\s*$");
+
+    /**
+     * The bytes of every live object in the dispatcher's heap, exactly: {@code jcmd GC.class_histogram}
+     * collects fully first and sums what is left. (The status document's figure is sampled now and
+     * then, from each pool's usage after its last collection: an estimate, and possibly stale.)
+     */
+    long liveHeapBytes() throws IOException, InterruptedException {
         Process jcmd = new ProcessBuilder(System.getProperty("java.home") + File.separator + "bin" + File.separator
-                + "jcmd", Long.toString(process.pid()), "GC.run").redirectErrorStream(true).start();
+                + "jcmd", Long.toString(process.pid()), "GC.class_histogram").redirectErrorStream(true).start();
         String out = new String(jcmd.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!jcmd.waitFor(60, TimeUnit.SECONDS) || jcmd.exitValue() != 0) {
-            throw new IOException("jcmd GC.run failed: " + out);
+        Matcher m = HISTOGRAM_TOTAL.matcher(out);
+        if (!jcmd.waitFor(60, TimeUnit.SECONDS) || jcmd.exitValue() != 0 || !m.find()) {
+            throw new IOException("jcmd GC.class_histogram failed: " + out.lines().limit(5).toList());
         }
+        return Long.parseLong(m.group(1));
     }
 
     String address() {

@@ -61,6 +61,22 @@ class BenchmarkSmokeTest {
     }
 
     @Test
+    void latticeHoldsEveryLaterLayerWaitingThenReleasesItLayerByLayer() throws Exception {
+        int rc = new CommandLine(new BenchCommand()).execute("lattice", "--width", "30", "--depth", "20",
+                "--heap", "128m", "--out", out.toString());
+        assertThat(rc).isZero();
+        JsonNode rows = new ObjectMapper().readTree(out.resolve("lattice.json").toFile()).get("rows");
+        assertThat(rows.findValuesAsText("form")).containsExactly("independent", "lattice");
+        assertThat(rows.get(0).get("waiting").asInt()).isZero();
+        assertThat(rows.get(1).get("waiting").asInt()).isEqualTo(30 * 19);
+        for (JsonNode r : rows) {
+            assertThat(r.get("tasks").asInt()).isEqualTo(600);
+            assertThat(r.get("tasksPerSecond").asDouble()).as(r.toString()).isPositive();
+        }
+        assertThat(rows.get(1).get("releasesPerSecond").asDouble()).isPositive();
+    }
+
+    @Test
     void wsMeasuresSequentialCallsAndEachBundleSize() throws Exception {
         int rc = new CommandLine(new BenchCommand()).execute("ws", "--bundles", "1,50", "--tasks", "500",
                 "--small-tasks", "100", "--calls", "20", "--rounds", "1", "--out", out.toString());

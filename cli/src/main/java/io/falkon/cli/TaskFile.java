@@ -3,6 +3,7 @@ package io.falkon.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import io.falkon.datacache.ObjectRef;
 import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskOutput;
@@ -40,7 +41,8 @@ import java.util.function.IntPredicate;
  * A bad line raises {@link BadLine} naming the file and line.
  */
 final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** A reader bound to JsonNode once: ObjectMapper.readTree resolves the type again for every line. */
+    private static final ObjectReader JSON = new ObjectMapper().readerFor(JsonNode.class);
     private static final Set<String> JSON_FIELDS = Set.of("shell", "args", "env", "dir", "timeout", "retries",
             "retriesOnFailure", "name", "after",
             "inputs", "outputs");
@@ -394,7 +396,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private TaskSpec parseJson(String line) {
         JsonNode node;
         try {
-            node = JSON.readTree(line);
+            node = JSON.readValue(line);
         } catch (JsonProcessingException e) {
             throw new BadLine(name, lineNo, "not valid JSON: " + e.getOriginalMessage());
         }

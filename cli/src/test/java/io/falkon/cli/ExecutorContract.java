@@ -493,6 +493,37 @@ abstract class ExecutorContract {
     }
 
     @Test
+    void anOutputThatNamesAFileOutsideTheSandboxIsCopiedIntoTheStoreAndTheFileLeftAsItWas() throws Exception {
+        // a sandbox's own file may be moved into the store (it goes with the sandbox); a link, or a
+        // name of a file held elsewhere, must not carry the outside file into the store, or away
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Path outside = Files.writeString(Files.createDirectories(dir.resolve("outside")).resolve("ext.txt"), "mine\n");
+        Path absolute = dir.resolve("outside").resolve("abs.txt");
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "links", "--slots", "1", "--store", store.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "links");
+        TaskResult r = in.submit(TaskSpec.builder("/bin/sh", "-c", "ln '" + outside + "' hard.txt && ln -s '" + outside
+                + "' soft.txt && echo own > own.txt && echo abs > '" + absolute + "'")
+                .outputs(List.of(new TaskOutput("hard.txt", "o/hard"), new TaskOutput("soft.txt", "o/soft"),
+                        new TaskOutput("own.txt", "o/own"), new TaskOutput(absolute.toString(), "o/abs")))
+                .build()).get(60, TimeUnit.SECONDS);
+        assertThat(r.succeeded()).as(r.execution().detail()).isTrue();
+        for (String id : List.of("hard", "soft")) {
+            Path saved = store.resolve("o").resolve(id);
+            assertThat(saved).as(id).hasContent("mine");
+            assertThat(Files.isSymbolicLink(saved)).as(id + " is a file of its own").isFalse();
+            assertThat(Files.isSameFile(saved, outside)).as(id + " is not the outside file").isFalse();
+        }
+        assertThat(store.resolve("o/own")).hasContent("own");
+        assertThat(store.resolve("o/abs")).hasContent("abs");
+        assertThat(outside).as("the outside file stays where it was").hasContent("mine");
+        assertThat(absolute).as("an output named by an absolute path stays too").hasContent("abs");
+        Files.writeString(outside, "changed\n");
+        assertThat(store.resolve("o/hard")).as("the store's copy does not follow the outside file").hasContent("mine");
+    }
+
+    @Test
     void anObjectLargerThanTheCacheIsReadThroughWithoutFailureOrSuspension() throws Exception {
         Path store = Files.createDirectories(dir.resolve("store"));
         Dispatcher d = dispatcher(new GoodCacheCompute(0.9));

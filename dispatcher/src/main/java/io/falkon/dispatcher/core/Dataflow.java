@@ -23,7 +23,9 @@ final class Dataflow {
 
     /** A key: its state, the task producing it while pending, and the tasks waiting for it. */
     static final class Key {
-        final String what;
+        /** The object id or the task name (the map's own key string: nothing more is kept per key). */
+        final String id;
+        final boolean isName;
         State state = State.PENDING;
         /** The producer while pending; after a failure, the client task id of the task that failed first upstream. */
         Task producer;
@@ -32,8 +34,14 @@ final class Dataflow {
         Task[] waiters;
         int waiting;
 
-        Key(String what) {
-            this.what = what;
+        Key(String id, boolean isName) {
+            this.id = id;
+            this.isName = isName;
+        }
+
+        /** How the DEPENDENCY ext names the key: the object id, or {@code after:NAME}. */
+        String what() {
+            return isName ? "after:" + id : id;
         }
 
         void subscribe(Task t) {
@@ -76,17 +84,17 @@ final class Dataflow {
     void register(Task t) {
         if (t.outputIds != null) {
             for (String id : t.outputIds) {
-                objects.computeIfAbsent(id, Key::new).producer = t;
+                objects.computeIfAbsent(id, n -> new Key(n, false)).producer = t;
             }
         }
         if (t.name != null) {
-            names.computeIfAbsent(t.name, n -> new Key("after:" + n)).producer = t;
+            names.computeIfAbsent(t.name, n -> new Key(n, true)).producer = t;
         }
     }
 
     /** A key restored from the journal: produced or failed by a task that has finished. */
     void restore(String id, boolean isName, State state, long failedProducer) {
-        Key k = (isName ? names : objects).computeIfAbsent(id, n -> new Key(isName ? "after:" + n : n));
+        Key k = (isName ? names : objects).computeIfAbsent(id, n -> new Key(n, isName));
         k.state = state;
         k.failedProducer = failedProducer;
     }
@@ -129,9 +137,15 @@ final class Dataflow {
      */
     int subscribe(Task t, Key[] failed) {
         int missing = 0;
+        // a task's ids are decoded from its spec; each one found is replaced by the key's own string,
+        // so that a million waiting tasks keep one copy of each id, not one per task that needs it
         if (t.inputIds != null) {
-            for (String id : t.inputIds) {
-                Key k = objects.get(id);
+            String[] ids = t.inputIds;
+            for (int i = 0; i < ids.length; i++) {
+                Key k = objects.get(ids[i]);
+                if (k != null) {
+                    ids[i] = k.id;
+                }
                 if (k != null && k.producer != t) {
                     int m = need(k, t, failed);
                     if (m < 0) {
@@ -142,9 +156,11 @@ final class Dataflow {
             }
         }
         if (t.after != null) {
-            for (String n : t.after) {
-                Key k = names.get(n);
+            String[] after = t.after;
+            for (int i = 0; i < after.length; i++) {
+                Key k = names.get(after[i]);
                 if (k != null) { // restored from a journal that no longer knew it: done long ago
+                    after[i] = k.id;
                     int m = need(k, t, failed);
                     if (m < 0) {
                         return -1;

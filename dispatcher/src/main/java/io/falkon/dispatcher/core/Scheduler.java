@@ -444,10 +444,9 @@ public final class Scheduler {
     }
 
     private Execution dependencyExecution(Dataflow.Key key, long producer) {
-        String what = key.what.startsWith("after:") ? "to run after '" + key.what.substring(6) + "'"
-                : "its input '" + key.what + "'";
+        String what = key.isName ? "to run after '" + key.id + "'" : "its input '" + key.id + "'";
         List<ExtField> ext = List.of(new ExtField(ExtTags.DEPENDENCY,
-                DataCodec.encodeDependency(new DataCodec.Dependency(producer, key.what))));
+                DataCodec.encodeDependency(new DataCodec.Dependency(producer, key.what()))));
         return new Execution(TaskStatus.DEPENDENCY_FAILED, -1, 0, nowMicros, nowMicros, new byte[0], new byte[0],
                 "not run: it needs " + what + ", and task " + Long.toUnsignedString(producer) + " did not succeed",
                 ext);

@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""The Montage workflow of examples/montage four ways, in paired rounds (issue 33):
+
+  serial   the workflow's commands one after another (the example's serial.sh)
+  stages   the same commands stage by stage, each stage's tasks through `xargs -P CORES`
+  falkon   the ONE task file run by `falkon run --store . workflow.jsonl` (no other option)
+  swift    the same workflow as a SwiftScript program on Swift/K with its `local` provider
+           (maxParallelTasks = CORES), when ../shared/swift-k is there
+
+Each round runs every way in a fresh copy of the generated sky, in a rotated order, and checks
+that each mosaic is byte-identical to the serial one. The CPU-bound limit of a round is the CPU
+time of the serial run's commands (user + sys of all its processes) divided by the cores: no
+schedule on this machine can finish the same work sooner.
+
+  benchmarks/montage/compare.py [--tiles 6] [--rounds 3] [--work DIR]
+(after ./mvnw -q install -DskipTests; needs Montage: apt-get install montage)
+"""
+import argparse
+import hashlib
+import json
+import os
+import pathlib
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "montage"))
+import montage  # noqa: E402  (the example's generator: the same sky, tiles and commands)
+
+CORES = os.cpu_count() or 1
+SWIFT_TGZ = ROOT.parent / "shared" / "swift-k" / "swift-k-dist.tgz"
+
+
+def stages_script(names, pairs):
+    """serial.sh's commands with each stage's independent tasks through xargs -P CORES."""
+    xargs = f"xargs -P {CORES}"
+    tiles = " ".join(names)
+    triples = " ".join(f"{p} {m} {d}" for p, m, d in pairs)
+    return "\n".join([
+        "#!/bin/sh",
+        "# The workflow stage by stage: a stage starts when the previous one's slowest task ends.",
+        "set -e",
+        f"for t in {tiles}; do cp ../raw/$t.fits raw_$t.fits; done",
+        "cp ../region.hdr region.hdr",
+        f"printf '%s\\n' {tiles} | {xargs} -n 1 sh -c 'mProjectPP raw_$0.fits $0.fits region.hdr'",
+        montage.IMGTBL.format(out="images.tbl"),
+        "mOverlaps images.tbl diffs.tbl",
+        f"printf '%s %s %s\\n' {triples} | {xargs} -n 3 sh -c 'mDiff $0.fits $1.fits $2.fits region.hdr'",
+        "mFitExec diffs.tbl fits.tbl .",
+        "mBgModel images.tbl fits.tbl corrections.tbl",
+        "mkdir -p corr",
+        f"printf '%s\\n' {tiles} | {xargs} -n 1 sh -c "
+        "'mBackground -t $0.fits corr/$0.fits images.tbl corrections.tbl'",
+        f"cd corr && {montage.IMGTBL.format(out='cimages.tbl')} && cp ../region.hdr . && "
+        "mAdd -p . cimages.tbl region.hdr mosaic.fits",
+    ]) + "\n"
+
+
+def in_place_tasks(names, pairs, run):
+    """The workflow as tasks that read and write one directory in place (a shared file system),
+    ordered by `after` alone: no inputs or outputs declared, so nothing is staged."""
+    tasks = []
+
+    def task(name, shell, after=()):
+        tasks.append({"name": name, "shell": shell, "dir": str(run), "after": list(after)})
+
+    for t in names:
+        task(f"project-{t}", f"cp ../raw/{t}.fits raw_{t}.fits && mProjectPP raw_{t}.fits {t}.fits region.hdr")
+    projected = [f"project-{t}" for t in names]
+    task("images", montage.IMGTBL.format(out="images.tbl"), projected)
+    task("overlaps", "mOverlaps images.tbl diffs.tbl", ["images"])
+    for p, m, d in pairs:
+        task(f"diff-{d}", f"mDiff {p}.fits {m}.fits {d}.fits region.hdr", [f"project-{p}", f"project-{m}"])
+    task("fit", "mFitExec diffs.tbl fits.tbl .", ["overlaps"] + [f"diff-{d}" for _, _, d in pairs])
+    task("model", "mBgModel images.tbl fits.tbl corrections.tbl", ["fit"])
+    task("corr-dir", "mkdir -p corr && cp region.hdr corr/", ["model"])
+    for t in names:
+        task(f"background-{t}", f"mBackground -t {t}.fits corr/{t}.fits images.tbl corrections.tbl", ["corr-dir"])
+    task("add", f"cd corr && {montage.IMGTBL.format(out='cimages.tbl')} && mAdd -p . cimages.tbl region.hdr "
+         "mosaic.fits", [f"background-{t}" for t in names])
+    return "".join(json.dumps(t) + "\n" for t in tasks)
+
+
+# an image table from the files it is given, sorted (as the task file's IMGTBL does from a listing);
+# the column is wide enough for the paths Swift passes (an IPAC table cuts a value at its column)
+IMGTBL_SH = """#!/bin/sh
+out=$1; shift
+printf '|fname%59s|\\n|char%60s|\\n' '' '' > list.tbl
+printf ' %s\\n' "$@" | LC_ALL=C sort >> list.tbl
+mImgtbl -t list.tbl . "$out"
+"""
+
+
+def swift_script(names, pairs, imgtbl):
+    """The workflow in SwiftScript: Swift runs each app when its input files exist (dataflow)."""
+    idx = {t: k for k, t in enumerate(names)}
+
+    def files(fmt, items):
+        return "[" + ", ".join(f'"{fmt.format(x)}"' for x in items) + "]"
+
+    n, m = len(names), len(pairs)
+    diffs = [d for _, _, d in pairs]
+    return f"""type file;
+
+app (file img, file area) project (file raw, file hdr) {{
+    mProjectPP @raw @img @hdr;
+}}
+app (file tbl) imgtbl (file imgs[]) {{
+    sh "{imgtbl}" @tbl @filenames(imgs);
+}}
+app (file diffs) overlaps (file images) {{
+    mOverlaps @images @diffs;
+}}
+app (file d, file darea) diff (file p, file parea, file q, file qarea, file hdr) {{
+    mDiff @p @q @d @hdr;
+}}
+app (file fits) fitexec (file diffs, file ds[], file dareas[]) {{
+    mFitExec @diffs @fits "diffs";
+}}
+app (file corrections) bgmodel (file images, file fits) {{
+    mBgModel @images @fits @corrections;
+}}
+app (file out, file outarea) background (file p, file parea, file images, file corrections) {{
+    mBackground "-t" @p @out @images @corrections;
+}}
+app (file mosaic, file marea) add (file cimages, file hdr, file cs[], file careas[]) {{
+    mAdd "-p" "." @cimages @hdr @mosaic;
+}}
+
+file hdr <"region.hdr">;
+file raw[] <array_mapper; files={files("raw/{}.fits", names)}>;
+file proj[] <array_mapper; files={files("proj/{}.fits", names)}>;
+file projArea[] <array_mapper; files={files("proj/{}_area.fits", names)}>;
+file images <"tables/images.tbl">;
+file diffsTbl <"tables/diffs.tbl">;
+file d[] <array_mapper; files={files("diffs/{}.fits", diffs)}>;
+file dArea[] <array_mapper; files={files("diffs/{}_area.fits", diffs)}>;
+file fits <"tables/fits.tbl">;
+file corrections <"tables/corrections.tbl">;
+file corr[] <array_mapper; files={files("corr/{}.fits", names)}>;
+file corrArea[] <array_mapper; files={files("corr/{}_area.fits", names)}>;
+file cimages <"tables/cimages.tbl">;
+file mosaic <"mosaic.fits">;
+file mosaicArea <"mosaic_area.fits">;
+int plus[] = [{", ".join(str(idx[p]) for p, _, _ in pairs)}];
+int minus[] = [{", ".join(str(idx[q]) for _, q, _ in pairs)}];
+
+foreach i in [0:{n - 1}] {{
+    (proj[i], projArea[i]) = project(raw[i], hdr);
+}}
+images = imgtbl(proj);
+diffsTbl = overlaps(images);
+foreach k in [0:{m - 1}] {{
+    (d[k], dArea[k]) = diff(proj[plus[k]], projArea[plus[k]], proj[minus[k]], projArea[minus[k]], hdr);
+}}
+fits = fitexec(diffsTbl, d, dArea);
+corrections = bgmodel(images, fits);
+foreach i in [0:{n - 1}] {{
+    (corr[i], corrArea[i]) = background(proj[i], projArea[i], images, corrections);
+}}
+cimages = imgtbl(corr);
+(mosaic, mosaicArea) = add(cimages, hdr, corr, corrArea);
+"""
+
+
+def swift_conf(work):
+    return f"""site.local {{
+    execution {{ type: "local" }}
+    filesystem {{ type: "local" }}
+    workDirectory: "{work}"
+    maxParallelTasks: {CORES}
+    initialParallelTasks: {CORES}
+    app.ALL {{ executable: "*" }}
+}}
+sites: [local]
+lazyErrors: false
+executionRetries: 0
+"""
+
+
+def timed(cmd, cwd, env=None):
+    """Runs cmd; returns (wall seconds, CPU seconds of every process it waited for)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    wall = time.monotonic() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        sys.exit(f"compare.py: {cmd} failed in {cwd}:\n{p.stdout[-2000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def sha(p):
+    return hashlib.sha256(pathlib.Path(p).read_bytes()).hexdigest()
+
+
+def fresh(sky, run):
+    """A copy of what every way starts from: the raw tiles and the region's header."""
+    shutil.rmtree(run, ignore_errors=True)
+    run.mkdir(parents=True)
+    shutil.copytree(sky / "raw", run / "raw")
+    shutil.copy(sky / "region.hdr", run / "region.hdr")
+    return run
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tiles", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--work", default=None, help="scratch directory (default: target/montage-bench)")
+    a = ap.parse_args()
+    work = pathlib.Path(a.work or ROOT / "target" / "montage-bench").resolve()
+    shutil.rmtree(work, ignore_errors=True)
+    sky = work / "sky"
+    m13 = montage.fetch(ROOT / "target" / "montage-cache")
+    montage.generate(sky, a.tiles, 0, m13)
+    names = [f"t_{i}_{j}" for i in range(a.tiles) for j in range(a.tiles)]
+    pairs = montage.overlaps(sky, names)
+    (sky / "stages.sh").write_text(stages_script(names, pairs))
+    (sky / "imgtbl.sh").write_text(IMGTBL_SH)
+    (sky / "montage.swift").write_text(swift_script(names, pairs, sky / "imgtbl.sh"))
+    tasks = len((sky / "workflow.jsonl").read_text().splitlines())
+
+    swift = None
+    if SWIFT_TGZ.exists():
+        with tarfile.open(SWIFT_TGZ) as t:
+            t.extractall(work / "swift-k")
+        swift = work / "swift-k" / "swift-svn" / "bin" / "swift"
+    else:
+        print(f"swift: not measured ({SWIFT_TGZ} is absent)", file=sys.stderr)
+
+    def serial(run):
+        (run / "serial").mkdir()
+        r = timed(["sh", str(sky / "serial.sh")], run / "serial")
+        return r, run / "serial" / "corr" / "mosaic.fits"
+
+    def stages(run):
+        (run / "stages").mkdir()
+        r = timed(["sh", str(sky / "stages.sh")], run / "stages")
+        return r, run / "stages" / "corr" / "mosaic.fits"
+
+    def falkon(run):
+        shutil.copy(sky / "workflow.jsonl", run)
+        r = timed([str(ROOT / "bin" / "falkon"), "run", "-q", "--store", ".", "workflow.jsonl"], run)
+        return r, run / "mosaic.fits"
+
+    def in_place(run):
+        (run / "inplace").mkdir()
+        (run / "inplace" / "region.hdr").write_text((sky / "region.hdr").read_text())
+        (run / "inplace.jsonl").write_text(in_place_tasks(names, pairs, run / "inplace"))
+        r = timed([str(ROOT / "bin" / "falkon"), "run", "-q", "inplace.jsonl"], run)
+        return r, run / "inplace" / "corr" / "mosaic.fits"
+
+    def swift_k(run):
+        (run / "swift.conf").write_text(swift_conf(run / "swiftwork"))
+        env = dict(os.environ, SWIFT_USAGE_STATS="0")
+        r = timed(["timeout", "900", str(swift), "-config", "swift.conf", str(sky / "montage.swift")], run, env)
+        return r, run / "mosaic.fits"
+
+    ways = {"serial": serial, "stages": stages, "falkon": falkon, "inplace": in_place}
+    if swift:
+        ways["swift"] = swift_k
+    rows = {w: [] for w in ways}
+    limits = []
+    print(f"{tasks} tasks ({a.tiles}x{a.tiles} tiles, {len(pairs)} overlaps), {CORES} cores")
+    print(f"{'round':<6} {'way':<7} {'wall s':>8} {'x limit':>8}")
+    order = list(ways)
+    for r in range(a.rounds):
+        results = {}
+        for w in order:
+            (wall, cpu), mosaic = ways[w](fresh(sky, work / f"r{r}" / w))
+            results[w] = (wall, cpu, sha(mosaic))
+        ref = results["serial"]
+        limit = ref[1] / CORES
+        limits.append(limit)
+        for w in ways:
+            wall, _, digest = results[w]
+            if digest != ref[2]:
+                sys.exit(f"compare.py: round {r + 1}: the {w} mosaic differs from the serial one")
+            rows[w].append(wall)
+            print(f"{r + 1:<6} {w:<7} {wall:>8.2f} {wall / limit:>8.2f}")
+        print(f"{r + 1:<6} {'limit':<7} {limit:>8.2f}   (serial CPU {ref[1]:.2f} s / {CORES} cores)")
+        order = order[1:] + order[:1]  # the next round starts with another way
+    lim = statistics.median(limits)
+    print(f"\nmedian over {a.rounds} rounds; every mosaic identical to the serial one")
+    print(f"{'way':<7} {'wall s':>8} {'x limit':>8} {'x serial':>9}")
+    ser = statistics.median(rows["serial"])
+    for w in ways:
+        m = statistics.median(rows[w])
+        print(f"{w:<7} {m:>8.2f} {m / lim:>8.2f} {m / ser:>9.2f}")
+    print(f"{'limit':<7} {lim:>8.2f} {1:>8.2f} {lim / ser:>9.2f}")
+
+
+if __name__ == "__main__":
+    main()
