@@ -143,10 +143,12 @@ public final class DispatcherLink implements AutoCloseable {
                     return;
                 }
                 if (err != null) {
-                    j.onOutcome().accept(Outcome.lost(options.address(), err.getCause() != null ? err.getCause() : err));
+                    // let the lost link go before Swift hears of the failure: a job it then submits
+                    // must dial afresh, not find the dead link still registered
                     if (instance.lostCause() != null) {
                         retire();
                     }
+                    j.onOutcome().accept(Outcome.lost(options.address(), err.getCause() != null ? err.getCause() : err));
                 } else {
                     j.onOutcome().accept(Outcome.of(r, j.app()));
                 }
