@@ -4,7 +4,7 @@ import io.falkon.client.FalkonException;
 import io.falkon.dispatcher.DispatcherCommand;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorCommand;
-import io.falkon.executor.Logs;
+import io.falkon.executor.LogConfigurator;
 import io.falkon.protocol.Protocol;
 import picocli.CommandLine.Command;
 import picocli.CommandLine;
@@ -24,9 +24,15 @@ public final class Falkon {
     static final int EXIT_USAGE = 2;
 
     public static void main(String[] args) {
-        Logs.useFalkonConfig();
+        StartupTrace.mark("main");
+        LogConfigurator.forFalkonPrograms();
         Executor.preferFastSpawn();
-        System.exit(commandLine().execute(args));
+        StartupTrace.mark("logging");
+        CommandLine cl = commandLine(args);
+        StartupTrace.mark("command line");
+        int exit = cl.execute(args);
+        StartupTrace.mark("exit");
+        System.exit(exit);
     }
 
     /**
@@ -37,10 +43,23 @@ public final class Falkon {
      */
     static final String BENCH_COMMAND = "io.falkon.bench.BenchCommand";
 
+    /** The whole command tree, {@code falkon bench} included (for help and completion). */
     static CommandLine commandLine() {
+        return commandLine(new String[0]);
+    }
+
+    /**
+     * The command tree for these arguments: {@code falkon bench}'s twenty workloads only when the
+     * arguments may reach them (picocli builds every command it is given, options and all, which
+     * took a third of a short command's start-up).
+     */
+    static CommandLine commandLine(String[] args) {
         CommandLine cl = new CommandLine(new Falkon());
+        boolean another = args.length > 0 && !args[0].equals("help") && cl.getSubcommands().containsKey(args[0]);
         try {
-            cl.addSubcommand("bench", Class.forName(BENCH_COMMAND).getDeclaredConstructor().newInstance());
+            if (!another) {
+                cl.addSubcommand("bench", Class.forName(BENCH_COMMAND).getDeclaredConstructor().newInstance());
+            }
         } catch (ClassNotFoundException e) {
             // a deployment without the benchmarks: no `falkon bench`
         } catch (ReflectiveOperationException e) {
@@ -53,7 +72,7 @@ public final class Falkon {
             }
             return new CommandLine.RunLast().execute(parsed);
         });
-        cl.setParameterExceptionHandler((e, args) -> {
+        cl.setParameterExceptionHandler((e, unused) -> {
             // picocli's message, its suggestions (a mistyped option or command), and where to look
             CommandLine cmd = e.getCommandLine();
             List<String> options = e instanceof CommandLine.UnmatchedArgumentException u

@@ -114,7 +114,9 @@ final class RunCommand implements Callable<Integer> {
         }
         // the instance to rerun from (if any) is on a running dispatcher, reached as by falkon submit
         workload.storeRoot = (store == null ? Path.of("") : store).toAbsolutePath();
+        StartupTrace.mark("run: options");
         long total = workload.validate(new ConnectOptions());
+        StartupTrace.mark("run: task file read and checked");
         if (workload.nothingToRerun(total)) {
             return 0;
         }
@@ -150,6 +152,7 @@ final class RunCommand implements Callable<Integer> {
         }
         Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local().withPolicy(chosen).withHttp(httpPortOrOff()));
         announceDashboard(dispatcher);
+        StartupTrace.mark("run: dispatcher started");
         LocalExecutors local = null;
         try {
             List<String> extra = new ArrayList<>(List.of("--prefetch", prefetch));
@@ -163,17 +166,23 @@ final class RunCommand implements Callable<Integer> {
             }
             local = LocalExecutors.start(impl, executors, slots, noExec, dispatcher.port(), dispatcher.token(),
                     "local-" + ProcessHandle.current().pid(), extra);
+            StartupTrace.mark("run: executors started");
             awaitExecutors(dispatcher, local);
+            StartupTrace.mark("run: executors registered");
             try (FalkonClient client = inProcessClient(dispatcher);
                  TaskFile file = workload.open()) {
-                return workload.report(new Workload().run(client::createInstance, file, total, workload));
+                int exit = workload.report(new Workload().run(client::createInstance, file, total, workload));
+                StartupTrace.mark("run: tasks done, summary printed");
+                return exit;
             }
         } finally {
             // closing the dispatcher closes the executors' connections, which makes them exit
             dispatcher.close();
+            StartupTrace.mark("run: dispatcher closed");
             if (local != null) {
                 local.close();
             }
+            StartupTrace.mark("run: executors gone");
         }
     }
 
