@@ -14,11 +14,13 @@ import java.util.List;
 
 /** The {@code falkon} command. */
 @Command(name = "falkon", mixinStandardHelpOptions = true, versionProvider = Falkon.Version.class,
-        description = "Fast and light-weight task execution: run millions of short command-line tasks.",
-        subcommands = {RunCommand.class, DispatcherCommand.class, ExecutorCommand.class, SubmitCommand.class,
-                ListCommand.class, WaitCommand.class, ResultsCommand.class, CancelCommand.class,
-                StatusCommand.class, ProvisionCommand.class, NodeCommand.class, CommandLine.HelpCommand.class})
+        description = "Fast and light-weight task execution: run millions of short command-line tasks.")
 public final class Falkon {
+
+    /** The subcommands, in the order help lists them ({@code bench} comes last, when it is there). */
+    static final List<Class<?>> COMMANDS = List.of(RunCommand.class, DispatcherCommand.class, ExecutorCommand.class,
+            SubmitCommand.class, ListCommand.class, WaitCommand.class, ResultsCommand.class, CancelCommand.class,
+            StatusCommand.class, ProvisionCommand.class, NodeCommand.class, CommandLine.HelpCommand.class);
 
     /** Exit code for bad usage or bad input (a bad task file line, an unreachable dispatcher). */
     static final int EXIT_USAGE = 2;
@@ -48,16 +50,34 @@ public final class Falkon {
         return commandLine(new String[0]);
     }
 
+    /** The subcommand called {@code name} (or by one of its aliases), but not help; null for none. */
+    private static Class<?> command(String name) {
+        for (Class<?> c : COMMANDS) {
+            Command spec = c.getAnnotation(Command.class);
+            if (c != CommandLine.HelpCommand.class
+                    && (spec.name().equals(name) || java.util.Arrays.asList(spec.aliases()).contains(name))) {
+                return c;
+            }
+        }
+        return null;
+    }
+
     /**
-     * The command tree for these arguments: {@code falkon bench}'s twenty workloads only when the
-     * arguments may reach them (picocli builds every command it is given, options and all, which
-     * took a third of a short command's start-up).
+     * The command tree for these arguments: only the subcommand they name, when they name one
+     * (picocli builds every command it is given, options and all: for the whole tree, with
+     * {@code falkon bench}'s twenty workloads, that was half of a short command's start-up); the
+     * whole tree for help, for no command, or for a name that is none (its suggestions).
      */
     static CommandLine commandLine(String[] args) {
         CommandLine cl = new CommandLine(new Falkon());
-        boolean another = args.length > 0 && !args[0].equals("help") && cl.getSubcommands().containsKey(args[0]);
+        Class<?> named = args.length > 0 ? command(args[0]) : null;
+        for (Class<?> c : COMMANDS) {
+            if (named == null || c == named || c == CommandLine.HelpCommand.class) {
+                cl.addSubcommand(c);
+            }
+        }
         try {
-            if (!another) {
+            if (named == null) {
                 cl.addSubcommand("bench", Class.forName(BENCH_COMMAND).getDeclaredConstructor().newInstance());
             }
         } catch (ClassNotFoundException e) {
