@@ -38,7 +38,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * JSON lines, and sums up. Shared by {@code falkon submit} and {@code falkon run}.
  */
 final class Workload {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Made when JSON is first written or read (a --json summary, the status watch), not for every run. */
+    private static final class Json {
+        static final ObjectMapper JSON = new ObjectMapper();
+    }
     private static final int MAX_FAILURES_SHOWN = 10;
     /** The most of a failing task's stderr shown on its summary line. */
     static final int MAX_REASON_CHARS = 300;
@@ -63,7 +66,7 @@ final class Workload {
         }
 
         String json() {
-            ObjectNode o = JSON.createObjectNode();
+            ObjectNode o = Json.JSON.createObjectNode();
             o.put("tasks", tasks);
             o.put("succeeded", succeeded);
             o.put("failed", failed);
@@ -383,7 +386,7 @@ final class Workload {
     /** {@code executors.registered} of the dispatcher's status, -1 when it cannot be read. */
     private long registeredExecutors() {
         try {
-            return JSON.readTree(dispatcherStatus.get()).at("/executors/registered").asLong(-1);
+            return Json.JSON.readTree(dispatcherStatus.get()).at("/executors/registered").asLong(-1);
         } catch (IOException | RuntimeException e) {
             return -1;
         }

@@ -2,7 +2,6 @@ package io.falkon.dispatcher.core;
 
 import io.falkon.protocol.Message;
 
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -20,7 +19,7 @@ import java.util.function.Consumer;
  * the results kept for redelivery until the client acknowledges them, with the heap they hold.
  */
 final class InstanceRegistry {
-    private final Random ids = new SecureRandom();
+    private final Random ids = io.falkon.protocol.auth.Token.secureRandom();
     private final Map<Long, Instance> instances = new HashMap<>();
     private final Map<Link, List<Instance>> byOwner = new HashMap<>();
     private final Set<Link> clients = new HashSet<>();

@@ -23,7 +23,10 @@ import java.util.function.Supplier;
  * own thread: the scheduler thread never waits on JMX or on another component.
  */
 public final class StatusReporter {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Made with the first status document, not with every dispatcher (a short falkon run may never need one). */
+    private static final class Json {
+        static final ObjectMapper JSON = new ObjectMapper();
+    }
 
     /** JVM heap readings. */
     record JvmSample(long heapUsedBytes, long heapMaxBytes, long heapLiveAfterLastGcBytes) {
@@ -67,7 +70,7 @@ public final class StatusReporter {
 
     /** The dispatcher-wide document. */
     public String render(StatusSnapshot s) {
-        ObjectNode o = JSON.createObjectNode();
+        ObjectNode o = Json.JSON.createObjectNode();
         o.put("dispatcherId", s.dispatcherId());
         o.put("uptimeSeconds", s.uptimeSeconds());
         o.put("policy", s.policy());
@@ -136,7 +139,7 @@ public final class StatusReporter {
         }
         for (Map.Entry<String, String> section : sections.entrySet()) {
             try {
-                o.set(section.getKey(), JSON.readTree(section.getValue()));
+                o.set(section.getKey(), Json.JSON.readTree(section.getValue()));
             } catch (IOException | RuntimeException failure) {
                 o.put(section.getKey(), "unavailable");
             }
@@ -150,7 +153,7 @@ public final class StatusReporter {
     }
 
     private static ObjectNode instanceNode(StatusSnapshot.InstanceRow in) {
-        ObjectNode o = JSON.createObjectNode();
+        ObjectNode o = Json.JSON.createObjectNode();
         o.put("instance", Long.toUnsignedString(in.id(), 16));
         o.put("name", LogSafe.text(in.name()));
         o.put("queued", in.queued());
