@@ -73,6 +73,33 @@ class EverydayCommandsTest {
     }
 
     @Test
+    void aFalkonCommandLogsInItsOwnFormatEvenWithATestLogbackXmlOnItsClassPathAndTheUsersWins() throws Exception {
+        Path one = Files.writeString(dir.resolve("one.txt"), "true\n");
+        // this test's class path has a logback-test.xml (another format): a falkon program ignores it
+        Cli.Result r = Cli.run(dir, "run", "-v", one.toString());
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        assertThat(r.stderr().lines()).anyMatch(l -> l.matches(
+                "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z INFO  Dispatcher - dispatcher .* listening on .*"));
+        assertThat(r.stderr()).as("nothing of SLF4J's or Logback's own").doesNotContain("SLF4J").doesNotContain("|-");
+        // a configuration the user names wins
+        Path theirs = Files.writeString(dir.resolve("theirs.xml"), """
+                <configuration>
+                  <appender name="E" class="ch.qos.logback.core.ConsoleAppender">
+                    <target>System.err</target><encoder><pattern>THEIRS %level %msg%n</pattern></encoder>
+                  </appender>
+                  <root level="INFO"><appender-ref ref="E"/></root>
+                </configuration>
+                """);
+        List<String> cmd = Cli.falkon(List.of("-Dlogback.configurationFile=" + theirs));
+        cmd.addAll(List.of("run", "-v", one.toString()));
+        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(out).isZero();
+        assertThat(out).contains("THEIRS INFO dispatcher ");
+    }
+
+    @Test
     void noLogbackXmlShipsOnTheClassPath() throws Exception {
         // a program with Falkon's jars keeps its own logging configuration
         assertThat(ClassLoader.getSystemResources("logback.xml").hasMoreElements()).isFalse();

@@ -53,13 +53,18 @@ public final class LogConfigurator extends ContextAwareBase implements Configura
     }
 
     /**
-     * Called first in a Falkon program's main, before anything logs. It also names Logback as
-     * SLF4J's provider, which spares SLF4J from opening every jar of the class path to look for one.
+     * Called first in a Falkon program's main, before anything logs. It also names SLF4J's provider
+     * ({@link LogProvider}), which spares SLF4J and Logback from opening every jar of the class path
+     * to look for providers and configurators.
      */
     public static void forFalkonPrograms() {
         System.setProperty(FALKON_PROGRAM, "true");
         if (System.getProperty("slf4j.provider") == null) {
-            System.setProperty("slf4j.provider", "ch.qos.logback.classic.spi.LogbackServiceProvider");
+            System.setProperty("slf4j.provider", LogProvider.class.getName());
+            // else SLF4J says on stderr, every time, that it was told which provider to use
+            if (System.getProperty("slf4j.internal.verbosity") == null) {
+                System.setProperty("slf4j.internal.verbosity", "WARN");
+            }
         }
     }
 
