@@ -22,8 +22,12 @@ import java.util.List;
 public final class Admission {
     private final SchedulerLoop loop;
     private final Token token;
-    /** What a browser holds in its session cookie once it has presented the token (never the token itself). */
-    private final Token session;
+    /**
+     * What a browser holds in its session cookie once it has presented the token (never the token
+     * itself); derived when a browser first needs it: the HMAC loads four security providers,
+     * 10 ms of the start of a dispatcher that may serve no browser (every falkon run).
+     */
+    private volatile Token session;
     private static final String SESSION_PURPOSE = "falkon dashboard session";
     private final int maxTaskBytes;
     private final BadRequestLog badRequests = new BadRequestLog();
@@ -31,7 +35,6 @@ public final class Admission {
     public Admission(SchedulerLoop loop, Token token, int maxTaskBytes) {
         this.loop = loop;
         this.token = token;
-        this.session = token.derived(SESSION_PURPOSE);
         this.maxTaskBytes = maxTaskBytes;
     }
 
@@ -67,7 +70,7 @@ public final class Admission {
      * when it presented the token, or null (logged, rate-limited) if the cookie is not that.
      */
     public Credential authenticateSession(String from, String cookie) {
-        if (!session.admits(cookie)) {
+        if (!session().admits(cookie)) {
             badRequests.refused(from, cookie == null || cookie.isEmpty() ? "no token or session presented"
                     : "wrong session cookie presented");
             return null;
@@ -77,7 +80,16 @@ public final class Admission {
 
     /** The session cookie's value a browser gets after presenting the token ("" without authentication). */
     public String sessionCookie() {
-        return session.value();
+        return session().value();
+    }
+
+    private Token session() {
+        Token s = session;
+        if (s == null) { // computed twice at worst, to the same value
+            s = token.derived(SESSION_PURPOSE);
+            session = s;
+        }
+        return s;
     }
 
     /** The caller on {@code link}, for a request that authenticated. */
