@@ -275,7 +275,13 @@ void ex_write_out(ex *e) {
     size_t before = e->conn.out.len;
     char why[512];
     if (fk_conn_write(&e->conn, why, sizeof why) != 0) {
-        ex_disconnected(e, why);
+        /* A dispatcher that stops for good says so (ERROR SHUTTING_DOWN) and closes; if it had
+         * bytes of ours unread, its close is a reset and our write fails before we read why:
+         * read what it sent first, or we would dial for --reconnect-for a dispatcher that is gone. */
+        ex_read_frames(e);
+        if (e->conn.fd >= 0) {
+            ex_disconnected(e, why);
+        }
         return;
     }
     if (e->conn.out.len < before) {
