@@ -118,7 +118,8 @@ abstract class ExecutorContract {
         Process p = executor(cmd, d.port(), "told-to-leave", "--slots", "1");
         d.awaitExecutors(1, Duration.ofSeconds(60));
         d.close(); // tells its executors to leave: ERROR SHUTTING_DOWN
-        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        boolean left = p.waitFor(60, TimeUnit.SECONDS);
+        assertThat(left).as("the executor left; its log:%n%s", Files.readString(log("told-to-leave"))).isTrue();
         assertThat(p.exitValue()).isZero();
         assertThat(Files.readString(log("told-to-leave")))
                 .contains("dispatcher error SHUTTING_DOWN: the dispatcher is shutting down; stopping");

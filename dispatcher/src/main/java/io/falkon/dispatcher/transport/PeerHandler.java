@@ -10,6 +10,7 @@ import io.falkon.protocol.ProtocolException;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.group.ChannelGroup;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.ssl.NotSslRecordException;
@@ -42,14 +43,17 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
     private boolean client;
     private ScheduledFuture<?> handshakeTimer;
 
-    PeerHandler(TcpTransport.Settings settings, Admission admission) {
+    private final ChannelGroup leaving;
+
+    PeerHandler(TcpTransport.Settings settings, Admission admission, ChannelGroup leaving) {
         this.settings = settings;
         this.admission = admission;
+        this.leaving = leaving;
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
-        link = new NettyLink(ctx.channel());
+        link = new NettyLink(ctx.channel(), leaving);
         handshakeTimer = ctx.executor().schedule(() -> protocolError(ctx, ErrorCode.HANDSHAKE_TIMEOUT,
                 "no HELLO within " + settings.handshakeTimeoutMillis() + " ms"),
                 settings.handshakeTimeoutMillis(), TimeUnit.MILLISECONDS);
@@ -59,6 +63,9 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         Message m = (Message) msg;
+        if (link.closing()) {
+            return; // the scheduler closed the link: the peer is being told why and is leaving
+        }
         switch (state) {
             case AWAIT_HELLO -> hello(ctx, m);
             case AWAIT_REGISTER -> {
@@ -164,6 +171,9 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof IdleStateEvent idle) {
+            if (link.closing()) {
+                return; // our output has ended; the link closes within NettyLink.LEAVE_MILLIS anyway
+            }
             switch (idle.state()) {
                 case WRITER_IDLE -> ctx.writeAndFlush(new Message.Heartbeat(System.currentTimeMillis() * 1000),
                         ctx.voidPromise());

@@ -10,10 +10,13 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
@@ -36,11 +39,13 @@ public final class TcpTransport implements AutoCloseable {
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Channel server;
+    private final ChannelGroup leaving;
 
-    private TcpTransport(EventLoopGroup boss, EventLoopGroup workers, Channel server) {
+    private TcpTransport(EventLoopGroup boss, EventLoopGroup workers, Channel server, ChannelGroup leaving) {
         this.boss = boss;
         this.workers = workers;
         this.server = server;
+        this.leaving = leaving;
     }
 
     public static TcpTransport bind(InetSocketAddress address, int ioThreads, Settings settings, Admission admission)
@@ -49,6 +54,7 @@ public final class TcpTransport implements AutoCloseable {
                 NioIoHandler.newFactory());
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(ioThreads,
                 new DefaultThreadFactory("falkon-io", true), NioIoHandler.newFactory());
+        ChannelGroup leaving = new DefaultChannelGroup("falkon-leaving", GlobalEventExecutor.INSTANCE);
         try {
             ServerBootstrap b = new ServerBootstrap()
                     .group(boss, workers)
@@ -68,11 +74,11 @@ public final class TcpTransport implements AutoCloseable {
                                         settings.heartbeatMillis(), 0, TimeUnit.MILLISECONDS));
                             }
                             Frames.install(ch.pipeline(), settings.maxFrameLength());
-                            ch.pipeline().addLast(new PeerHandler(settings, admission));
+                            ch.pipeline().addLast(new PeerHandler(settings, admission, leaving));
                         }
                     });
             Channel server = b.bind(address).sync().channel();
-            return new TcpTransport(boss, workers, server);
+            return new TcpTransport(boss, workers, server, leaving);
         } catch (Exception e) { // sync() rethrows the bind's BindException, a checked exception, undeclared
             boss.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             workers.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
@@ -95,6 +101,9 @@ public final class TcpTransport implements AutoCloseable {
     @Override
     public void close() {
         server.close().syncUninterruptibly();
+        // peers told why their link closes (executors told the dispatcher is stopping) read it and
+        // go; the event loops stop after they have, or after NettyLink.LEAVE_MILLIS
+        leaving.newCloseFuture().awaitUninterruptibly(NettyLink.LEAVE_MILLIS + 500);
         boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
