@@ -6,6 +6,8 @@
 # Usage: benchmarks/startup.sh [ROUNDS]     (after ./mvnw -q install -DskipTests)
 #   JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 benchmarks/startup.sh    measures another JDK
 #   (build with the same JAVA_HOME: the class data archive is made for the JDK that builds)
+#   STARTUP_ROWS=FILE benchmarks/startup.sh 3      also appends each measurement to FILE ("name ms"),
+#   for sittings that alternate two builds (docs/benchmarks.md, "Start-up of a short command")
 set -euo pipefail
 rounds=${1:-11}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,6 +54,7 @@ for r in $(seq 1 "$rounds"); do
     done
     echo "falkon-status $(wall "$falkon" status --dispatcher "127.0.0.1:$port")"
 done > "$work/rows"
+[ -n "${STARTUP_ROWS:-}" ] && cat "$work/rows" >> "$STARTUP_ROWS"
 python3 - "$work/rows" "$rounds" <<'PY'
 import collections, statistics, sys
 ms = collections.defaultdict(list)
