@@ -152,7 +152,35 @@ class HostileInputTest {
             p.send(Message.Hello.of(Protocol.ROLE_CLIENT, topology.dispatcher.token(), "raw"));
             assertThat(p.read()).isInstanceOf(Message.Welcome.class);
             p.send(new Message.Result(10, List.of()));
-            assertClosedWith(p, ErrorCode.UNEXPECTED_MESSAGE, "RESULT is not allowed here");
+            assertClosedWith(p, ErrorCode.UNEXPECTED_MESSAGE, "RESULT is not allowed from a client");
+        }
+    }
+
+    @Test
+    void anExecutorSendingClientRequestsIsCut() throws Exception {
+        try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
+            p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token(), "raw"));
+            assertThat(p.read()).isInstanceOf(Message.Welcome.class);
+            p.send(new Message.StatusRequest(1, 0));
+            assertClosedWith(p, ErrorCode.UNEXPECTED_MESSAGE, "STATUS_REQUEST is not allowed from an executor");
+        }
+    }
+
+    @Test
+    void anExecutorRegistersFirstAndOnce() throws Exception {
+        try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
+            p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token(), "raw"));
+            assertThat(p.read()).isInstanceOf(Message.Welcome.class);
+            p.send(new Message.Heartbeat(1)); // allowed before REGISTER: it keeps the connection alive
+            p.send(new Message.Result(1, List.of()));
+            assertClosedWith(p, ErrorCode.UNEXPECTED_MESSAGE, "RESULT is not allowed here (expected REGISTER first)");
+        }
+        try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
+            p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token(), "raw"));
+            assertThat(p.read()).isInstanceOf(Message.Welcome.class);
+            p.send(new Message.Register("twice", "raw", 1, 0, Map.of())); // no CREDIT: nothing is sent to it
+            p.send(new Message.Register("twice", "raw", 1, 0, Map.of()));
+            assertClosedWith(p, ErrorCode.UNEXPECTED_MESSAGE, "REGISTER is allowed once per connection");
         }
     }
 

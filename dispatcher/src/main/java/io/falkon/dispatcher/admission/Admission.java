@@ -5,6 +5,7 @@ import io.falkon.dispatcher.core.Link;
 import io.falkon.dispatcher.core.SchedulerLoop;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
+import io.falkon.protocol.MessageType;
 import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.auth.Token;
 
@@ -15,7 +16,9 @@ import java.util.List;
  * authentication (the deployment's {@link Token}, compared in constant time: a {@link Caller}
  * exists only for a peer that presented it), then validation (every task spec decodes, no task is
  * larger than the per-task limit — the same limit over TCP and WS, checked at submission so that a
- * task that could never be dispatched is never accepted). Ownership of instances is the scheduler's
+ * task that could never be dispatched is never accepted), and the caller's {@link Role} (only the
+ * messages its role sends reach the scheduler, so no peer and no codec bug can hand the scheduler a
+ * message it has no handler for). Ownership of instances is the scheduler's
  * to check, on its own thread, where the instances are. Transports are codecs around it: they turn
  * bytes into messages and the scheduler's answers back into bytes.
  */
@@ -38,10 +41,10 @@ public final class Admission {
         this.maxTaskBytes = maxTaskBytes;
     }
 
-    /** The peer on {@code link} as a caller if {@code presented} is the token; null if it is not. */
-    public Caller authenticate(Link link, String transport, String presented) {
+    /** The peer on {@code link} as a caller in {@code role} if {@code presented} is the token; null if it is not. */
+    public Caller authenticate(Link link, String transport, Role role, String presented) {
         Credential c = authenticate(transport + " " + link.remote(), presented);
-        return c == null ? null : caller(c, link, transport);
+        return c == null ? null : caller(c, link, transport, role);
     }
 
     /**
@@ -49,7 +52,7 @@ public final class Admission {
      * nothing outside the process can reach it, so there is no token to check.
      */
     public Caller inProcess(Link link) {
-        return new Caller(link, "in-process");
+        return new Caller(link, "in-process", Role.CLIENT);
     }
 
     /**
@@ -92,12 +95,12 @@ public final class Admission {
         return s;
     }
 
-    /** The caller on {@code link}, for a request that authenticated. */
-    public Caller caller(Credential proof, Link link, String transport) {
+    /** The caller on {@code link} in {@code role}, for a request that authenticated. */
+    public Caller caller(Credential proof, Link link, String transport, Role role) {
         if (proof != Credential.GRANTED) {
             throw new IllegalArgumentException("not an authenticated request");
         }
-        return new Caller(link, transport);
+        return new Caller(link, transport, role);
     }
 
     /** Proof that a request presented the token; only {@link #authenticate} hands one out. */
@@ -122,8 +125,34 @@ public final class Admission {
         return maxTaskBytes;
     }
 
+    /**
+     * A message from an authenticated peer, on its way to the scheduler: null once it is on its way
+     * (a SUBMIT that fails validation is answered with an ERROR naming the bad task, the connection
+     * stays), or why the peer may not send it at all (the transport ends the connection with
+     * UNEXPECTED_MESSAGE and this reason; the scheduler never sees the message). HEARTBEAT and a
+     * peer's ERROR are the transport's, not the scheduler's: they are refused here too.
+     */
+    public String accept(Caller caller, Message m) {
+        Role role = caller.role();
+        if (!role.sends(m.type())) {
+            return m.type() + " is not allowed from " + role.noun() + " (expected " + role.expected() + ")";
+        }
+        if (role == Role.EXECUTOR) {
+            boolean register = m.type() == MessageType.REGISTER;
+            if (register == caller.registered()) {
+                return register ? "REGISTER is allowed once per connection"
+                        : m.type() + " is not allowed here (expected REGISTER first)";
+            }
+            caller.registered(true);
+            loop.submit(Event.executor(caller.link(), m));
+        } else {
+            client(caller, m);
+        }
+        return null;
+    }
+
     /** A client request: a SUBMIT is validated first (and refused, with a reason naming the task, if it fails). */
-    public void client(Caller caller, Message m) {
+    private void client(Caller caller, Message m) {
         if (m instanceof Message.Submit s) {
             Validated v = validate(s.tasks());
             if (v.problem() != null) {
@@ -147,14 +176,16 @@ public final class Admission {
         loop.submit(Event.client(caller.link(), m));
     }
 
-    /** An executor's message. */
-    public void executor(Caller caller, Message m) {
-        loop.submit(Event.executor(caller.link(), m));
-    }
-
-    /** The caller's connection ended. */
-    public void gone(Caller caller, boolean executor) {
-        loop.submit(Event.gone(caller.link(), executor));
+    /**
+     * The caller's connection ended: the scheduler forgets the client, or the executor and its tasks
+     * (nothing to forget of an executor that never registered).
+     */
+    public void gone(Caller caller) {
+        if (caller.role() == Role.CLIENT) {
+            loop.submit(Event.gone(caller.link(), false));
+        } else if (caller.registered()) {
+            loop.submit(Event.gone(caller.link(), true));
+        }
     }
 
     /** A bundle's scans, or why it is refused (naming the first bad task). */

@@ -160,6 +160,7 @@ public final class Scheduler {
                 }
                 rejectRequest(link, err.requestId(), err.errorCode(), err.message());
             }
+            // unreachable: Admission hands on only what Role.CLIENT sends (and its own ERROR answers)
             default -> throw new IllegalArgumentException(m.type() + " is not a client request");
         }
     }
@@ -170,6 +171,7 @@ public final class Scheduler {
             case CREDIT -> credit(link, ((Message.Credit) m).credits());
             case RESULT -> results(link, (Message.Result) m);
             case CACHE_UPDATE -> cacheUpdate(link, (Message.CacheUpdate) m);
+            // unreachable: Admission hands on only what Role.EXECUTOR sends
             default -> throw new IllegalArgumentException(m.type() + " is not an executor message");
         }
     }

@@ -50,9 +50,9 @@ public final class InProcessClient implements AutoCloseable {
         if (closed.get()) {
             return;
         }
-        switch (m.type()) {
-            case SUBMIT, CREATE_INSTANCE, STATUS_REQUEST, DESTROY, HALT, ATTACH, ACK -> admission.client(caller, m);
-            default -> throw new IllegalArgumentException(m.type() + " is not a client request");
+        String refused = admission.accept(caller, m);
+        if (refused != null) {
+            throw new IllegalArgumentException(refused);
         }
     }
 
@@ -60,7 +60,7 @@ public final class InProcessClient implements AutoCloseable {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            admission.gone(caller, false);
+            admission.gone(caller);
             onEnd.run();
         }
     }
@@ -73,7 +73,7 @@ public final class InProcessClient implements AutoCloseable {
     /** The dispatcher ended the connection: the scheduler forgets it as a client, the client hears why. */
     private void ended(Message.ErrorMessage error) {
         if (closed.compareAndSet(false, true)) {
-            admission.gone(caller, false);
+            admission.gone(caller);
             onEnd.run();
             onClose.accept(error);
         }

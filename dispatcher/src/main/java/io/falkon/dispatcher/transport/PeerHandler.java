@@ -2,6 +2,7 @@ package io.falkon.dispatcher.transport;
 
 import io.falkon.dispatcher.admission.Admission;
 import io.falkon.dispatcher.admission.Caller;
+import io.falkon.dispatcher.admission.Role;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.Message;
@@ -24,23 +25,22 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One connection's protocol state on the dispatcher: the handshake, the role, and the translation
- * of decoded messages into calls on the {@link Admission} stage, which authenticates and validates
- * them on their way to the scheduler. Anything that breaks the protocol closes this connection
+ * One connection's protocol state on the dispatcher: the handshake, the connection-level messages
+ * (HEARTBEAT, a peer's ERROR), and the hand-over of every other decoded message to the
+ * {@link Admission} stage, which authenticates the peer, checks what its role may send, and
+ * validates on the way to the scheduler. Anything that breaks the protocol closes this connection
  * only, with an ERROR naming the reason (logged once, rate-limited).
  */
 final class PeerHandler extends ChannelInboundHandlerAdapter {
     private static final Logger log = LoggerFactory.getLogger(PeerHandler.class);
 
-    private enum State { AWAIT_HELLO, AWAIT_REGISTER, EXECUTOR, CLIENT, CLOSED }
+    private enum State { AWAIT_HELLO, OPEN, CLOSED }
 
     private final TcpTransport.Settings settings;
     private final Admission admission;
     private NettyLink link;
     private Caller caller;
     private State state = State.AWAIT_HELLO;
-    private boolean registered;
-    private boolean client;
     private ScheduledFuture<?> handshakeTimer;
 
     private final ChannelGroup leaving;
@@ -68,17 +68,7 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
         }
         switch (state) {
             case AWAIT_HELLO -> hello(ctx, m);
-            case AWAIT_REGISTER -> {
-                if (m instanceof Message.Register) {
-                    state = State.EXECUTOR;
-                    registered = true;
-                    admission.executor(caller, m);
-                } else if (!(m instanceof Message.Heartbeat)) {
-                    unexpected(ctx, m, "REGISTER");
-                }
-            }
-            case EXECUTOR -> executorMessage(ctx, m);
-            case CLIENT -> clientMessage(ctx, m);
+            case OPEN -> message(ctx, m);
             case CLOSED -> {
                 // ignore what arrives while closing
             }
@@ -97,51 +87,45 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
                             + Protocol.VERSION + ")");
             return;
         }
-        caller = admission.authenticate(link, "tcp", h.token());
+        Role role;
+        if (h.role() == Protocol.ROLE_EXECUTOR) {
+            role = Role.EXECUTOR;
+        } else if (h.role() == Protocol.ROLE_CLIENT) {
+            role = Role.CLIENT;
+        } else {
+            protocolError(ctx, ErrorCode.MALFORMED, "HELLO.role: unknown role " + h.role());
+            return;
+        }
+        caller = admission.authenticate(link, "tcp", role, h.token());
         if (caller == null) {
             protocolError(ctx, ErrorCode.UNAUTHORIZED, h.token().isEmpty()
                     ? "a token is required (--token-file, $FALKON_TOKEN, or ~/.falkon/token of the dispatcher's user)"
                     : "wrong token");
             return;
         }
-        if (h.role() == Protocol.ROLE_EXECUTOR) {
-            state = State.AWAIT_REGISTER;
-        } else if (h.role() == Protocol.ROLE_CLIENT) {
-            state = State.CLIENT;
-            client = true;
-        } else {
-            protocolError(ctx, ErrorCode.MALFORMED, "HELLO.role: unknown role " + h.role());
-            return;
-        }
+        state = State.OPEN;
         ctx.writeAndFlush(new Message.Welcome(Protocol.VERSION, settings.heartbeatMillis(),
                 settings.maxFrameLength(), settings.dispatcherId()), ctx.voidPromise());
     }
 
-    private void executorMessage(ChannelHandlerContext ctx, Message m) {
+    private void message(ChannelHandlerContext ctx, Message m) {
         switch (m.type()) {
-            case RESULT, CREDIT, CACHE_UPDATE -> admission.executor(caller, m);
             case HEARTBEAT -> {
                 // the read itself keeps the connection alive
             }
-            case ERROR -> peerError(ctx, (Message.ErrorMessage) m, "executor");
-            default -> unexpected(ctx, m, "RESULT, CREDIT or HEARTBEAT");
-        }
-    }
-
-    private void clientMessage(ChannelHandlerContext ctx, Message m) {
-        switch (m.type()) {
-            case SUBMIT, CREATE_INSTANCE, STATUS_REQUEST, DESTROY, HALT, ATTACH, ACK -> admission.client(caller, m);
-            case HEARTBEAT -> {
-                // keeps the connection alive
+            case ERROR -> peerError(ctx, (Message.ErrorMessage) m);
+            default -> {
+                String refused = admission.accept(caller, m);
+                if (refused != null) {
+                    protocolError(ctx, ErrorCode.UNEXPECTED_MESSAGE, refused);
+                }
             }
-            case ERROR -> peerError(ctx, (Message.ErrorMessage) m, "client");
-            default -> unexpected(ctx, m, "a client request");
         }
     }
 
-    private void peerError(ChannelHandlerContext ctx, Message.ErrorMessage e, String role) {
-        admission.badRequests().refused(role + " at " + link.remote(), "reported error " + e.errorCode() + ": "
-                + LogSafe.text(e.message()));
+    private void peerError(ChannelHandlerContext ctx, Message.ErrorMessage e) {
+        admission.badRequests().refused(caller.role().noun() + " at " + link.remote(), "reported error "
+                + e.errorCode() + ": " + LogSafe.text(e.message()));
         if (e.errorCode().closesConnection()) {
             close(ctx);
         }
@@ -218,8 +202,8 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
             handshakeTimer.cancel(false);
         }
         state = State.CLOSED;
-        if (registered || client) {
-            admission.gone(caller, registered);
+        if (caller != null) {
+            admission.gone(caller);
         }
         super.channelInactive(ctx);
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.dispatcher.admission.Admission;
 import io.falkon.dispatcher.admission.Caller;
+import io.falkon.dispatcher.admission.Role;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.Message;
@@ -120,7 +121,7 @@ final class WsGateway implements AutoCloseable {
                     + settings.maxLeaseSeconds());
         }
         WsLink link = new WsLink("ws " + from, this::receive, () -> { });
-        Caller caller = admission.caller(who, link, "ws");
+        Caller caller = admission.caller(who, link, "ws", Role.CLIENT);
         long requestId = nextRequestId();
         return call(caller, requestId, new Message.CreateInstance(requestId, clientName, lease)).thenApply(m -> {
             Message.InstanceCreated c = (Message.InstanceCreated) m;
@@ -281,7 +282,7 @@ final class WsGateway implements AutoCloseable {
                 }
             }
         }
-        admission.client(s.caller, new Message.Ack(s.id, upToSeq));
+        admission.accept(s.caller, new Message.Ack(s.id, upToSeq)); // a client's ACK: always taken
     }
 
     /** The instance's unfinished tasks (queued or running) and results so far, from the scheduler; also its lease. */
@@ -305,7 +306,8 @@ final class WsGateway implements AutoCloseable {
         long requestId = nextRequestId();
         if (key == null) {
             // the dispatcher-wide document: any authenticated caller, on a link owning nothing
-            Caller caller = admission.caller(who, new WsLink("ws " + from, this::receive, () -> { }), "ws");
+            Caller caller = admission.caller(who, new WsLink("ws " + from, this::receive, () -> { }), "ws",
+                    Role.CLIENT);
             return call(caller, requestId, new Message.StatusRequest(requestId, 0))
                     .thenApply(m -> new Status(parse(((Message.Status) m).json()), -1, 0, 0));
         }
@@ -380,7 +382,7 @@ final class WsGateway implements AutoCloseable {
 
     private Session newSession(Admission.Credential who, String from, Key key) {
         WsLink link = new WsLink("ws " + from, this::receive, () -> { });
-        return new Session(key.id(), key.secret(), link, admission.caller(who, link, "ws"));
+        return new Session(key.id(), key.secret(), link, admission.caller(who, link, "ws", Role.CLIENT));
     }
 
     private void attach(Session s, Key key, String from) {
@@ -441,7 +443,11 @@ final class WsGateway implements AutoCloseable {
         }
         CompletableFuture<Message> reply = new CompletableFuture<>();
         pending.put(requestId, reply);
-        admission.client(caller, request);
+        String refused = admission.accept(caller, request); // only client requests are made here: never refused
+        if (refused != null) {
+            pending.remove(requestId);
+            return CompletableFuture.failedFuture(WsFault.server(refused));
+        }
         return reply.orTimeout(settings.replyTimeoutSeconds(), TimeUnit.SECONDS).handle((m, err) -> {
             pending.remove(requestId);
             if (err != null) {
@@ -579,7 +585,7 @@ final class WsGateway implements AutoCloseable {
             f.completeExceptionally(WsFault.of(ErrorCode.SHUTTING_DOWN, "the dispatcher is shutting down"));
         }
         for (Session s : sessions.values()) {
-            admission.gone(s.caller, false);
+            admission.gone(s.caller);
             gone(s, "the dispatcher is shutting down");
         }
     }

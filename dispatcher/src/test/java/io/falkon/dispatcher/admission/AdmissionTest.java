@@ -53,7 +53,7 @@ class AdmissionTest {
     }
 
     private long createInstance() {
-        admission.client(caller, new Message.CreateInstance(1, "flood", 0));
+        assertThat(admission.accept(caller, new Message.CreateInstance(1, "flood", 0))).isNull();
         await().atMost(5, TimeUnit.SECONDS).until(() -> !link.of(Message.InstanceCreated.class).isEmpty());
         return link.of(Message.InstanceCreated.class).get(0).instanceId();
     }
@@ -81,7 +81,7 @@ class AdmissionTest {
         });
         int bundles = 40; // 40 x 20 tasks x ~1.2 KiB: far more than the 128 KiB that may wait
         for (int r = 0; r < bundles; r++) {
-            admission.client(caller, bundle(100 + r, instance, r * 20L, 20));
+            assertThat(admission.accept(caller, bundle(100 + r, instance, r * 20L, 20))).isNull();
         }
         assertThat(loop.pendingBundleBytes()).isPositive().isLessThanOrEqualTo(BUDGET / 8);
 
@@ -106,7 +106,7 @@ class AdmissionTest {
         // sent again (as a client does after BUSY), one at a time, each refused bundle is now taken
         for (int r : refused) {
             long again = 1000 + r;
-            admission.client(caller, bundle(again, instance, r * 20L, 20));
+            assertThat(admission.accept(caller, bundle(again, instance, r * 20L, 20))).isNull();
             await().atMost(5, TimeUnit.SECONDS).until(() -> submittedFor(again) || errorFor(again) != null);
             assertThat(errorFor(again)).isNull();
         }
@@ -116,7 +116,7 @@ class AdmissionTest {
     @Test
     void oneBundleLargerThanTheBoundIsTakenWhenNoneWaits() {
         long instance = createInstance();
-        admission.client(caller, bundle(7, instance, 0, 200)); // ~240 KiB
+        assertThat(admission.accept(caller, bundle(7, instance, 0, 200))).isNull(); // ~240 KiB
         await().atMost(5, TimeUnit.SECONDS).until(() -> submittedFor(7));
         assertThat(errorFor(7)).isNull();
     }
