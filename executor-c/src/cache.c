@@ -590,6 +590,9 @@ typedef struct {
     int64_t stamp_size, stamp_mtime;
 } copied;
 
+static int copy_hashed(copy_sink *sink, const char *root, const char *peer, const char *token, const fk_input *ref,
+                       const char *out, copied *got, int *permanent, char *err, size_t errlen);
+
 /* Copies from a peer (peer != NULL) or the shared store into out, hashing it (SHA-256) and
  * verifying it against the task's declared size and checksum and, from a peer, the peer's own
  * record. 0, or -1 with err; *permanent says the store itself does not have it as declared. */
@@ -597,22 +600,30 @@ static int copy_verified(const char *root, const char *peer, const char *token, 
                          const char *out, copied *got, int *permanent, char *err, size_t errlen) {
     copy_sink s;
     memset(&s, 0, sizeof s);
+    int rc = copy_hashed(&s, root, peer, token, ref, out, got, permanent, err, errlen);
+    fk_hash_free(&s.sha); /* the hashes a failed copy left unfinished */
+    fk_hash_free(&s.declared);
+    return rc;
+}
+
+static int copy_hashed(copy_sink *s, const char *root, const char *peer, const char *token, const fk_input *ref,
+                       const char *out, copied *got, int *permanent, char *err, size_t errlen) {
     memset(got, 0, sizeof *got);
     got->stamp_size = got->stamp_mtime = -1;
     *permanent = 0;
-    s.err = err;
-    s.errlen = errlen;
+    s->err = err;
+    s->errlen = errlen;
     const char *sum = ref->checksum.s;
-    fk_hash_init(&s.sha, 0);
+    fk_hash_init(&s->sha, 0);
     if (ref->checksum.len) {
-        s.md5 = strncmp(sum, "md5:", 4) == 0;
-        if (!s.md5 && strncmp(sum, "sha256:", 7) != 0) {
+        s->md5 = strncmp(sum, "md5:", 4) == 0;
+        if (!s->md5 && strncmp(sum, "sha256:", 7) != 0) {
             fmt(err, errlen, "checksum of %s must be sha256:HEX or md5:HEX, got %s", ref->id.s, sum);
             *permanent = 1;
             return -1;
         }
-        if (s.md5) {
-            fk_hash_init(&s.declared, 1);
+        if (s->md5) {
+            fk_hash_init(&s->declared, 1);
         }
     }
     char from[600];
@@ -621,8 +632,8 @@ static int copy_verified(const char *root, const char *peer, const char *token, 
     } else {
         snprintf(from, sizeof from, "the shared store (%s)", ref->source.s);
     }
-    s.fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (s.fd < 0) {
+    s->fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (s->fd < 0) {
         fmt(err, errlen, "cannot create %s: %s", out, strerror(errno));
         return -1;
     }
@@ -642,7 +653,7 @@ static int copy_verified(const char *root, const char *peer, const char *token, 
         } else {
             url = xstrdup(ref->source.s);
         }
-        rc = fk_http_get(url, peer ? token : NULL, peer ? recorded : NULL, to_file, &s, err, errlen);
+        rc = fk_http_get(url, peer ? token : NULL, peer ? recorded : NULL, to_file, s, err, errlen);
         free(url);
         if (rc == 404 && !peer) {
             *permanent = 1; /* the store has no such object */
@@ -669,31 +680,31 @@ static int copy_verified(const char *root, const char *peer, const char *token, 
             } else if (n == 0) {
                 break;
             } else {
-                rc = to_file(&s, buf, (size_t)n);
+                rc = to_file(s, buf, (size_t)n);
             }
         }
         if (in >= 0) {
             close(in);
         }
     }
-    if (close(s.fd) != 0 && rc == 0) {
+    if (close(s->fd) != 0 && rc == 0) {
         fmt(err, errlen, "cannot write the copy: %s", strerror(errno));
         rc = -1;
     }
     if (rc != 0) {
         return -1;
     }
-    fk_hash_hex(&s.sha, got->sha256);
-    got->size = s.n;
-    if (ref->size >= 0 && s.n != ref->size) {
-        fmt(err, errlen, "got %lld bytes from %s, the task declared %lld", (long long)s.n, from, (long long)ref->size);
+    fk_hash_hex(&s->sha, got->sha256);
+    got->size = s->n;
+    if (ref->size >= 0 && s->n != ref->size) {
+        fmt(err, errlen, "got %lld bytes from %s, the task declared %lld", (long long)s->n, from, (long long)ref->size);
         *permanent = !peer;
         return -1;
     }
     if (ref->checksum.len) {
         char declared[65];
-        if (s.md5) {
-            fk_hash_hex(&s.declared, declared);
+        if (s->md5) {
+            fk_hash_hex(&s->declared, declared);
         } else {
             snprintf(declared, sizeof declared, "%s", got->sha256);
         }
@@ -941,6 +952,8 @@ static int stale(fk_cache *c, fk_entry *e, const fk_input *ref, char *why, size_
                     pthread_mutex_lock(&c->lock);
                     snprintf(e->md5, sizeof e->md5, "%s", hex);
                     pthread_mutex_unlock(&c->lock);
+                } else {
+                    fk_hash_free(&h);
                 }
             }
         }
@@ -1087,6 +1100,7 @@ int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, 
         close(fd);
     }
     if (n != 0) {
+        fk_hash_free(&h);
         unlink(staged);
         fmt(err, errlen, "cannot read output %s: %s", file, strerror(errno));
         return -1;

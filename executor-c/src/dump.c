@@ -119,26 +119,11 @@ static void execution(fk_buf *b, const char *path, const fk_exec *e) {
     ext(b, p, &e->ext);
 }
 
-static const char *name_of(int type) {
-    switch (type) {
-    case FK_HELLO: return "HELLO";
-    case FK_WELCOME: return "WELCOME";
-    case FK_HEARTBEAT: return "HEARTBEAT";
-    case FK_ERROR: return "ERROR";
-    case FK_REGISTER: return "REGISTER";
-    case FK_CREDIT: return "CREDIT";
-    case FK_DISPATCH: return "DISPATCH";
-    case FK_RESULT: return "RESULT";
-    case FK_CANCEL: return "CANCEL";
-    case FK_CACHE_UPDATE: return "CACHE_UPDATE";
-    default: return "?";
-    }
-}
-
 int fk_dump(const fk_msg *m, fk_buf *b) {
     char p[256];
     key(b, "type");
-    put(b, name_of(m->type));
+    const char *name = fk_type_name(m->type);
+    put(b, name ? name : "?");
     put(b, "\n");
     switch (m->type) {
     case FK_HELLO:

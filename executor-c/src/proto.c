@@ -255,7 +255,7 @@ void fk_msg_free(fk_msg *m) {
     m->type = 0;
 }
 
-static const char *type_name(int t) {
+const char *fk_type_name(int t) {
     switch (t) {
     case FK_HELLO: return "HELLO";
     case FK_WELCOME: return "WELCOME";
@@ -280,7 +280,7 @@ int fk_decode(const uint8_t *body, size_t len, fk_msg *m, char *err, size_t errl
         snprintf(err, errlen, "%s", r.err);
         return -1;
     }
-    const char *name = type_name(t);
+    const char *name = fk_type_name(t);
     if (!name) {
         snprintf(err, errlen, "unknown message type 0x%x", t);
         return -1;

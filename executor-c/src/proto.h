@@ -55,6 +55,9 @@ enum fk_error_code {
     FK_ERR_BUSY = 14
 };
 
+/* The name of a message type, as docs/protocol.md spells it; NULL for a type an executor does not know. */
+const char *fk_type_name(int type);
+
 /* The name of an ERROR code, as docs/protocol.md and the Java side (ErrorCode) spell it: the Java and
  * C executors say the same thing when the dispatcher stops them. "UNKNOWN" for a code it does not know. */
 const char *fk_error_name(int code);
