@@ -3,7 +3,7 @@
 #include "fsutil.h"
 #include "hash.h"
 #include "log.h"
-#include "peer.h"
+#include "http.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,6 +5,7 @@
 #include "../src/cache.h"
 #include "../src/fsutil.h"
 #include "../src/hash.h"
+#include "../src/http.h"
 #include "../src/peer.h"
 #include "../src/runner.h"
 #include "check.h"
