@@ -65,6 +65,16 @@ class HostileInputTest {
         topology.close();
     }
 
+    /**
+     * What was logged so far. The dispatcher's threads go on logging while a test reads (a peer it
+     * cut is still leaving), and the appender adds under its own lock, so the list is copied under it.
+     */
+    private List<ILoggingEvent> logged() {
+        synchronized (logged) {
+            return new ArrayList<>(logged.list);
+        }
+    }
+
     private void assertClosedWith(RawPeer peer, ErrorCode code, String reason) throws Exception {
         Message m = peer.read();
         assertThat(m).isInstanceOf(Message.ErrorMessage.class);
@@ -73,7 +83,7 @@ class HostileInputTest {
         assertThat(e.errorCode()).isEqualTo(code);
         assertThat(e.message()).contains(reason);
         assertThat(peer.closedByPeer()).isTrue();
-        assertThat(logged.list).anySatisfy(ev -> assertThat(ev.getFormattedMessage()).contains(code.name())
+        assertThat(logged()).anySatisfy(ev -> assertThat(ev.getFormattedMessage()).contains(code.name())
                 .contains(reason));
     }
 
@@ -87,10 +97,10 @@ class HostileInputTest {
             p.send(new Message.Credit(1));
             topology.dispatcher.awaitExecutors(2, Duration.ofSeconds(10));
         }
-        await().atMost(Duration.ofSeconds(10)).until(() -> logged.list.stream()
+        await().atMost(Duration.ofSeconds(10)).until(() -> logged().stream()
                 .anyMatch(ev -> ev.getFormattedMessage().contains("FORGED-LINE") && ev.getFormattedMessage()
                         .contains("disconnected")));
-        assertThat(logged.list).filteredOn(ev -> ev.getFormattedMessage().contains("FORGED-LINE"))
+        assertThat(logged()).filteredOn(ev -> ev.getFormattedMessage().contains("FORGED-LINE"))
                 .isNotEmpty()
                 .allSatisfy(ev -> assertThat(ev.getFormattedMessage()).doesNotContain("\n").doesNotContain("\r")
                         .contains("evil\\x0a07:00:00.000"));

@@ -1,17 +1,18 @@
 package io.falkon.dispatcher;
 
 import io.falkon.dispatcher.admission.Admission;
+import io.falkon.dispatcher.admission.ServerTransport;
 import io.falkon.dispatcher.core.Journal;
 import io.falkon.dispatcher.core.ResultSpill;
 import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.dispatcher.core.SchedulerLoop;
 import io.falkon.dispatcher.core.StatusReporter;
 import io.falkon.dispatcher.core.StatusSnapshot;
+import io.falkon.dispatcher.inprocess.InProcessClient;
 import io.falkon.dispatcher.journal.FileJournal;
 import io.falkon.dispatcher.journal.SpillFiles;
-import io.falkon.dispatcher.transport.InProcessClient;
-import io.falkon.dispatcher.transport.TcpTransport;
 import io.falkon.dispatcher.monitor.MonitorTransport;
+import io.falkon.dispatcher.tcp.TcpTransport;
 import io.falkon.dispatcher.ws.WsTransport;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.auth.TokenSource;
@@ -22,6 +23,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
@@ -37,7 +39,9 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * A running Falkon dispatcher: the scheduler thread plus its TCP endpoint.
+ * A running Falkon dispatcher, and the composition root of its parts: the journal (replayed), the
+ * scheduler thread with the admission stage in front of it, and the transports (TCP always; WS and
+ * the monitor when configured), started in that order and closed in the reverse one.
  *
  * <pre>{@code
  * try (Dispatcher d = Dispatcher.start(DispatcherConfig.local())) {
@@ -50,6 +54,8 @@ public final class Dispatcher implements AutoCloseable {
 
     private final DispatcherConfig config;
     private final SchedulerLoop loop;
+    /** Every listener, in the order they started (TCP first). */
+    private final List<ServerTransport> transports;
     private final TcpTransport tcp;
     private final Admission admission;
     private final Set<InProcessClient> inProcess = ConcurrentHashMap.newKeySet();
@@ -60,9 +66,11 @@ public final class Dispatcher implements AutoCloseable {
     private final ScheduledExecutorService sampler;
     private volatile boolean closed;
 
-    private Dispatcher(DispatcherConfig config, SchedulerLoop loop, Admission admission, TcpTransport tcp,
-                       FileJournal journal, WsTransport ws, MonitorTransport monitor, SpillFiles spill) {
+    private Dispatcher(DispatcherConfig config, SchedulerLoop loop, Admission admission,
+                       List<ServerTransport> transports, TcpTransport tcp, FileJournal journal, WsTransport ws,
+                       MonitorTransport monitor, SpillFiles spill) {
         this.config = config;
+        this.transports = List.copyOf(transports);
         this.admission = admission;
         this.spill = spill;
         this.loop = loop;
@@ -107,57 +115,60 @@ public final class Dispatcher implements AutoCloseable {
         }
         SchedulerLoop loop = new SchedulerLoop(scheduler).start();
         Admission admission = new Admission(loop, config.token(), config.maxTaskBytes());
-        long hb = config.heartbeatMillis();
-        TcpTransport.Settings settings = new TcpTransport.Settings(id, config.maxFrameLength(), hb,
-                hb > 0 ? 3 * hb : 0, 10_000, config.tls());
+        List<ServerTransport> started = new ArrayList<>();
         TcpTransport tcp;
-        try {
-            tcp = TcpTransport.bind(new InetSocketAddress(config.bindHost(), config.port()),
-                    config.ioThreads(), settings, admission);
-        } catch (InterruptedException e) {
-            loop.close();
-            closeStores(journal, spill);
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while binding", e);
-        } catch (RuntimeException e) {
-            loop.close();
-            closeStores(journal, spill);
-            throw new IllegalStateException("cannot listen on " + config.bindHost() + ":" + config.port() + ": "
-                    + e.getMessage(), e);
-        }
         WsTransport ws = null;
-        if (config.wsPort() >= 0) {
-            try {
-                ws = WsTransport.bind(new InetSocketAddress(config.bindHost(), config.wsPort()), admission, config.ws(),
-                        config.tls(), config.advertiseHost());
-            } catch (IllegalStateException e) {
-                tcp.close();
-                loop.close();
-                closeStores(journal, spill);
-                throw e;
-            }
-        }
         MonitorTransport monitor = null;
-        if (config.httpPort() >= 0) {
-            try {
-                monitor = MonitorTransport.bind(new InetSocketAddress(config.bindHost(), config.httpPort()), admission,
-                        config.http(), config.tls(), config.advertiseHost());
-            } catch (IllegalStateException e) {
-                if (ws != null) {
-                    ws.close();
-                }
-                tcp.close();
-                loop.close();
-                closeStores(journal, spill);
-                throw e;
+        try {
+            tcp = started(started, bindTcp(config, id, admission));
+            if (config.wsPort() >= 0) {
+                ws = started(started, WsTransport.bind(new InetSocketAddress(config.bindHost(), config.wsPort()),
+                        admission, config.ws(), config.tls(), config.advertiseHost()));
             }
+            if (config.httpPort() >= 0) {
+                monitor = started(started, MonitorTransport.bind(new InetSocketAddress(config.bindHost(),
+                        config.httpPort()), admission, config.http(), config.tls(), config.advertiseHost()));
+            }
+        } catch (RuntimeException e) {
+            closeInReverse(started);
+            loop.close();
+            closeStores(journal, spill);
+            throw e;
         }
         if (!config.token().required()) {
             log.warn("AUTHENTICATION IS OFF: anyone who can reach {}:{}{} can run commands as this user",
-                    config.bindHost(), tcp.localAddress().getPort(), ws == null ? "" : " or the WS port " + ws.port());
+                    config.bindHost(), tcp.port(), ws == null ? "" : " or the WS port " + ws.port());
         }
         log.info("dispatcher {} listening on {} (policy {})", id, tcp.localAddress(), config.policy().name());
-        return new Dispatcher(config, loop, admission, tcp, journal, ws, monitor, spill);
+        return new Dispatcher(config, loop, admission, started, tcp, journal, ws, monitor, spill);
+    }
+
+    private static <T extends ServerTransport> T started(List<ServerTransport> started, T transport) {
+        started.add(transport);
+        return transport;
+    }
+
+    /** Closes transports in the reverse order of their start: the TCP listener, first started, goes last. */
+    private static void closeInReverse(List<ServerTransport> transports) {
+        for (int i = transports.size() - 1; i >= 0; i--) {
+            transports.get(i).close();
+        }
+    }
+
+    private static TcpTransport bindTcp(DispatcherConfig config, String id, Admission admission) {
+        long hb = config.heartbeatMillis();
+        TcpTransport.Settings settings = new TcpTransport.Settings(id, config.maxFrameLength(), hb,
+                hb > 0 ? 3 * hb : 0, 10_000, config.tls());
+        try {
+            return TcpTransport.bind(new InetSocketAddress(config.bindHost(), config.port()), config.ioThreads(),
+                    settings, admission);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while binding", e);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("cannot listen on " + config.bindHost() + ":" + config.port() + ": "
+                    + e.getMessage(), e);
+        }
     }
 
     /**
@@ -351,13 +362,8 @@ public final class Dispatcher implements AutoCloseable {
         for (InProcessClient c : inProcess) {
             c.stop();
         }
-        if (monitor != null) {
-            monitor.close();
-        }
-        if (ws != null) {
-            ws.close();
-        }
-        tcp.close(); // the event loops write what is pending (the executors' SHUTTING_DOWN) before they stop
+        // TCP last: its event loops write what is pending (the executors' SHUTTING_DOWN) before they stop
+        closeInReverse(transports);
         loop.close();
         closeStores(journal, spill);
         log.info("dispatcher {} stopped", loop.scheduler().dispatcherId());

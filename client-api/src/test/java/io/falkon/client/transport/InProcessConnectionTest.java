@@ -4,7 +4,7 @@ import io.falkon.client.ConnectionLostException;
 import io.falkon.client.FalkonException;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
-import io.falkon.dispatcher.transport.InProcessClient;
+import io.falkon.dispatcher.inprocess.InProcessClient;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
 import org.junit.jupiter.api.Test;

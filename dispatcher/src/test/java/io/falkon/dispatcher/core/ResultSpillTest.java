@@ -26,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Results awaiting acknowledgement beyond a quarter of the memory budget go to the spill on disk
- * (the real {@link SpillFiles}): the heap stays bounded, dispatching never stops for them, and a
+ * (the real {@link SpillFiles}, which is why this core test lives beside the journal, in the
+ * dispatcher module): the heap stays bounded, dispatching never stops for them, and a
  * client that takes the instance over gets every one back, once, whether it was kept in memory or on disk.
  */
 class ResultSpillTest {
