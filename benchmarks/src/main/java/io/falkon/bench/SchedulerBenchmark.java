@@ -1,6 +1,5 @@
 package io.falkon.bench;
 
-import io.falkon.dispatcher.core.Clock;
 import io.falkon.dispatcher.core.Journal;
 import io.falkon.dispatcher.core.Link;
 import io.falkon.dispatcher.core.Scheduler;
@@ -13,6 +12,7 @@ import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.TaskStatus;
+import io.falkon.protocol.time.Clock;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

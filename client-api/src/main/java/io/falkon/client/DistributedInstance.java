@@ -2,12 +2,12 @@ package io.falkon.client;
 
 import io.falkon.client.DistributedClient.Member;
 import io.falkon.protocol.ErrorCode;
-import io.falkon.protocol.TaskStatus;
 import io.falkon.protocol.Execution;
 import io.falkon.protocol.TaskSpec;
+import io.falkon.protocol.TaskStatus;
+import io.falkon.protocol.time.Clock;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -247,8 +247,7 @@ public final class DistributedInstance implements TaskInstance {
 
     /** What a task that can never run gets, naming the task that failed first upstream. */
     private static TaskResult dependencyFailed(Task t, Key k) {
-        Instant now = Instant.now();
-        long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+        long micros = Clock.SYSTEM.nowMicros();
         List<io.falkon.protocol.ExtField> ext = List.of(new io.falkon.protocol.ExtField(
                 io.falkon.protocol.ExtTags.DEPENDENCY, io.falkon.protocol.DataCodec.encodeDependency(
                         new io.falkon.protocol.DataCodec.Dependency(k.failedProducer, k.what))));
@@ -523,8 +522,7 @@ public final class DistributedInstance implements TaskInstance {
 
     /** A task that was never sent ends as the dispatchers end those they had not started. */
     private void cancelHalted(Task t) {
-        Instant now = Instant.now();
-        long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+        long micros = Clock.SYSTEM.nowMicros();
         finish(t, new TaskResult(t.id, 0, "", micros, 0, micros, micros, Execution.of(TaskStatus.CANCELLED,
                 closed ? "the instance was closed before the task started"
                         : "the instance was halted before the task started", micros)));

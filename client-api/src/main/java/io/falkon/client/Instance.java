@@ -3,13 +3,13 @@ package io.falkon.client;
 import io.falkon.client.transport.Connection;
 import io.falkon.client.transport.ResultSink;
 import io.falkon.protocol.ErrorCode;
-import io.falkon.protocol.Message;
 import io.falkon.protocol.LogSafe;
+import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskSpecCodec;
+import io.falkon.protocol.time.Clock;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -591,8 +591,7 @@ public final class Instance implements TaskInstance {
     private final class Sink implements ResultSink {
         @Override
         public void deliver(List<Message.DeliveredResult> results) {
-            Instant now = Instant.now();
-            long deliveredMicros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
+            long deliveredMicros = Clock.SYSTEM.nowMicros();
             Consumer<TaskResult> l = listener;
             int done = 0;
             long maxSeq = 0;

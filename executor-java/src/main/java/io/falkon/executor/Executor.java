@@ -21,6 +21,7 @@ import io.falkon.protocol.TaskStatus;
 import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.session.Backoff;
 import io.falkon.protocol.session.PeerSession;
+import io.falkon.protocol.time.Clock;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
@@ -38,7 +39,6 @@ import java.net.http.HttpClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -365,7 +365,7 @@ public final class Executor implements AutoCloseable {
                 List<Message.TaskResult> refused = new ArrayList<>(tasks.size());
                 for (Message.DispatchedTask t : tasks) {
                     refused.add(new Message.TaskResult(t.taskId(), t.attempt(), Execution.of(TaskStatus.REJECTED,
-                            "executor " + config.executorId() + " is shutting down", nowMicros())));
+                            "executor " + config.executorId() + " is shutting down", Clock.SYSTEM.nowMicros())));
                 }
                 ch.writeAndFlush(new Message.Result(0, refused), ch.voidPromise());
             }
@@ -382,7 +382,7 @@ public final class Executor implements AutoCloseable {
                 spec = TaskSpecCodec.decode(t.spec());
             } catch (RuntimeException e) {
                 results.add(gen, new Message.TaskResult(t.taskId(), t.attempt(), Execution.of(TaskStatus.LAUNCH_FAILED,
-                        "undecodable task spec: " + e.getMessage(), nowMicros())));
+                        "undecodable task spec: " + e.getMessage(), Clock.SYSTEM.nowMicros())));
                 continue;
             }
             Map<String, List<String>> hints = Map.of();
@@ -402,10 +402,6 @@ public final class Executor implements AutoCloseable {
         }
     }
 
-    static long nowMicros() {
-        Instant now = Instant.now();
-        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
-    }
 
     /**
      * On the I/O thread: with --idle-exit, leaves once it has held no task for that long. Whether it

@@ -5,6 +5,7 @@ import io.falkon.protocol.ExtField;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.TaskStatus;
+import io.falkon.protocol.time.Clock;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 
@@ -45,7 +46,7 @@ final class NoExec {
             byDelay.computeIfAbsent(delay, k -> new ArrayList<>()).add(t);
         }
         byDelay.forEach((delay, group) -> {
-            long started = Executor.nowMicros();
+            long started = Clock.SYSTEM.nowMicros();
             if (delay == 0) {
                 send(ch, group, started);
             } else {
@@ -58,7 +59,7 @@ final class NoExec {
         if (channel.get() != ch || !ch.isActive()) {
             return; // its connection is gone: the dispatcher has re-queued these tasks
         }
-        long now = Executor.nowMicros();
+        long now = Clock.SYSTEM.nowMicros();
         List<Message.TaskResult> done = new ArrayList<>(group.size());
         for (Message.DispatchedTask t : group) {
             done.add(new Message.TaskResult(t.taskId(), t.attempt(), new Execution(TaskStatus.EXITED, 0,

@@ -12,6 +12,7 @@ import io.falkon.protocol.Message;
 import io.falkon.protocol.Protocol;
 import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.TaskStatus;
+import io.falkon.protocol.time.Clock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

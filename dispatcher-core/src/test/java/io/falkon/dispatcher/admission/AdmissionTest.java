@@ -1,6 +1,5 @@
 package io.falkon.dispatcher.admission;
 
-import io.falkon.dispatcher.core.Clock;
 import io.falkon.dispatcher.core.Journal;
 import io.falkon.dispatcher.core.RecordingLink;
 import io.falkon.dispatcher.core.Scheduler;
@@ -12,6 +11,7 @@ import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.time.Clock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

@@ -8,6 +8,7 @@ import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.TaskStatus;
+import io.falkon.protocol.time.FakeClock;
 
 import java.util.ArrayList;
 import java.util.List;

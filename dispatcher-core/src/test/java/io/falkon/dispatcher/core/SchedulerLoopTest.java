@@ -2,6 +2,7 @@ package io.falkon.dispatcher.core;
 
 import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.protocol.Message;
+import io.falkon.protocol.time.Clock;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;

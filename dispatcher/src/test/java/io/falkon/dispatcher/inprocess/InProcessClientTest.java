@@ -1,13 +1,13 @@
 package io.falkon.dispatcher.inprocess;
 
 import io.falkon.dispatcher.admission.Admission;
-import io.falkon.dispatcher.core.Clock;
 import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.dispatcher.core.SchedulerLoop;
 import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.time.Clock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

@@ -4,14 +4,15 @@ import io.falkon.protocol.Execution;
 import io.falkon.protocol.ExtField;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskStatus;
+import io.falkon.protocol.time.Clock;
 
 import java.io.File;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The portable runner: {@link ProcessBuilder}. Used where {@link PosixRunner} is unavailable
@@ -53,7 +54,7 @@ public final class JdkRunner implements TaskRunner {
         pb.redirectError(spool.stderr);
         cancelled = false;
         currentTask = taskId;
-        long started = TaskRunner.nowMicros();
+        long started = Clock.SYSTEM.nowMicros();
         Process p;
         try {
             p = pb.start();
@@ -63,7 +64,7 @@ public final class JdkRunner implements TaskRunner {
             Matcher errno = ERRNO.matcher(why);
             return new Execution(TaskStatus.LAUNCH_FAILED, -1,
                     errno.find() ? TaskRunner.launchFlags(Integer.parseInt(errno.group(1)), spec, pb.directory()) : 0, started,
-                    TaskRunner.nowMicros(), EMPTY, EMPTY, launchFailure(spec, why), ExtField.NONE);
+                    Clock.SYSTEM.nowMicros(), EMPTY, EMPTY, launchFailure(spec, why), ExtField.NONE);
         }
         current = p;
         String detail = "";
@@ -108,7 +109,7 @@ public final class JdkRunner implements TaskRunner {
             detail = "cancelled";
         }
         return new Execution(status, status == TaskStatus.EXITED ? exit : -1, spool.flags(), started,
-                TaskRunner.nowMicros(), spool.stdoutBytes(), spool.stderrBytes(), detail, ExtField.NONE);
+                Clock.SYSTEM.nowMicros(), spool.stdoutBytes(), spool.stderrBytes(), detail, ExtField.NONE);
     }
 
     static String timeoutDetail(TaskSpec spec) {

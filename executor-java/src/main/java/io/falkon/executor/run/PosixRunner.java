@@ -7,6 +7,7 @@ import io.falkon.protocol.Execution;
 import io.falkon.protocol.ExtField;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskStatus;
+import io.falkon.protocol.time.Clock;
 
 import java.io.File;
 import java.nio.file.Path;
@@ -92,7 +93,7 @@ public final class PosixRunner implements TaskRunner {
         LibC.posix_spawn_file_actions_init(actions);
         LibC.posix_spawnattr_init(attr);
         int rc;
-        long started = TaskRunner.nowMicros();
+        long started = Clock.SYSTEM.nowMicros();
         try {
             LibC.posix_spawn_file_actions_addopen(actions, 0, "/dev/null", LibC.O_RDONLY, 0);
             LibC.posix_spawn_file_actions_addopen(actions, 1, spool.stdout.getPath(),
@@ -126,7 +127,7 @@ public final class PosixRunner implements TaskRunner {
                 task = -1;
             }
             return new Execution(TaskStatus.LAUNCH_FAILED, -1, TaskRunner.launchFlags(rc, spec, new File(dir)), started,
-                    TaskRunner.nowMicros(), EMPTY, EMPTY, launchFailure(spec, dir, rc), ExtField.NONE);
+                    Clock.SYSTEM.nowMicros(), EMPTY, EMPTY, launchFailure(spec, dir, rc), ExtField.NONE);
         }
         int child = pidOut[0];
         ScheduledFuture<?> deadline = spec.wallTimeMillis() > 0
@@ -149,7 +150,7 @@ public final class PosixRunner implements TaskRunner {
             deadline.cancel(false);
         }
         int status = reap(child);
-        long finished = TaskRunner.nowMicros();
+        long finished = Clock.SYSTEM.nowMicros();
         TaskStatus outcome;
         int exitCode = -1;
         String detail = "";

@@ -3,6 +3,7 @@ package io.falkon.executor.run;
 import io.falkon.protocol.Execution;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskStatus;
+import io.falkon.protocol.time.Clock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -123,7 +124,7 @@ public final class SlotPool implements AutoCloseable {
                 x = Staging.needed(job.spec()) ? staging.run(job, runner) : runner.run(job.taskId(), job.spec());
             } catch (RuntimeException e) {
                 log.error("task {} failed inside the executor", job.taskId(), e);
-                x = Execution.of(TaskStatus.LAUNCH_FAILED, "executor error: " + e, TaskRunner.nowMicros());
+                x = Execution.of(TaskStatus.LAUNCH_FAILED, "executor error: " + e, Clock.SYSTEM.nowMicros());
             }
             try {
                 done.accept(job, new Message.TaskResult(job.taskId(), job.attempt(), x));
@@ -139,7 +140,7 @@ public final class SlotPool implements AutoCloseable {
             if (j.taskId() == taskId && queue.remove(j)) {
                 try {
                     done.accept(j, new Message.TaskResult(taskId, j.attempt(),
-                            Execution.of(TaskStatus.CANCELLED, "cancelled before it started", TaskRunner.nowMicros())));
+                            Execution.of(TaskStatus.CANCELLED, "cancelled before it started", Clock.SYSTEM.nowMicros())));
                 } finally {
                     held.decrementAndGet();
                 }

@@ -1,13 +1,12 @@
 package io.falkon.executor.run;
 
-import io.falkon.protocol.fs.OwnerOnly;
 import io.falkon.datacache.CacheStore;
 import io.falkon.datacache.Copy;
 import io.falkon.datacache.FetchException;
 import io.falkon.datacache.Lease;
+import io.falkon.datacache.ObjectRef;
 import io.falkon.datacache.OutputStore;
 import io.falkon.datacache.PermanentFetchException;
-import io.falkon.datacache.ObjectRef;
 import io.falkon.datacache.Source;
 import io.falkon.datacache.fetch.StoreFetcher;
 import io.falkon.datacache.fetch.Unpacker;
@@ -20,6 +19,8 @@ import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskOutput;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskStatus;
+import io.falkon.protocol.fs.OwnerOnly;
+import io.falkon.protocol.time.Clock;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -126,10 +127,10 @@ public final class Staging {
                     x.finishedMicros(), x.stdout(), x.stderr(), outputProblem, ext);
         } catch (FetchException e) {
             return Execution.of(TaskStatus.FETCH_FAILED, e.permanent() ? Execution.PERMANENT : 0, e.getMessage(),
-                    TaskRunner.nowMicros());
+                    Clock.SYSTEM.nowMicros());
         } catch (IOException e) {
             return Execution.of(TaskStatus.FETCH_FAILED, e instanceof PermanentFetchException ? Execution.PERMANENT : 0,
-                    e.getMessage(), TaskRunner.nowMicros());
+                    e.getMessage(), Clock.SYSTEM.nowMicros());
         } finally {
             deleteTree(sandbox);
         }

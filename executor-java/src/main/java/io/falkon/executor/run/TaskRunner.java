@@ -4,7 +4,6 @@ import io.falkon.protocol.Execution;
 import io.falkon.protocol.TaskSpec;
 
 import java.io.File;
-import java.time.Instant;
 
 /**
  * Runs one task at a time as an OS process, for one slot: starts it, enforces its wall-time limit
@@ -46,8 +45,4 @@ public interface TaskRunner {
         return launchFlags(errno);
     }
 
-    static long nowMicros() {
-        Instant now = Instant.now();
-        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
-    }
 }

@@ -4,6 +4,7 @@ import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.Protocol;
 import io.falkon.protocol.netty.Frames;
+import io.falkon.protocol.time.Clock;
 import io.falkon.protocol.tls.Tls;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
@@ -22,13 +23,12 @@ import io.netty.handler.timeout.IdleStateHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import javax.net.ssl.SSLException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
 
 /**
  * A peer's connection to the dispatcher, the same for the Java executor and the Java client: dial
@@ -243,10 +243,6 @@ public final class PeerSession {
         }
     }
 
-    private static long nowMicros() {
-        Instant now = Instant.now();
-        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1000;
-    }
 
     private final class Handler extends SimpleChannelInboundHandler<Message> {
         private final int connection;
@@ -327,7 +323,7 @@ public final class PeerSession {
                     log.warn("nothing from dispatcher at {} for {} ms (3 heartbeats)", address(), 3 * heartbeatMillis);
                     ctx.close();
                 } else {
-                    ctx.writeAndFlush(new Message.Heartbeat(nowMicros()), ctx.voidPromise());
+                    ctx.writeAndFlush(new Message.Heartbeat(Clock.SYSTEM.nowMicros()), ctx.voidPromise());
                 }
                 return;
             }

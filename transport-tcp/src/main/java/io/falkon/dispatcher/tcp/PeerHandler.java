@@ -8,6 +8,7 @@ import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.Protocol;
 import io.falkon.protocol.ProtocolException;
+import io.falkon.protocol.time.Clock;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -19,10 +20,10 @@ import io.netty.handler.timeout.IdleStateEvent;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import javax.net.ssl.SSLException;
 import java.io.IOException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
 
 /**
  * One connection's protocol state on the dispatcher: the handshake, the connection-level messages
@@ -159,7 +160,7 @@ final class PeerHandler extends ChannelInboundHandlerAdapter {
                 return; // our output has ended; the link closes within NettyLink.LEAVE_MILLIS anyway
             }
             switch (idle.state()) {
-                case WRITER_IDLE -> ctx.writeAndFlush(new Message.Heartbeat(System.currentTimeMillis() * 1000),
+                case WRITER_IDLE -> ctx.writeAndFlush(new Message.Heartbeat(Clock.SYSTEM.nowMicros()),
                         ctx.voidPromise());
                 case READER_IDLE -> protocolError(ctx, ErrorCode.UNEXPECTED_MESSAGE,
                         "nothing received for " + settings.deadAfterMillis() + " ms (heartbeats missed)");

@@ -1,4 +1,4 @@
-package io.falkon.dispatcher.core;
+package io.falkon.protocol.time;
 
 /** A clock that moves only when told to. */
 public final class FakeClock implements Clock {

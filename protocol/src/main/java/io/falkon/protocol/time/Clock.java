@@ -1,4 +1,4 @@
-package io.falkon.dispatcher.core;
+package io.falkon.protocol.time;
 
 import java.time.Instant;
 
