@@ -3,6 +3,7 @@ package io.falkon.client.transport;
 import io.falkon.client.ConnectionLostException;
 import io.falkon.client.FalkonException;
 import io.falkon.protocol.Message;
+import io.falkon.protocol.session.Requests;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -10,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
 
 /**
@@ -23,8 +23,7 @@ abstract class MessageConnection implements Connection {
     private static final Logger log = LoggerFactory.getLogger(MessageConnection.class);
 
     private final String address;
-    private final AtomicLong requestIds = new AtomicLong();
-    private final Map<Long, CompletableFuture<Message>> requests = new ConcurrentHashMap<>();
+    private final Requests requests = new Requests();
     private final Map<Long, ResultSink> sinks = new ConcurrentHashMap<>();
     private volatile Throwable failure;
 
@@ -47,13 +46,9 @@ abstract class MessageConnection implements Connection {
             f.completeExceptionally(lost(failed));
             return f;
         }
-        long id;
-        do {
-            id = requestIds.incrementAndGet() & 0xFFFF_FFFFL;
-        } while (id == 0);
-        requests.put(id, f);
+        long id = requests.open(f);
         send(build.apply(id));
-        if (failure != null && requests.remove(id) != null) {
+        if (failure != null && requests.take(id) != null) {
             f.completeExceptionally(lost(failure));
         }
         return f;
@@ -133,19 +128,19 @@ abstract class MessageConnection implements Connection {
                     sink.deliver(d.results());
                 }
             }
-            case SUBMITTED -> replied(((Message.Submitted) m).requestId(), m);
-            case INSTANCE_CREATED -> replied(((Message.InstanceCreated) m).requestId(), m);
-            case STATUS -> replied(((Message.Status) m).requestId(), m);
-            case DESTROYED -> replied(((Message.Destroyed) m).requestId(), m);
-            case HALTED -> replied(((Message.Halted) m).requestId(), m);
-            case ATTACHED -> replied(((Message.Attached) m).requestId(), m);
-            case ERROR -> replied(((Message.ErrorMessage) m).requestId(), m);
-            default -> log.error("unexpected {} from dispatcher at {}", m.type(), address);
+            default -> {
+                long requestId = Requests.replyTo(m);
+                if (requestId >= 0) {
+                    replied(requestId, m);
+                } else {
+                    log.error("unexpected {} from dispatcher at {}", m.type(), address);
+                }
+            }
         }
     }
 
     private void replied(long requestId, Message m) {
-        CompletableFuture<Message> f = requests.remove(requestId);
+        CompletableFuture<Message> f = requests.take(requestId);
         if (f == null) {
             log.warn("reply to unknown request {} from {}: {}", requestId, address, m.type());
             return;
@@ -159,11 +154,8 @@ abstract class MessageConnection implements Connection {
 
     /** Fails what waits for a reply on the connection that broke; those requests may have been lost. */
     final void failRequests(Throwable cause) {
-        for (Long id : requests.keySet()) {
-            CompletableFuture<Message> f = requests.remove(id);
-            if (f != null) {
-                f.completeExceptionally(lost(cause));
-            }
+        for (CompletableFuture<Message> f : requests.takeAll()) {
+            f.completeExceptionally(lost(cause));
         }
     }
 

@@ -9,6 +9,7 @@ import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskSpecCodec;
+import io.falkon.protocol.session.Requests;
 import io.falkon.protocol.soap.SoapXml;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,7 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
 
 /**
  * The bridge between the SOAP operations and the scheduler. Every WS instance is a scheduler client
@@ -78,9 +79,8 @@ final class WsGateway implements AutoCloseable {
     private final Admission admission;
     private final WsTransport.Settings settings;
     private final Executor completions;
-    private final Map<Long, CompletableFuture<Message>> pending = new ConcurrentHashMap<>();
+    private final Requests requests = new Requests();
     private final Map<Long, Session> sessions = new ConcurrentHashMap<>();
-    private final AtomicLong requests = new AtomicLong();
     private volatile boolean closed;
 
     /**
@@ -122,8 +122,7 @@ final class WsGateway implements AutoCloseable {
         }
         WsLink link = new WsLink("ws " + from, this::receive, () -> { });
         Caller caller = admission.caller(who, link, "ws", Role.CLIENT);
-        long requestId = nextRequestId();
-        return call(caller, requestId, new Message.CreateInstance(requestId, clientName, lease)).thenApply(m -> {
+        return call(caller, id -> new Message.CreateInstance(id, clientName, lease)).thenApply(m -> {
             Message.InstanceCreated c = (Message.InstanceCreated) m;
             Session s = new Session(c.instanceId(), c.secret(), link, caller);
             s.leaseSeconds = lease;
@@ -156,8 +155,7 @@ final class WsGateway implements AutoCloseable {
             for (int i = 0; i < ids.length; i++) {
                 bundle.add(new Message.SubmittedTask(ids[i], TaskSpecCodec.encode(tasks.get(i).spec())));
             }
-            long requestId = nextRequestId();
-            return call(s.caller, requestId, new Message.Submit(requestId, s.id, bundle)).thenApply(m -> ids);
+            return call(s.caller, id -> new Message.Submit(id, s.id, bundle)).thenApply(m -> ids);
         });
     }
 
@@ -287,8 +285,7 @@ final class WsGateway implements AutoCloseable {
 
     /** The instance's unfinished tasks (queued or running) and results so far, from the scheduler; also its lease. */
     private CompletableFuture<Known> unfinished(Session s) {
-        long requestId = nextRequestId();
-        return call(s.caller, requestId, new Message.StatusRequest(requestId, s.id)).thenApply(m -> {
+        return call(s.caller, id -> new Message.StatusRequest(id, s.id)).thenApply(m -> {
             JsonNode doc = parse(((Message.Status) m).json());
             s.leaseSeconds = doc.path("leaseSeconds").asLong(s.leaseSeconds);
             return new Known(doc.path("queued").asLong() + doc.path("running").asLong(), doc.path("lastSeq").asLong());
@@ -303,16 +300,15 @@ final class WsGateway implements AutoCloseable {
     }
 
     CompletableFuture<Status> status(Admission.Credential who, String from, Key key) {
-        long requestId = nextRequestId();
         if (key == null) {
             // the dispatcher-wide document: any authenticated caller, on a link owning nothing
             Caller caller = admission.caller(who, new WsLink("ws " + from, this::receive, () -> { }), "ws",
                     Role.CLIENT);
-            return call(caller, requestId, new Message.StatusRequest(requestId, 0))
+            return call(caller, id -> new Message.StatusRequest(id, 0))
                     .thenApply(m -> new Status(parse(((Message.Status) m).json()), -1, 0, 0));
         }
-        return session(who, from, key).thenCompose(s -> call(s.caller, requestId,
-                new Message.StatusRequest(requestId, s.id)).thenApply(m -> {
+        return session(who, from, key).thenCompose(s -> call(s.caller, id ->
+                new Message.StatusRequest(id, s.id)).thenApply(m -> {
                     long unfetched;
                     int waiting;
                     synchronized (s) {
@@ -326,13 +322,12 @@ final class WsGateway implements AutoCloseable {
     /** Destroy; returns the number of unfinished tasks cancelled. */
     CompletableFuture<Integer> destroy(Admission.Credential who, String from, Key key) {
         return session(who, from, key).thenCompose(s -> {
-            long requestId = nextRequestId();
             // gone before it is sent: replies complete on a pool, so a poll that the scheduler answers
             // "unknown instance" could otherwise be seen before this Destroy's own reply. The session
             // stays in the map, gone, until the reply: a call meanwhile must not take the instance over
             // on a new link (the Destroy would then be refused as not this link's).
             markGone(s, "destroyed by a Destroy call");
-            return call(s.caller, requestId, new Message.Destroy(requestId, s.id))
+            return call(s.caller, id -> new Message.Destroy(id, s.id))
                     .whenComplete((m, err) -> sessions.remove(s.id, s))
                     .thenApply(m -> ((Message.Destroyed) m).cancelled());
         });
@@ -341,8 +336,7 @@ final class WsGateway implements AutoCloseable {
     /** Halt; returns the number of tasks not yet started that were cancelled. */
     CompletableFuture<Integer> halt(Admission.Credential who, String from, Key key) {
         return session(who, from, key).thenCompose(s -> {
-            long requestId = nextRequestId();
-            return call(s.caller, requestId, new Message.Halt(requestId, s.id))
+            return call(s.caller, id -> new Message.Halt(id, s.id))
                     .thenApply(m -> ((Message.Halted) m).cancelled());
         });
     }
@@ -386,8 +380,7 @@ final class WsGateway implements AutoCloseable {
     }
 
     private void attach(Session s, Key key, String from) {
-        long requestId = nextRequestId();
-        call(s.caller, requestId, new Message.Attach(requestId, key.id(), key.secret())).whenComplete((m, err) -> {
+        call(s.caller, id -> new Message.Attach(id, key.id(), key.secret())).whenComplete((m, err) -> {
             if (err != null) {
                 sessions.remove(key.id(), s);
                 s.ready.completeExceptionally(err instanceof CompletionException && err.getCause() != null
@@ -428,28 +421,24 @@ final class WsGateway implements AutoCloseable {
 
     // ---- the scheduler's side --------------------------------------------------------------
 
-    private long nextRequestId() {
-        long id;
-        do {
-            id = requests.incrementAndGet() & 0xFFFF_FFFFL;
-        } while (id == 0);
-        return id;
-    }
-
-    /** Sends a request through the admission stage and waits (without a thread) for its reply. */
-    private CompletableFuture<Message> call(Caller caller, long requestId, Message request) {
+    /**
+     * Sends a request (made with the id its reply will carry) through the admission stage and waits
+     * (without a thread) for its reply.
+     */
+    private CompletableFuture<Message> call(Caller caller, LongFunction<Message> build) {
         if (closed) {
             return CompletableFuture.failedFuture(WsFault.of(ErrorCode.SHUTTING_DOWN, "the dispatcher is shutting down"));
         }
         CompletableFuture<Message> reply = new CompletableFuture<>();
-        pending.put(requestId, reply);
+        long requestId = requests.open(reply);
+        Message request = build.apply(requestId);
         String refused = admission.accept(caller, request); // only client requests are made here: never refused
         if (refused != null) {
-            pending.remove(requestId);
+            requests.take(requestId);
             return CompletableFuture.failedFuture(WsFault.server(refused));
         }
         return reply.orTimeout(settings.replyTimeoutSeconds(), TimeUnit.SECONDS).handle((m, err) -> {
-            pending.remove(requestId);
+            requests.take(requestId); // after a timeout: a late reply finds nobody
             if (err != null) {
                 Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
                 if (cause instanceof TimeoutException) {
@@ -486,7 +475,7 @@ final class WsGateway implements AutoCloseable {
                     gone(s, "its lease ran out with no call");
                 }
             } else {
-                CompletableFuture<Message> f = pending.get(requestIdOf(m));
+                CompletableFuture<Message> f = requests.take(Requests.replyTo(m));
                 if (f != null) {
                     (replies == null ? replies = new ArrayList<>() : replies).add(() -> f.complete(m));
                 } else {
@@ -522,22 +511,6 @@ final class WsGateway implements AutoCloseable {
         }
     }
 
-    private static long requestIdOf(Message m) {
-        if (m instanceof Message.InstanceCreated c) {
-            return c.requestId();
-        } else if (m instanceof Message.Submitted s) {
-            return s.requestId();
-        } else if (m instanceof Message.Destroyed d) {
-            return d.requestId();
-        } else if (m instanceof Message.Status s) {
-            return s.requestId();
-        } else if (m instanceof Message.Attached a) {
-            return a.requestId();
-        } else if (m instanceof Message.ErrorMessage e) {
-            return e.requestId();
-        }
-        return -1;
-    }
 
     private static JsonNode parse(String json) {
         try {
@@ -581,7 +554,7 @@ final class WsGateway implements AutoCloseable {
             return;
         }
         closed = true;
-        for (CompletableFuture<Message> f : pending.values()) {
+        for (CompletableFuture<Message> f : requests.takeAll()) {
             f.completeExceptionally(WsFault.of(ErrorCode.SHUTTING_DOWN, "the dispatcher is shutting down"));
         }
         for (Session s : sessions.values()) {
