@@ -2,6 +2,7 @@ package io.falkon.dispatcher.monitor;
 
 import io.falkon.dispatcher.admission.Admission;
 import io.falkon.dispatcher.admission.ServerTransport;
+import io.falkon.protocol.netty.AcceptedChannels;
 import io.falkon.protocol.netty.ConnectionLimit;
 import io.falkon.dispatcher.core.StatusSnapshot;
 import io.falkon.protocol.AdvertisedHost;
@@ -65,6 +66,7 @@ public final class MonitorTransport implements ServerTransport {
     private final EventLoopGroup group;
     private final Settings settings;
     private final ChannelGroup streams = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final AcceptedChannels accepted = new AcceptedChannels();
     private final Metrics metrics = new Metrics(() -> {
         Live l = live();
         return l == null ? null : l.snapshot();
@@ -95,6 +97,7 @@ public final class MonitorTransport implements ServerTransport {
             self.server = new ServerBootstrap().group(group).channel(NioServerSocketChannel.class)
                     .option(ChannelOption.SO_BACKLOG, 256)
                     .option(ChannelOption.SO_REUSEADDR, true)
+                    .handler(self.accepted)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
@@ -182,6 +185,7 @@ public final class MonitorTransport implements ServerTransport {
     public void close() {
         streams.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
         server.close().awaitUninterruptibly();
+        accepted.closeAll(group); // idle keep-alive connections too
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
     }
 }

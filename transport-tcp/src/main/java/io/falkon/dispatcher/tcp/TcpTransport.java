@@ -2,6 +2,7 @@ package io.falkon.dispatcher.tcp;
 
 import io.falkon.dispatcher.admission.Admission;
 import io.falkon.dispatcher.admission.ServerTransport;
+import io.falkon.protocol.netty.AcceptedChannels;
 import io.falkon.protocol.netty.Frames;
 import io.falkon.protocol.tls.Tls;
 import io.netty.bootstrap.ServerBootstrap;
@@ -41,12 +42,15 @@ public final class TcpTransport implements ServerTransport {
     private final EventLoopGroup workers;
     private final Channel server;
     private final ChannelGroup leaving;
+    private final AcceptedChannels accepted;
 
-    private TcpTransport(EventLoopGroup boss, EventLoopGroup workers, Channel server, ChannelGroup leaving) {
+    private TcpTransport(EventLoopGroup boss, EventLoopGroup workers, Channel server, ChannelGroup leaving,
+                         AcceptedChannels accepted) {
         this.boss = boss;
         this.workers = workers;
         this.server = server;
         this.leaving = leaving;
+        this.accepted = accepted;
     }
 
     public static TcpTransport bind(InetSocketAddress address, int ioThreads, Settings settings, Admission admission)
@@ -56,12 +60,14 @@ public final class TcpTransport implements ServerTransport {
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(ioThreads,
                 new DefaultThreadFactory("falkon-io", true), NioIoHandler.newFactory());
         ChannelGroup leaving = new DefaultChannelGroup("falkon-leaving", GlobalEventExecutor.INSTANCE);
+        AcceptedChannels accepted = new AcceptedChannels();
         try {
             ServerBootstrap b = new ServerBootstrap()
                     .group(boss, workers)
                     .channel(NioServerSocketChannel.class)
                     .option(ChannelOption.SO_BACKLOG, 1024)
                     .option(ChannelOption.SO_REUSEADDR, true)
+                    .handler(accepted)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childOption(ChannelOption.SO_KEEPALIVE, true)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -79,7 +85,7 @@ public final class TcpTransport implements ServerTransport {
                         }
                     });
             Channel server = b.bind(address).sync().channel();
-            return new TcpTransport(boss, workers, server, leaving);
+            return new TcpTransport(boss, workers, server, leaving, accepted);
         } catch (Exception e) { // sync() rethrows the bind's BindException, a checked exception, undeclared
             boss.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             workers.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
@@ -116,6 +122,7 @@ public final class TcpTransport implements ServerTransport {
         // go; the event loops stop after they have, or after NettyLink.LEAVE_MILLIS
         leaving.newCloseFuture().awaitUninterruptibly(NettyLink.LEAVE_MILLIS + 500);
         boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        accepted.closeAll(workers); // those that never said a word (no HELLO yet) too
         workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
 }

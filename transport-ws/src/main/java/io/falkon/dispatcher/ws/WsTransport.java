@@ -2,6 +2,7 @@ package io.falkon.dispatcher.ws;
 
 import io.falkon.dispatcher.admission.Admission;
 import io.falkon.dispatcher.admission.ServerTransport;
+import io.falkon.protocol.netty.AcceptedChannels;
 import io.falkon.protocol.netty.ConnectionLimit;
 import io.falkon.protocol.AdvertisedHost;
 import io.falkon.protocol.tls.Tls;
@@ -104,10 +105,12 @@ public final class WsTransport implements ServerTransport {
     private final WsGateway gateway;
     private final Channel server;
     private final String url;
+    private final AcceptedChannels accepted;
     private volatile boolean closed;
 
     private WsTransport(EventLoopGroup boss, EventLoopGroup io, ThreadPoolExecutor workers,
-                        WsGateway gateway, Channel server, String url) {
+                        WsGateway gateway, Channel server, String url, AcceptedChannels accepted) {
+        this.accepted = accepted;
         this.boss = boss;
         this.io = io;
         this.workers = workers;
@@ -139,10 +142,12 @@ public final class WsTransport implements ServerTransport {
         long maxBuffered = Math.max(64L << 20, 4L * settings.maxRequestBytes());
         String[] serviceUrl = new String[1];
         WsService[] service = new WsService[1];
+        AcceptedChannels accepted = new AcceptedChannels();
         try {
             Channel ch = new ServerBootstrap().group(boss, io).channel(NioServerSocketChannel.class)
                     .option(ChannelOption.SO_BACKLOG, 1024)
                     .option(ChannelOption.SO_REUSEADDR, true)
+                    .handler(accepted)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
@@ -163,7 +168,7 @@ public final class WsTransport implements ServerTransport {
                     + SERVICE_PATH;
             service[0] = new WsService(gateway, SERVICE_PATH, serviceUrl[0], wsdl(serviceUrl[0]));
             log.info("WS interface at {} (WSDL: {}?wsdl)", serviceUrl[0], serviceUrl[0]);
-            return new WsTransport(boss, io, workers, gateway, ch, serviceUrl[0]);
+            return new WsTransport(boss, io, workers, gateway, ch, serviceUrl[0], accepted);
         } catch (Exception e) { // sync() rethrows the bind's BindException, a checked exception, undeclared
             if (e instanceof InterruptedException) {
                 Thread.currentThread().interrupt();
@@ -186,7 +191,6 @@ public final class WsTransport implements ServerTransport {
         }
     }
 
-    /** Refuses connections over the limit at once: a flood costs sockets, never threads or memory. */
     /** The service's address, e.g. {@code http://head:50600/axis2/services/Falkon}. */
     public String url() {
         return url;
@@ -212,6 +216,7 @@ public final class WsTransport implements ServerTransport {
         server.close().awaitUninterruptibly();
         gateway.close();
         boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+        accepted.closeAll(io); // idle keep-alive connections too
         io.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         workers.shutdownNow();
     }

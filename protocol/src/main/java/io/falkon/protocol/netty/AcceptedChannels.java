@@ -1,0 +1,53 @@
+package io.falkon.protocol.netty;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Every connection a listener accepted, from the moment it is accepted, so that closing the
+ * listener ends them all. Installed on the server channel ({@code ServerBootstrap.handler}), it
+ * sees each accepted connection before it is handed to an I/O thread. Stopping the I/O threads
+ * does not end the connections they serve: a peer that had said nothing (no HELLO yet, an idle
+ * HTTP connection) would wait on an open socket, and the process would keep its descriptor, until
+ * the process exits ({@code ServerTransportContract} shows it). {@link #closeAll} ends them first.
+ */
+@ChannelHandler.Sharable
+public final class AcceptedChannels extends ChannelInboundHandlerAdapter {
+    private final Set<Channel> open = ConcurrentHashMap.newKeySet();
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof Channel child) {
+            open.add(child);
+            child.closeFuture().addListener(f -> open.remove(child));
+        }
+        ctx.fireChannelRead(msg);
+    }
+
+    /**
+     * Closes every connection still open and waits (a second at most) until they are closed. Call it
+     * once the listener accepts no more (its server channel closed) and before the I/O threads of
+     * {@code children} stop: a connection accepted last may still be on its way to one of them, so a
+     * task queued behind it on every thread first lets each registration finish.
+     */
+    public void closeAll(EventLoopGroup children) {
+        for (EventExecutor loop : children) {
+            if (!loop.isShuttingDown()) {
+                loop.submit(() -> { }).awaitUninterruptibly(1, TimeUnit.SECONDS);
+            }
+        }
+        for (Channel c : open) {
+            if (c.isRegistered()) {
+                c.close().awaitUninterruptibly(1, TimeUnit.SECONDS);
+            }
+        }
+    }
+}
