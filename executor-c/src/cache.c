@@ -1,25 +1,21 @@
 #include "cache.h"
 
+#include "fetch.h"
 #include "fsutil.h"
 #include "hash.h"
 #include "log.h"
-#include "http.h"
+#include "unpack.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <spawn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 struct fk_entry {
     fk_entry *chain;            /* hash bucket */
@@ -32,7 +28,7 @@ struct fk_entry {
     int64_t packed_size;        /* the stored form's size (for an unpacked form: its archive's) */
     char sha256[65];            /* the stored form's SHA-256, recorded on arrival */
     char md5[33];               /* its MD5, once a task declared one ("" until then) */
-    int64_t stamp_size;         /* the store file when copied: size and mtime (ns); -1: none */
+    int64_t stamp_size;         /* the store file when fk_copied: size and mtime (ns); -1: none */
     int64_t stamp_mtime;
     int pins;
     int retired;                /* out of the cache, still pinned: freed by the last release */
@@ -72,14 +68,6 @@ struct fk_cache {
 };
 
 static void free_entry(fk_entry *e);
-static void fmt(char *err, size_t errlen, const char *f, ...) __attribute__((format(printf, 3, 4)));
-static void fmt(char *err, size_t errlen, const char *f, ...) {
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(err, errlen, f, ap);
-    va_end(ap);
-}
-
 static char *xstrdup(const char *s) {
     char *d = strdup(s);
     if (!d) {
@@ -163,11 +151,11 @@ static void drop(fk_cache *c, fk_entry *e) {
 fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_root, const char *token, int revalidate,
                         fk_cache_listener listener, void *ctx, char *err, size_t errlen) {
     if (capacity <= 0) {
-        fmt(err, errlen, "cache capacity must be positive");
+        fk_errf(err, errlen, "cache capacity must be positive");
         return NULL;
     }
     if (strlen(dir) > PATH_MAX / 4) {
-        fmt(err, errlen, "the cache directory path is too long (over %d bytes)", PATH_MAX / 4);
+        fk_errf(err, errlen, "the cache directory path is too long (over %d bytes)", PATH_MAX / 4);
         return NULL;
     }
     fk_cache *c = calloc(1, sizeof *c);
@@ -179,7 +167,7 @@ fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_roo
     fk_rmtree(c->dir);
     fk_rmtree(c->tmp);
     if (fk_mkdirs_mode(c->dir, 0700) != 0 || fk_mkdirs_mode(c->tmp, 0700) != 0) { /* task data: owner only */
-        fmt(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        fk_errf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         free(c);
         return NULL;
     }
@@ -376,7 +364,7 @@ static int insert(fk_cache *c, const char *key, const char *id, int packed, cons
                 forget(c, victims, 1);
                 victims = next;
             }
-            fmt(err, errlen, "cannot store %s in the cache: %s", id, strerror(e));
+            fk_errf(err, errlen, "cannot store %s in the cache: %s", id, strerror(e));
             return -1;
         }
         struct stat st;
@@ -423,431 +411,6 @@ static int insert(fk_cache *c, const char *key, const char *id, int packed, cons
     return 0;
 }
 
-/* ---- verified copies ---- */
-
-typedef struct {
-    int fd;
-    fk_hash sha;
-    fk_hash declared; /* MD5, when the task declared one */
-    int md5;
-    int64_t n;
-    char *err;
-    size_t errlen;
-} copy_sink;
-
-static int to_file(void *ctx, const void *data, size_t len) {
-    copy_sink *s = ctx;
-    const char *p = data;
-    size_t left = len;
-    while (left > 0) {
-        ssize_t w = write(s->fd, p, left);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w <= 0) {
-            fmt(s->err, s->errlen, "cannot write the copy: %s", strerror(errno));
-            return -1;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    fk_hash_update(&s->sha, data, len);
-    if (s->md5) {
-        fk_hash_update(&s->declared, data, len);
-    }
-    s->n += (int64_t)len;
-    return 0;
-}
-
-/* Lexically resolves src under root; -1 if it would leave the root. */
-static int under_root(const char *root, const char *src, char *out, size_t len) {
-    char parts[PATH_MAX];
-    snprintf(parts, sizeof parts, "%s", src);
-    char *stack[PATH_MAX / 2];
-    int depth = 0;
-    for (char *save = NULL, *p = strtok_r(parts, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
-        if (strcmp(p, ".") == 0) {
-            continue;
-        }
-        if (strcmp(p, "..") == 0) {
-            if (depth == 0) {
-                return -1;
-            }
-            depth--;
-            continue;
-        }
-        stack[depth++] = p;
-    }
-    size_t k = (size_t)snprintf(out, len, "%s", root);
-    for (int i = 0; i < depth && k < len; i++) {
-        k += (size_t)snprintf(out + k, len - k, "/%s", stack[i]);
-    }
-    return k < len ? 0 : -1;
-}
-
-static int percent_decode(char *s) {
-    char *w = s;
-    for (char *r = s; *r; r++) {
-        if (*r == '%' && r[1] && r[2]) {
-            char hex[3] = {r[1], r[2], 0};
-            char *end;
-            long v = strtol(hex, &end, 16);
-            if (*end) {
-                return -1;
-            }
-            *w++ = (char)v;
-            r += 2;
-        } else {
-            *w++ = *r;
-        }
-    }
-    *w = 0;
-    return 0;
-}
-
-/* The file a store source names, in path; -1 with err (every such failure is permanent). A
- * relative source must stay inside the store root, links followed: a link in the store pointing
- * outside it is refused. */
-static int store_path(const char *root, const char *src, char *path, size_t len, char *err, size_t errlen) {
-    if (strncmp(src, "file:", 5) == 0) {
-        const char *p = src + 5;
-        if (strncmp(p, "//", 2) == 0) {
-            p += 2;
-            const char *slash = strchr(p, '/'); /* skip an authority (file://host/path) */
-            p = slash ? slash : "";
-        }
-        snprintf(path, len, "%s", p);
-        if (path[0] != '/' || percent_decode(path) != 0) {
-            fmt(err, errlen, "'%s' is not an absolute file: URL (file:/path/to/object; a path relative to the "
-                "store root is written without file:)", src);
-            return -1;
-        }
-        return 0;
-    }
-    if (src[0] == '/') {
-        snprintf(path, len, "%s", src);
-        return 0;
-    }
-    if (!root) {
-        fmt(err, errlen, "'%s' is a relative source but the executor has no shared store root (--store DIR)", src);
-        return -1;
-    }
-    if (under_root(root, src, path, len) != 0) {
-        fmt(err, errlen, "'%s' leaves the shared store root", src);
-        return -1;
-    }
-    char real[PATH_MAX], realroot[PATH_MAX];
-    if (realpath(path, real) && realpath(root, realroot)) {
-        size_t n = strlen(realroot);
-        if (strncmp(real, realroot, n) != 0 || (real[n] != '/' && real[n] != 0)) {
-            fmt(err, errlen, "'%s' is a link to %s, outside the shared store root", src, real);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* The store file's size and mtime now (-1, -1 when it is not a file, or is gone). */
-static void stamp_of(const char *root, const fk_input *ref, int64_t *size, int64_t *mtime) {
-    *size = *mtime = -1;
-    char path[PATH_MAX], why[256];
-    if (strncmp(ref->source.s, "http://", 7) == 0 || strncmp(ref->source.s, "https://", 8) == 0
-        || store_path(root, ref->source.s, path, sizeof path, why, sizeof why) != 0) {
-        return;
-    }
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-        *size = st.st_size;
-        *mtime = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-    }
-}
-
-/* Opens a store source that is a file, stamping it; -1 with err (permanent). */
-static int open_store_file(const char *root, const char *src, int64_t *ssize, int64_t *smtime, char *err,
-                           size_t errlen) {
-    char path[PATH_MAX];
-    if (store_path(root, src, path, sizeof path, err, errlen) != 0) {
-        return -1;
-    }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        if (fd >= 0) {
-            close(fd);
-        }
-        fmt(err, errlen, "%s does not exist in the shared store", path);
-        return -1;
-    }
-    *ssize = st.st_size;
-    *smtime = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-    return fd;
-}
-
-/* What copy_verified learnt of a copy. */
-typedef struct {
-    int64_t size;
-    char sha256[65];
-    int64_t stamp_size, stamp_mtime;
-} copied;
-
-static int copy_hashed(copy_sink *sink, const char *root, const char *peer, const char *token, const fk_input *ref,
-                       const char *out, copied *got, int *permanent, char *err, size_t errlen);
-
-/* Copies from a peer (peer != NULL) or the shared store into out, hashing it (SHA-256) and
- * verifying it against the task's declared size and checksum and, from a peer, the peer's own
- * record. 0, or -1 with err; *permanent says the store itself does not have it as declared. */
-static int copy_verified(const char *root, const char *peer, const char *token, const fk_input *ref,
-                         const char *out, copied *got, int *permanent, char *err, size_t errlen) {
-    copy_sink s;
-    memset(&s, 0, sizeof s);
-    int rc = copy_hashed(&s, root, peer, token, ref, out, got, permanent, err, errlen);
-    fk_hash_free(&s.sha); /* the hashes a failed copy left unfinished */
-    fk_hash_free(&s.declared);
-    return rc;
-}
-
-static int copy_hashed(copy_sink *s, const char *root, const char *peer, const char *token, const fk_input *ref,
-                       const char *out, copied *got, int *permanent, char *err, size_t errlen) {
-    memset(got, 0, sizeof *got);
-    got->stamp_size = got->stamp_mtime = -1;
-    *permanent = 0;
-    s->err = err;
-    s->errlen = errlen;
-    const char *sum = ref->checksum.s;
-    fk_hash_init(&s->sha, 0);
-    if (ref->checksum.len) {
-        s->md5 = strncmp(sum, "md5:", 4) == 0;
-        if (!s->md5 && strncmp(sum, "sha256:", 7) != 0) {
-            fmt(err, errlen, "checksum of %s must be sha256:HEX or md5:HEX, got %s", ref->id.s, sum);
-            *permanent = 1;
-            return -1;
-        }
-        if (s->md5) {
-            fk_hash_init(&s->declared, 1);
-        }
-    }
-    char from[600];
-    if (peer) {
-        snprintf(from, sizeof from, "peer %s", peer);
-    } else {
-        snprintf(from, sizeof from, "the shared store (%s)", ref->source.s);
-    }
-    s->fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (s->fd < 0) {
-        fmt(err, errlen, "cannot create %s: %s", out, strerror(errno));
-        return -1;
-    }
-    char recorded[65] = "";
-    int rc;
-    if (peer || strncmp(ref->source.s, "http://", 7) == 0 || strncmp(ref->source.s, "https://", 8) == 0) {
-        char *url;
-        if (peer) {
-            char *enc = fk_url_encode(ref->id.s);
-            size_t n = strlen(peer) + strlen(enc) + 32;
-            url = malloc(n);
-            if (!url) {
-                abort();
-            }
-            snprintf(url, n, "http://%s/objects?id=%s", peer, enc);
-            free(enc);
-        } else {
-            url = xstrdup(ref->source.s);
-        }
-        rc = fk_http_get(url, peer ? token : NULL, peer ? recorded : NULL, to_file, s, err, errlen);
-        free(url);
-        if (rc == 404 && !peer) {
-            *permanent = 1; /* the store has no such object */
-        }
-        rc = rc == 0 ? 0 : -1;
-        if (rc == 0 && peer && !recorded[0]) {
-            fmt(err, errlen, "peer %s did not say what it recorded of %s (no " FK_SHA256_HEADER " header)", peer,
-                ref->id.s);
-            rc = -1;
-        }
-    } else {
-        int in = open_store_file(root, ref->source.s, &got->stamp_size, &got->stamp_mtime, err, errlen);
-        rc = in < 0 ? -1 : 0;
-        *permanent = in < 0;
-        char buf[65536];
-        while (rc == 0) {
-            ssize_t n = read(in, buf, sizeof buf);
-            if (n < 0 && errno == EINTR) {
-                continue;
-            }
-            if (n < 0) {
-                fmt(err, errlen, "reading %s: %s", ref->source.s, strerror(errno));
-                rc = -1;
-            } else if (n == 0) {
-                break;
-            } else {
-                rc = to_file(s, buf, (size_t)n);
-            }
-        }
-        if (in >= 0) {
-            close(in);
-        }
-    }
-    if (close(s->fd) != 0 && rc == 0) {
-        fmt(err, errlen, "cannot write the copy: %s", strerror(errno));
-        rc = -1;
-    }
-    if (rc != 0) {
-        return -1;
-    }
-    fk_hash_hex(&s->sha, got->sha256);
-    got->size = s->n;
-    if (ref->size >= 0 && s->n != ref->size) {
-        fmt(err, errlen, "got %lld bytes from %s, the task declared %lld", (long long)s->n, from, (long long)ref->size);
-        *permanent = !peer;
-        return -1;
-    }
-    if (ref->checksum.len) {
-        char declared[65];
-        if (s->md5) {
-            fk_hash_hex(&s->declared, declared);
-        } else {
-            snprintf(declared, sizeof declared, "%s", got->sha256);
-        }
-        const char *want = strchr(sum, ':') + 1;
-        if (strcasecmp(declared, want) != 0) {
-            fmt(err, errlen, "checksum mismatch from %s: %.*s %s, the task declared %s", from, (int)(want - 1 - sum),
-                sum, declared, want);
-            *permanent = !peer;
-            return -1;
-        }
-    }
-    if (peer && strcasecmp(recorded, got->sha256) != 0) {
-        fmt(err, errlen, "peer %s sent bytes that do not match its own record of %s (sha256 %s, recorded %s)", peer,
-            ref->id.s, got->sha256, recorded);
-        return -1;
-    }
-    return 0;
-}
-
-/* A store copy with nothing to check but the size: no checksum declared, no record kept (the copy
- * is the task's, not the cache's). The kernel copies it, with no pass over the bytes in user space
- * (hashing every byte cost more CPU than a short task itself: docs/benchmarks.md, "Workflows"). */
-static int64_t plain_store_copy(const char *root, const fk_input *ref, const char *out, int *permanent, char *err,
-                                size_t errlen) {
-    int64_t size, mtime;
-    int in = open_store_file(root, ref->source.s, &size, &mtime, err, errlen);
-    if (in < 0) {
-        *permanent = 1;
-        return -1;
-    }
-    *permanent = 0;
-    if (ref->size >= 0 && size != ref->size) {
-        close(in);
-        fmt(err, errlen, "%s holds %lld bytes in the shared store, the task declared %lld", ref->source.s,
-            (long long)size, (long long)ref->size);
-        *permanent = 1;
-        return -1;
-    }
-    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int rc = fd < 0 ? -1 : fk_copy_fd(in, fd, (off_t)size);
-    int saved = errno;
-    close(in);
-    if (fd >= 0 && close(fd) != 0 && rc == 0) {
-        rc = -1;
-        saved = errno;
-    }
-    if (rc != 0) {
-        fmt(err, errlen, "cannot copy %s from the shared store to %s: %s", ref->source.s, out, strerror(saved));
-        return -1;
-    }
-    return size;
-}
-
-int64_t fk_store_copy(const char *store_root, const fk_input *ref, const char *out, int *permanent, char *err,
-                      size_t errlen) {
-    const char *src = ref->source.s;
-    if (!ref->checksum.len && strncmp(src, "http://", 7) != 0 && strncmp(src, "https://", 8) != 0) {
-        int64_t n = plain_store_copy(store_root, ref, out, permanent, err, errlen);
-        if (n < 0) {
-            unlink(out);
-        }
-        return n;
-    }
-    copied got;
-    if (copy_verified(store_root, NULL, NULL, ref, out, &got, permanent, err, errlen) != 0) {
-        unlink(out);
-        return -1;
-    }
-    return got.size;
-}
-
-/* ---- unpacking, with the system's gzip and tar ---- */
-
-static int run_tool(char *const argv[], const char *stdout_path, char *err, size_t errlen) {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (stdout_path) {
-        posix_spawn_file_actions_addopen(&fa, 1, stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    } else {
-        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    }
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) {
-        fmt(err, errlen, "cannot run %s: %s", argv[0], strerror(rc));
-        return -1;
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            fmt(err, errlen, "waiting for %s: %s", argv[0], strerror(errno));
-            return -1;
-        }
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fmt(err, errlen, "%s failed (status %d): the archive is damaged or not of that kind", argv[0],
-            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-        return -1;
-    }
-    return 0;
-}
-
-int64_t fk_unpack(const char *packed, int mode, const char *target, char *err, size_t errlen) {
-    int rc;
-    if (mode == 1) {
-        char *argv[] = {"gzip", "-d", "-c", "--", (char *)packed, NULL};
-        rc = run_tool(argv, target, err, errlen);
-    } else if (mode == 2 || mode == 3) {
-        if (fk_mkdirs(target) != 0) {
-            fmt(err, errlen, "cannot create %s: %s", target, strerror(errno));
-            return -1;
-        }
-        /* GNU tar refuses members that would land outside the directory; links are refused below */
-        char *argv[] = {"tar", mode == 3 ? "-xzf" : "-xf", (char *)packed, "-C", (char *)target, "--no-same-owner",
-                        "--no-same-permissions", NULL};
-        rc = run_tool(argv, NULL, err, errlen);
-    } else {
-        fmt(err, errlen, "nothing to unpack for mode %d", mode);
-        return -1;
-    }
-    if (rc != 0) {
-        fk_rmtree(target);
-        return -1;
-    }
-    char link[PATH_MAX];
-    int64_t n = fk_tree_size_plain(target, link, sizeof link);
-    if (n == -2) {
-        /* a link could lead a task, or the cache, to a file outside the object */
-        fmt(err, errlen, "the archive holds a link ('%s'): archives unpacked for tasks may hold only files and "
-            "directories", link);
-    } else if (n < 0) {
-        fmt(err, errlen, "cannot measure %s: %s", target, strerror(errno));
-    }
-    if (n < 0) {
-        fk_rmtree(target);
-        return -1;
-    }
-    return n;
-}
-
 /* ---- leases ---- */
 
 static const char *form_name(int unpack) {
@@ -861,11 +424,11 @@ static int fetch_packed(fk_cache *c, const fk_input *ref, const fk_str *peers, s
     size_t k = 0;
     char why[800];
     char path[PATH_MAX];
-    copied got;
+    fk_copied got;
     for (size_t i = 0; i < npeers; i++) {
         next_tmp(c, path, sizeof path, 'p');
         int ignored;
-        if (copy_verified(c->store_root, peers[i].s, c->token, ref, path, &got, &ignored, why, sizeof why) == 0) {
+        if (fk_copy_verified(c->store_root, peers[i].s, c->token, ref, path, &got, &ignored, why, sizeof why) == 0) {
             arrival a = {path, got.size, got.size, got.sha256, -1, -1, FK_SRC_PEER, got.size, refetched};
             return insert(c, ref->id.s, ref->id.s, 1, &a, out, err, errlen);
         }
@@ -878,9 +441,9 @@ static int fetch_packed(fk_cache *c, const fk_input *ref, const fk_str *peers, s
         k = k < sizeof tried ? k : sizeof tried - 1;
     }
     next_tmp(c, path, sizeof path, 's');
-    if (copy_verified(c->store_root, NULL, NULL, ref, path, &got, permanent, why, sizeof why) != 0) {
+    if (fk_copy_verified(c->store_root, NULL, NULL, ref, path, &got, permanent, why, sizeof why) != 0) {
         unlink(path);
-        fmt(err, errlen, "cannot fetch %s (%sthe shared store (%s): %s)", ref->id.s, tried, ref->source.s, why);
+        fk_errf(err, errlen, "cannot fetch %s (%sthe shared store (%s): %s)", ref->id.s, tried, ref->source.s, why);
         return -1;
     }
     arrival a = {path, got.size, got.size, got.sha256, got.stamp_size, got.stamp_mtime, FK_SRC_STORE, got.size,
@@ -905,7 +468,7 @@ static int fetch(fk_cache *c, const char *key, const fk_input *ref, const fk_str
     int64_t size = fk_unpack(pl.path, ref->unpack, path, why, sizeof why);
     int rc;
     if (size < 0) {
-        fmt(err, errlen, "cannot unpack %s as %s: %s", ref->id.s, form_name(ref->unpack), why);
+        fk_errf(err, errlen, "cannot unpack %s as %s: %s", ref->id.s, form_name(ref->unpack), why);
         *permanent = 1; /* the archive is what the store holds */
         rc = -1;
     } else {
@@ -925,7 +488,7 @@ static int fetch(fk_cache *c, const char *key, const fk_input *ref, const fk_str
  * the task declares and, with FK_REVALIDATE_STAT, the store file as it is now. */
 static int stale(fk_cache *c, fk_entry *e, const fk_input *ref, char *why, size_t len) {
     if (ref->size >= 0 && ref->size != e->packed_size) {
-        fmt(why, len, "the cached copy has %lld bytes, the task declares %lld", (long long)e->packed_size,
+        fk_errf(why, len, "the cached copy has %lld bytes, the task declares %lld", (long long)e->packed_size,
             (long long)ref->size);
         return 1;
     }
@@ -958,15 +521,15 @@ static int stale(fk_cache *c, fk_entry *e, const fk_input *ref, char *why, size_
             }
         }
         if (!have[0] || strcasecmp(have, want) != 0) {
-            fmt(why, len, "the cached copy does not match the declared %s", md5 ? "md5" : "sha256");
+            fk_errf(why, len, "the cached copy does not match the declared %s", md5 ? "md5" : "sha256");
             return 1;
         }
     }
     if (c->revalidate == FK_REVALIDATE_STAT && e->stamp_size >= 0) {
         int64_t size, mtime;
-        stamp_of(c->store_root, ref, &size, &mtime);
+        fk_store_stamp(c->store_root, ref, &size, &mtime);
         if (size >= 0 && (size != e->stamp_size || mtime != e->stamp_mtime)) {
-            fmt(why, len, "the store file changed (%lld bytes when copied, now %lld)", (long long)e->stamp_size,
+            fk_errf(why, len, "the store file changed (%lld bytes when fk_copied, now %lld)", (long long)e->stamp_size,
                 (long long)size);
             return 1;
         }
@@ -1085,7 +648,7 @@ int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, 
     next_tmp(c, staged, sizeof staged, 'o');
     struct stat st;
     if (stat(file, &st) != 0 || fk_move(file, staged) != 0) {
-        fmt(err, errlen, "cannot register output %s as %s: %s", file, id, strerror(errno));
+        fk_errf(err, errlen, "cannot register output %s as %s: %s", file, id, strerror(errno));
         return -1;
     }
     int fd = open(staged, O_RDONLY | O_CLOEXEC);
@@ -1102,7 +665,7 @@ int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, 
     if (n != 0) {
         fk_hash_free(&h);
         unlink(staged);
-        fmt(err, errlen, "cannot read output %s: %s", file, strerror(errno));
+        fk_errf(err, errlen, "cannot read output %s: %s", file, strerror(errno));
         return -1;
     }
     char sha[65];

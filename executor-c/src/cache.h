@@ -67,12 +67,4 @@ int fk_cache_peek(fk_cache *c, const char *id, fk_lease *out);
 size_t fk_cache_contents(fk_cache *c, fk_cached **out);
 void fk_cached_free(fk_cached *list, size_t n);
 
-/* Copies ref's stored form from the shared store to out (no cache): verified. Returns the bytes,
- * or -1 with err (and *permanent as for fk_cache_lease). */
-int64_t fk_store_copy(const char *store_root, const fk_input *ref, const char *out, int *permanent, char *err,
-                      size_t errlen);
-/* Unpacks packed into target (unpack mode 1 gzip, 2 tar, 3 tar.gz); returns bytes written or -1
- * (an archive holding links is refused). */
-int64_t fk_unpack(const char *packed, int mode, const char *target, char *err, size_t errlen);
-
 #endif

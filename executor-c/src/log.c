@@ -30,3 +30,10 @@ void fk_log(int level, const char *fmt, ...) {
     fprintf(stderr, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %-5s Executor - executor %s: %s\n", tm.tm_year + 1900,
             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, names[level], who, msg);
 }
+
+void fk_errf(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}

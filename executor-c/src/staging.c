@@ -1,7 +1,9 @@
 #include "staging.h"
 
+#include "fetch.h"
 #include "fsutil.h"
 #include "log.h"
+#include "unpack.h"
 
 #include <errno.h>
 #include <fcntl.h>
