@@ -1,23 +1,38 @@
 #!/bin/bash
-# Two builds in one sitting, a round of each in turn: benchmarks/defaults.sh (one round: `falkon run`
-# on 20,000 tasks against the posix_spawn loop) and `falkon run --no-exec` on 200,000 lines, for
-# "nothing got slower" figures (docs/benchmarks.md). Each directory is a built checkout
-# (./mvnw -q package -DskipTests; for an older commit: git worktree add DIR COMMIT).
-# Usage: benchmarks/paired.sh BEFORE_DIR AFTER_DIR [ROUNDS]
+# Paired rounds for a change to the C executor, the way docs/benchmarks.md measures one: each round
+# runs the C posix_spawn loop (2 spawners) on as many tasks as FILE has lines, then `falkon run FILE`
+# with executor binary A, then with B, and prints both rates as a % of that round's loop; then the
+# mean of each and in how many rounds B was ahead. Alternating within a round keeps the VM's
+# drift out of the comparison.
+# Usage: benchmarks/paired.sh A B FILE [ROUNDS] [LOOP-COMMAND...]
+#   e.g. benchmarks/paired.sh /tmp/before/falkon-executor-c executor-c/target/build/falkon-executor-c \
+#            shell.txt 6 /bin/sh -c /bin/true          (default loop command: /bin/true)
 set -euo pipefail
-if [ $# -lt 2 ]; then
-    echo "usage: benchmarks/paired.sh BEFORE_DIR AFTER_DIR [ROUNDS]" >&2
+if [ $# -lt 3 ]; then
+    sed -n '2,9p' "$0" >&2
     exit 2
 fi
-rounds=${3:-5}
+a=$(realpath "$1") b=$(realpath "$2") file=$3
+for x in "$a" "$b"; do
+    [ -f "$x" ] && [ -x "$x" ] || { echo "paired.sh: $x is not an executable file" >&2; exit 2; }
+done
+rounds=${4:-6}
+shift $(( $# < 4 ? $# : 4 ))
+[ $# -gt 0 ] || set -- /bin/true
+here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-awk 'BEGIN { for (i = 0; i < 200000; i++) print "/bin/true" }' > "$work/noexec.txt"
-printf '%-7s %-6s %8s %8s %8s %12s\n' build round txt% jsonl% shell% no-exec/s
+cc -O2 -std=c11 -pthread -o "$work/spawnloop" "$here/benchmarks/src/main/resources/io/falkon/bench/spawnloop.c"
+n=$(wc -l < "$file")
+run() { JAVA_TOOL_OPTIONS="-Dfalkon.executor.c=$1" "$here/bin/falkon" run --json "$file" 2>/dev/null \
+          | sed -n 's/.*"tasksPerSecond":\([0-9.]*\).*/\1/p'; }
+printf '%-6s %10s %10s %10s %8s %8s\n' round loop A B A% B%
 for r in $(seq 1 "$rounds"); do
-    for d in "$1" "$2"; do
-        ratios=$(bash "$d/benchmarks/defaults.sh" 1 2>/dev/null | tail -1 | awk '{ print $(NF-2), $(NF-1), $NF }')
-        ne=$("$d/bin/falkon" run --json --no-exec "$work/noexec.txt" | sed -n 's/.*"tasksPerSecond":\([0-9.]*\).*/\1/p')
-        printf '%-7s %-6s %8s %8s %8s %12s\n' "$([ "$d" = "$1" ] && echo before || echo after)" "$r" $ratios "$ne"
-    done
-done
+    l=$("$work/spawnloop" "$n" 2 "$@" | sed -n 's/.*tasksPerSecond=\([0-9.]*\).*/\1/p')
+    x=$(run "$a")
+    y=$(run "$b")
+    awk -v r="$r" -v l="$l" -v x="$x" -v y="$y" \
+        'BEGIN { printf "%-6s %10.0f %10.0f %10.0f %7.1f%% %7.1f%%\n", r, l, x, y, 100*x/l, 100*y/l }'
+done | tee "$work/rows"
+awk '{ a += $5; b += $6; if ($6 + 0 > $5 + 0) ahead++ }
+     END { printf "mean %42.1f%% %7.1f%%   (B ahead in %d of %d rounds)\n", a/NR, b/NR, ahead, NR }' "$work/rows"
