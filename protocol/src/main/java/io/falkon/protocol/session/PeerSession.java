@@ -85,12 +85,21 @@ public final class PeerSession {
     private volatile boolean closed;
     private boolean stopped;
     private long heartbeatMillis;
-    private long disconnectedAtNanos;
+    /** While {@link #away}: when the connection broke (or the first dial failed), on the clock's monotonic tick. */
+    private long disconnectedAtMicros;
+    private boolean away;
+    private final Clock clock;
     private int attempt;
     /** Why the last dial failed, while the first connection is awaited. */
     private String lastFailure;
 
     public PeerSession(Config config, EventLoop loop, Listener listener) {
+        this(config, loop, listener, Clock.SYSTEM);
+    }
+
+    /** With the clock that times how long the dispatcher has been away (a fake one in tests). */
+    public PeerSession(Config config, EventLoop loop, Listener listener, Clock clock) {
+        this.clock = clock;
         this.config = config;
         this.loop = loop;
         this.listener = listener;
@@ -168,7 +177,8 @@ public final class PeerSession {
                     // a batch script may start the dispatcher and its executors together
                     log.warn("no dispatcher at {} yet ({}); dialling again for up to {} s", address(), why,
                             config.awaitFirstFor().toSeconds());
-                    disconnectedAtNanos = System.nanoTime();
+                    disconnectedAtMicros = clock.tickMicros();
+                    away = true;
                     attempt = 0;
                 }
                 lastFailure = why;
@@ -184,7 +194,7 @@ public final class PeerSession {
             return;
         }
         Duration limit = first.isDone() ? config.reconnectFor() : config.awaitFirstFor();
-        if (System.nanoTime() - disconnectedAtNanos > limit.toNanos()) {
+        if (clock.tickMicros() - disconnectedAtMicros > limit.toNanos() / 1000) {
             stop(first.isDone() ? "no dispatcher at " + address() + " for " + limit.toSeconds() + " s"
                     : "cannot connect to dispatcher at " + address() + " within " + limit.toSeconds() + " s: "
                     + lastFailure);
@@ -224,7 +234,8 @@ public final class PeerSession {
             return;
         }
         if (wasReady) {
-            disconnectedAtNanos = System.nanoTime();
+            disconnectedAtMicros = clock.tickMicros();
+            away = true;
             attempt = 0;
             log.warn("connection to dispatcher at {} {}; reconnecting for up to {} s", address(), why,
                     config.reconnectFor().toSeconds());
@@ -303,11 +314,11 @@ public final class PeerSession {
                         w.heartbeatMillis(), 0, TimeUnit.MILLISECONDS));
             }
             boolean again = first.isDone();
-            if (disconnectedAtNanos != 0) {
+            if (away) {
                 log.info("{} dispatcher at {} after {} ms", again ? "reconnected to" : "connected to the", address(),
-                        (System.nanoTime() - disconnectedAtNanos) / 1_000_000);
+                        (clock.tickMicros() - disconnectedAtMicros) / 1000);
             }
-            disconnectedAtNanos = 0;
+            away = false;
             ready = ctx.channel();
             listener.welcomed(ctx.channel(), w, again);
             first.complete(w);
