@@ -1,10 +1,10 @@
 package io.falkon.cli;
 
 import com.tngtech.archunit.core.importer.ImportOption;
-import com.tngtech.archunit.core.importer.Location;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
+import io.falkon.protocol.arch.NoTestJars;
 
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
@@ -20,16 +20,8 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
  * cycles").
  */
 @AnalyzeClasses(packages = "io.falkon", importOptions = {ImportOption.DoNotIncludeTests.class,
-        PackageCyclesTest.NoTestJars.class})
+        NoTestJars.class})
 class PackageCyclesTest {
-
-    /** The modules' shared test fixtures come as test jars, which DoNotIncludeTests does not recognise. */
-    static final class NoTestJars implements ImportOption {
-        @Override
-        public boolean includes(Location location) {
-            return !location.contains("-tests.jar");
-        }
-    }
 
     @ArchTest
     static final ArchRule noPackageCycles = slices().matching("io.falkon.(**)").should().beFreeOfCycles()

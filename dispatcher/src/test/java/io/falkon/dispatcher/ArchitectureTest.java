@@ -3,10 +3,10 @@ package io.falkon.dispatcher;
 import io.falkon.dispatcher.core.LatencyHistogram;
 import io.falkon.dispatcher.core.StatusSnapshot;
 import com.tngtech.archunit.core.importer.ImportOption;
-import com.tngtech.archunit.core.importer.Location;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
 import com.tngtech.archunit.lang.ArchRule;
+import io.falkon.protocol.arch.NoTestJars;
 
 import static com.tngtech.archunit.base.DescribedPredicate.not;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
@@ -23,16 +23,8 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
  * sees only its own interfaces.
  */
 @AnalyzeClasses(packages = "io.falkon.dispatcher", importOptions = {ImportOption.DoNotIncludeTests.class,
-        ArchitectureTest.NoTestJars.class})
+        NoTestJars.class})
 class ArchitectureTest {
-
-    /** The other modules' test fixtures come as test jars, which DoNotIncludeTests does not recognise. */
-    static final class NoTestJars implements ImportOption {
-        @Override
-        public boolean includes(Location location) {
-            return !location.contains("-tests.jar");
-        }
-    }
 
     @ArchTest
     static final ArchRule coreAndPoliciesDoNoNetworking = noClasses()

@@ -1,12 +1,15 @@
 package io.falkon.protocol.netty;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -33,7 +36,7 @@ public final class AcceptedChannels extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Closes every connection still open and waits (a second at most) until they are closed. Call it
+     * Closes every connection still open and waits (a second at most, for all of them) until they are closed. Call it
      * once the listener accepts no more (its server channel closed) and before the I/O threads of
      * {@code children} stop: a connection accepted last may still be on its way to one of them, so a
      * task queued behind it on every thread first lets each registration finish.
@@ -44,10 +47,15 @@ public final class AcceptedChannels extends ChannelInboundHandlerAdapter {
                 loop.submit(() -> { }).awaitUninterruptibly(1, TimeUnit.SECONDS);
             }
         }
+        List<ChannelFuture> closing = new ArrayList<>();
         for (Channel c : open) {
             if (c.isRegistered()) {
-                c.close().awaitUninterruptibly(1, TimeUnit.SECONDS);
+                closing.add(c.close()); // all at once: each I/O thread closes its own
             }
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        for (ChannelFuture f : closing) {
+            f.awaitUninterruptibly(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         }
     }
 }
