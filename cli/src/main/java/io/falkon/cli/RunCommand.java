@@ -1,13 +1,12 @@
 package io.falkon.cli;
 
 import io.falkon.client.FalkonClient;
-import io.falkon.client.transport.InProcessConnection;
 import io.falkon.datacache.eviction.EvictionPolicies;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.policy.DispatchPolicies;
 import io.falkon.dispatcher.policy.DispatchPolicy;
-import io.falkon.dispatcher.inprocess.InProcessClient;
+import io.falkon.dispatcher.inprocess.InProcessTransport;
 import io.falkon.executor.Bytes;
 import io.falkon.executor.ConnectOptions;
 import io.falkon.executor.ExecutorCommand;
@@ -237,11 +236,9 @@ final class RunCommand implements Callable<Integer> {
      * writes or I/O threads between them (docs/benchmarks.md). Executors still connect over TCP.
      */
     private FalkonClient inProcessClient(Dispatcher dispatcher) {
-        InProcessConnection connection = InProcessConnection.open(dispatcher.config().maxFrameLength(), c -> {
-            InProcessClient end = dispatcher.connectInProcess(c::deliver, c::closedByDispatcher);
-            return new InProcessConnection.Peer(end::send, end::close);
-        });
-        return FalkonClient.over(connection, workload.clientOptions(dispatcher.token()));
+        InProcessTransport inProcess = dispatcher.add(admission -> new InProcessTransport(admission,
+                dispatcher.config().maxFrameLength()));
+        return FalkonClient.over(inProcess.connect(), workload.clientOptions(dispatcher.token()));
     }
 
     private int httpPortOrOff() {

@@ -1,7 +1,6 @@
 package io.falkon.client;
 
 import io.falkon.client.transport.Connection;
-import io.falkon.client.transport.InProcessConnection;
 import io.falkon.client.transport.TcpConnection;
 import io.falkon.client.transport.WsConnection;
 import io.falkon.protocol.HostPort;
@@ -71,7 +70,7 @@ public final class FalkonClient implements AutoCloseable {
     }
 
     /**
-     * A client over a connection made elsewhere: an {@link InProcessConnection}
+     * A client over a connection made elsewhere: the in-process one of {@code falkon run} ({@code InProcessTransport})
      * to a dispatcher in this process. The options' token, TLS and timeouts do not apply to it.
      */
     public static FalkonClient over(Connection connection, ClientOptions options) {

@@ -8,13 +8,11 @@ import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.dispatcher.core.SchedulerLoop;
 import io.falkon.dispatcher.core.StatusReporter;
 import io.falkon.dispatcher.core.StatusSnapshot;
-import io.falkon.dispatcher.inprocess.InProcessClient;
 import io.falkon.dispatcher.journal.FileJournal;
 import io.falkon.dispatcher.journal.SpillFiles;
 import io.falkon.dispatcher.monitor.MonitorTransport;
 import io.falkon.dispatcher.tcp.TcpTransport;
 import io.falkon.dispatcher.ws.WsTransport;
-import io.falkon.protocol.Message;
 import io.falkon.protocol.auth.TokenSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,22 +24,22 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
  * A running Falkon dispatcher, and the composition root of its parts: the journal (replayed), the
  * scheduler thread with the admission stage in front of it, and the transports (TCP always; WS and
- * the monitor when configured), started in that order and closed in the reverse one.
+ * the monitor when configured; any other a caller {@linkplain #add adds}, such as {@code falkon run}'s
+ * in-process one), started in that order and closed in the reverse one.
  *
  * <pre>{@code
  * try (Dispatcher d = Dispatcher.start(DispatcherConfig.local())) {
@@ -54,11 +52,10 @@ public final class Dispatcher implements AutoCloseable {
 
     private final DispatcherConfig config;
     private final SchedulerLoop loop;
-    /** Every listener, in the order they started (TCP first). */
+    /** Every transport, in the order they started (TCP first); guarded by {@code this} with {@link #closed}. */
     private final List<ServerTransport> transports;
     private final TcpTransport tcp;
     private final Admission admission;
-    private final Set<InProcessClient> inProcess = ConcurrentHashMap.newKeySet();
     private final FileJournal journal;
     private final WsTransport ws;
     private final MonitorTransport monitor;
@@ -70,7 +67,7 @@ public final class Dispatcher implements AutoCloseable {
                        List<ServerTransport> transports, TcpTransport tcp, FileJournal journal, WsTransport ws,
                        MonitorTransport monitor, SpillFiles spill) {
         this.config = config;
-        this.transports = List.copyOf(transports);
+        this.transports = new CopyOnWriteArrayList<>(transports);
         this.admission = admission;
         this.spill = spill;
         this.loop = loop;
@@ -172,19 +169,23 @@ public final class Dispatcher implements AutoCloseable {
     }
 
     /**
-     * Connects a client in this process without a socket ({@code InProcessConnection} on the client's
-     * side): {@code toClient} receives what the scheduler sends it, batch by batch, and {@code onClose}
-     * hears when the dispatcher ends the connection (stopping, with the ERROR that says why).
+     * Plugs in one more transport, made by {@code make} in front of this dispatcher's admission stage
+     * (the in-process one of {@code falkon run}, which this module does not depend on); it is closed
+     * with the others, before them, and at once if the dispatcher has already stopped.
      */
-    public InProcessClient connectInProcess(Consumer<List<Message>> toClient, Consumer<Message.ErrorMessage> onClose) {
-        InProcessClient[] self = new InProcessClient[1];
-        InProcessClient c = InProcessClient.connect(admission, toClient, onClose, () -> inProcess.remove(self[0]));
-        self[0] = c;
-        inProcess.add(c);
-        if (closed) {
-            c.stop();
+    public <T extends ServerTransport> T add(Function<Admission, T> make) {
+        T transport = make.apply(admission);
+        boolean stopped;
+        synchronized (this) {
+            stopped = closed;
+            if (!stopped) {
+                transports.add(transport);
+            }
         }
-        return c;
+        if (stopped) {
+            transport.close();
+        }
+        return transport;
     }
 
     /** The result spill, or null (none configured, or its directory cannot be made: results then stay in memory). */
@@ -340,10 +341,12 @@ public final class Dispatcher implements AutoCloseable {
     }
 
     private void stop(boolean releaseExecutors) {
-        if (closed) {
-            return;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
         }
-        closed = true;
         if (!loop.failed().isDone()) { // a failed loop runs nothing more: its state stays as it was
             CompletableFuture<Void> frozen = new CompletableFuture<>();
             loop.execute(() -> {
@@ -359,9 +362,6 @@ public final class Dispatcher implements AutoCloseable {
             }
         }
         sampler.shutdownNow();
-        for (InProcessClient c : inProcess) {
-            c.stop();
-        }
         // TCP last: its event loops write what is pending (the executors' SHUTTING_DOWN) before they stop
         closeInReverse(transports);
         loop.close();

@@ -18,8 +18,11 @@ import java.util.function.LongFunction;
  * TCP, or objects within this process): requests carry a request id and are matched to their
  * replies, DELIVERs are routed to their instance's {@link ResultSink}. A subclass sends messages
  * and hands what arrives to {@link #received} on its serial {@link #executor()} thread.
+ *
+ * <p>Public for the transports built elsewhere (the in-process one lives beside the dispatcher's
+ * end it talks to); the protected methods are what a subclass implements and calls.
  */
-abstract class MessageConnection implements Connection {
+public abstract class MessageConnection implements Connection {
     private static final Logger log = LoggerFactory.getLogger(MessageConnection.class);
 
     private final String address;
@@ -27,15 +30,15 @@ abstract class MessageConnection implements Connection {
     private final Map<Long, ResultSink> sinks = new ConcurrentHashMap<>();
     private volatile Throwable failure;
 
-    MessageConnection(String address) {
+    protected MessageConnection(String address) {
         this.address = address;
     }
 
     /** Sends a message to the dispatcher, from any thread, in the order of the calls. */
-    abstract void send(Message m);
+    protected abstract void send(Message m);
 
     /** Whether the connection failed for good. */
-    final boolean failed() {
+    protected final boolean failed() {
         return failure != null;
     }
 
@@ -119,7 +122,7 @@ abstract class MessageConnection implements Connection {
     }
 
     /** A message from the dispatcher, on the I/O thread. */
-    final void received(Message m) {
+    protected final void received(Message m) {
         switch (m.type()) {
             case DELIVER -> {
                 Message.Deliver d = (Message.Deliver) m;
@@ -160,7 +163,7 @@ abstract class MessageConnection implements Connection {
     }
 
     /** For good: every sink and every request fails. */
-    void failAll(Throwable cause) {
+    protected void failAll(Throwable cause) {
         if (failure == null) {
             failure = cause;
         }

@@ -96,7 +96,7 @@ public final class TcpConnection extends MessageConnection {
 
     /** Queues a message for the I/O thread, which writes everything queued with one flush. */
     @Override
-    void send(Message m) {
+    protected void send(Message m) {
         outgoing.add(m);
         if (drainScheduled.compareAndSet(false, true)) {
             loop.execute(this::drain);
@@ -151,7 +151,7 @@ public final class TcpConnection extends MessageConnection {
     }
 
     @Override
-    void failAll(Throwable cause) {
+    protected void failAll(Throwable cause) {
         super.failAll(cause);
         outgoing.clear();
     }

@@ -36,16 +36,17 @@ import io.falkon.client.ConnectionLostException;
  * operations an {@code Instance} builds on, each future completed on the connection's serial
  * {@link Connection#executor()} thread and every {@link ResultSink} call made there too, refusals
  * as {@link FalkonException}s with their code, and a bundle sent again queued once. One subclass
- * per transport, against a real dispatcher and executor on 127.0.0.1.
+ * per transport, against a real dispatcher and executor on 127.0.0.1 (the in-process transport's
+ * is in its own module, which is why this is public).
  */
-abstract class ConnectionContract {
-    static Dispatcher dispatcher;
+public abstract class ConnectionContract {
+    protected static Dispatcher dispatcher;
     static Executor executor;
-    Connection connection;
+    protected Connection connection;
     Thread ioThread;
 
     /** Connects this transport to {@link #dispatcher}. */
-    abstract Connection connect();
+    protected abstract Connection connect();
 
     @BeforeAll
     static void start() throws Exception {
@@ -101,9 +102,9 @@ abstract class ConnectionContract {
     }
 
     /** A sink that records what it gets and on which thread. */
-    final class Sink implements ResultSink {
+    public static final class Sink implements ResultSink {
         final List<Message.DeliveredResult> results = new CopyOnWriteArrayList<>();
-        final List<Thread> threads = new CopyOnWriteArrayList<>();
+        public final List<Thread> threads = new CopyOnWriteArrayList<>();
 
         @Override
         public void deliver(List<Message.DeliveredResult> rs) {

@@ -5,7 +5,7 @@ import java.time.Duration;
 /** The connection contract over the binary TCP protocol. */
 class TcpConnectionTest extends ConnectionContract {
     @Override
-    Connection connect() {
+    protected Connection connect() {
         return TcpConnection.connect("127.0.0.1", dispatcher.port(), dispatcher.token(), null, Duration.ofSeconds(10),
                 Duration.ZERO);
     }

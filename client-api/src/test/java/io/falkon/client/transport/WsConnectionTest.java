@@ -5,7 +5,7 @@ import java.time.Duration;
 /** The connection contract over the Web Services interface (SOAP over HTTP). */
 class WsConnectionTest extends ConnectionContract {
     @Override
-    Connection connect() {
+    protected Connection connect() {
         return WsConnection.connect(dispatcher.wsUrl(), dispatcher.token(), null, Duration.ofSeconds(10));
     }
 }

@@ -1,12 +1,14 @@
-package io.falkon.client.transport;
+package io.falkon.dispatcher.inprocess;
 
 import io.falkon.client.ConnectionLostException;
 import io.falkon.client.FalkonException;
+import io.falkon.client.transport.Connection;
+import io.falkon.client.transport.ConnectionContract;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
-import io.falkon.dispatcher.inprocess.InProcessClient;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -22,16 +24,27 @@ import static org.awaitility.Awaitility.await;
  * client's lost connection.
  */
 class InProcessConnectionTest extends ConnectionContract {
+    private static InProcessTransport transport;
+
     @Override
-    Connection connect() {
-        return open(dispatcher);
+    protected Connection connect() {
+        if (transport == null) { // one per dispatcher: the contract's is started before the first test
+            transport = plugInto(dispatcher);
+        }
+        return transport.connect();
+    }
+
+    @AfterAll
+    static void forget() {
+        transport = null;
+    }
+
+    static InProcessTransport plugInto(Dispatcher d) {
+        return d.add(admission -> new InProcessTransport(admission, d.config().maxFrameLength()));
     }
 
     static InProcessConnection open(Dispatcher d) {
-        return InProcessConnection.open(d.config().maxFrameLength(), c -> {
-            InProcessClient end = d.connectInProcess(c::deliver, c::closedByDispatcher);
-            return new InProcessConnection.Peer(end::send, end::close);
-        });
+        return plugInto(d).connect();
     }
 
     @Test
@@ -64,8 +77,20 @@ class InProcessConnectionTest extends ConnectionContract {
     }
 
     @Test
+    void aTransportAddedToAStoppedDispatcherIsClosedAtOnce() {
+        Dispatcher own = Dispatcher.start(DispatcherConfig.local());
+        own.close();
+        try (InProcessConnection c = open(own)) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> !c.connected()); // told on its own thread
+            assertThatThrownBy(() -> c.status(0).get(30, TimeUnit.SECONDS)).cause()
+                    .isInstanceOf(FalkonException.class)
+                    .satisfies(e -> assertThat(((FalkonException) e).code()).isEqualTo(ErrorCode.SHUTTING_DOWN));
+        }
+    }
+
+    @Test
     void onlyClientRequestsAreAccepted() {
-        try (InProcessClient end = dispatcher.connectInProcess(m -> { }, e -> { })) {
+        try (InProcessClient end = transport.accept(m -> { }, e -> { })) {
             assertThatThrownBy(() -> end.send(new Message.Heartbeat(0))).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("HEARTBEAT");
         }

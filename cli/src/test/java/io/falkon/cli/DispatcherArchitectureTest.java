@@ -1,4 +1,4 @@
-package io.falkon.dispatcher;
+package io.falkon.cli;
 
 import io.falkon.dispatcher.core.LatencyHistogram;
 import io.falkon.dispatcher.core.StatusSnapshot;
@@ -20,11 +20,12 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
  * What a module could still do and must not is here: the core and the policies do no I/O (Netty
  * reaches them through the protocol module), transports reach the scheduler only through the
  * admission stage (they implement its {@code Link}), the monitor reads snapshots only, and a policy
- * sees only its own interfaces.
+ * sees only its own interfaces. Here, in the one module whose tests see every other (the in-process
+ * transport's module depends on the dispatcher's only for its tests).
  */
 @AnalyzeClasses(packages = "io.falkon.dispatcher", importOptions = {ImportOption.DoNotIncludeTests.class,
         NoTestJars.class})
-class ArchitectureTest {
+class DispatcherArchitectureTest {
 
     @ArchTest
     static final ArchRule coreAndPoliciesDoNoNetworking = noClasses()

@@ -17,7 +17,7 @@ import java.util.function.Consumer;
  * outside the process can reach this end, so it presents no token; its SUBMITs are validated as
  * any other client's are.
  */
-public final class InProcessClient implements AutoCloseable {
+final class InProcessClient implements AutoCloseable {
     private final Admission admission;
     private final Consumer<List<Message>> toClient;
     private final Consumer<Message.ErrorMessage> onClose;
@@ -40,7 +40,7 @@ public final class InProcessClient implements AutoCloseable {
      * @param onClose  told when the dispatcher closes the connection, with the ERROR that says why, or null
      * @param onEnd    run once when the connection ends, whichever side ends it
      */
-    public static InProcessClient connect(Admission admission, Consumer<List<Message>> toClient,
+    static InProcessClient connect(Admission admission, Consumer<List<Message>> toClient,
                                           Consumer<Message.ErrorMessage> onClose, Runnable onEnd) {
         return new InProcessClient(admission, toClient, onClose, onEnd);
     }

@@ -1,7 +1,9 @@
-package io.falkon.client.transport;
+package io.falkon.dispatcher.inprocess;
 
 import io.falkon.client.ConnectionLostException;
 import io.falkon.client.FalkonException;
+import io.falkon.client.transport.Connection;
+import io.falkon.client.transport.MessageConnection;
 import io.falkon.protocol.Message;
 
 import java.util.List;
@@ -14,9 +16,9 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
- * A connection to a dispatcher in this same process ({@code falkon run}'s own client): messages
- * pass as objects, with no encoding, socket or network thread between client and dispatcher. The
- * dispatcher's end (its {@code connectInProcess}) hands this connection what it sends with
+ * The client's end of a connection to a dispatcher in this same process ({@code falkon run}'s own
+ * client): messages pass as objects, with no encoding, socket or network thread between client and
+ * dispatcher. The dispatcher's end ({@link InProcessClient}) hands this connection what it sends with
  * {@link #deliver} and says it closed with {@link #closedByDispatcher}; replies and results are
  * then handled on this connection's own serial thread, as the {@link Connection} contract says.
  *
@@ -30,7 +32,7 @@ public final class InProcessConnection extends MessageConnection {
     private static final int FRAME_HEADROOM = 1024;
 
     /** The dispatcher's end: what it receives, and how to hang up. */
-    public record Peer(Consumer<Message> send, Runnable close) {
+    record Peer(Consumer<Message> send, Runnable close) {
     }
 
     private final ExecutorService io;
@@ -54,14 +56,14 @@ public final class InProcessConnection extends MessageConnection {
      * @param maxFrameLength the dispatcher's frame limit, which bounds a bundle as over TCP (so that
      *                       the same bundles are accepted whichever way they come)
      */
-    public static InProcessConnection open(int maxFrameLength, Function<InProcessConnection, Peer> connect) {
+    static InProcessConnection open(int maxFrameLength, Function<InProcessConnection, Peer> connect) {
         InProcessConnection c = new InProcessConnection(maxFrameLength);
         c.peer = connect.apply(c);
         return c;
     }
 
     /** What the dispatcher sends, in its order; handled on this connection's thread. */
-    public void deliver(List<Message> messages) {
+    void deliver(List<Message> messages) {
         onIo(() -> {
             for (int i = 0, n = messages.size(); i < n; i++) {
                 received(messages.get(i));
@@ -70,7 +72,7 @@ public final class InProcessConnection extends MessageConnection {
     }
 
     /** The dispatcher closed this connection ({@code error}: why, or null): nothing more will come. */
-    public void closedByDispatcher(Message.ErrorMessage error) {
+    void closedByDispatcher(Message.ErrorMessage error) {
         onIo(() -> failAll(error == null
                 ? new ConnectionLostException("the dispatcher in this process closed the connection", null)
                 : new FalkonException(error.errorCode(), "the dispatcher in this process closed the connection: "
@@ -86,7 +88,7 @@ public final class InProcessConnection extends MessageConnection {
     }
 
     @Override
-    void send(Message m) {
+    protected void send(Message m) {
         if (!closed && !failed()) {
             peer.send().accept(m);
         }
