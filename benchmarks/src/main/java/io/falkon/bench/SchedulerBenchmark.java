@@ -1,5 +1,6 @@
 package io.falkon.bench;
 
+import io.falkon.dispatcher.core.Event;
 import io.falkon.dispatcher.core.Journal;
 import io.falkon.dispatcher.core.Link;
 import io.falkon.dispatcher.core.Scheduler;
@@ -136,11 +137,11 @@ final class SchedulerBenchmark implements Callable<Integer> {
             EmulatedLink l = new EmulatedLink("e" + i);
             links.add(l);
             caches.add(new HashSet<>());
-            s.registerExecutor(l, new Message.Register("e" + i, "h", 1, 0, Map.of("cachePort", "1")));
-            s.credit(l, 1);
+            s.handle(Event.executor(l, new Message.Register("e" + i, "h", 1, 0, Map.of("cachePort", "1"))));
+            s.handle(Event.executor(l, new Message.Credit(1)));
         }
         EmulatedLink client = new EmulatedLink("client");
-        s.createInstance(client, new Message.CreateInstance(1, "bench", 0));
+        s.handle(Event.client(client, new Message.CreateInstance(1, "bench", 0)));
         long instance = client.instanceId();
         Random rnd = new Random(seed);
         byte[][] specs = new byte[objects][];
@@ -157,7 +158,7 @@ final class SchedulerBenchmark implements Callable<Integer> {
             bundle.add(new Message.SubmittedTask(t, specs[o]));
             scans[t] = TaskSpecCodec.scan(specs[o]);
         }
-        s.submit(client, new Message.Submit(2, instance, bundle), scans);
+        s.handle(Event.submit(client, new Message.Submit(2, instance, bundle), scans));
         Execution ok = new Execution(TaskStatus.EXITED, 0, 0, 0, 0, new byte[0], new byte[0], "", ExtField.NONE);
         long decisions = 0;
         long hits = 0;
@@ -185,9 +186,9 @@ final class SchedulerBenchmark implements Callable<Integer> {
                     results.add(new Message.TaskResult(d.taskId(), d.attempt(), ok));
                 }
                 l.received.clear();
-                s.results(l, new Message.Result(results.size(), results));
+                s.handle(Event.executor(l, new Message.Result(results.size(), results)));
                 if (!added.isEmpty()) {
-                    s.cacheUpdate(l, new Message.CacheUpdate(false, added, List.of()));
+                    s.handle(Event.executor(l, new Message.CacheUpdate(false, added, List.of())));
                 }
             }
             s.endBatch();

@@ -108,7 +108,7 @@ public final class Dispatcher implements AutoCloseable {
         Scheduler scheduler = new Scheduler(config.policy(), config.clock(), id, config.scheduler(),
                 journal == null ? Journal.NONE : journal, spill == null ? ResultSpill.NONE : spill);
         if (journal != null) {
-            journal.restoreInto(scheduler);
+            journal.restoreInto(scheduler.recovery());
         }
         SchedulerLoop loop = new SchedulerLoop(scheduler).start();
         Admission admission = new Admission(loop, config.token(), config.maxTaskBytes());

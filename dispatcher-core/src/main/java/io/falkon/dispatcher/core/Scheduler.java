@@ -29,9 +29,11 @@ import java.util.concurrent.CompletableFuture;
  * (queue, window, deadlines, task counters), the {@link ExecutorPool} (registry, credits, health,
  * cache index), the {@link InstanceRegistry} (instances, owners, leases, kept results) and the
  * {@link Outbox} (what a batch sends). It is driven by one thread (see {@link SchedulerLoop}), takes
- * decoded messages as method calls, and answers by enqueueing messages on {@link Link}s; it does no
- * I/O and reads time only from its {@link Clock}, so tests drive it directly with fake links and a
- * fake clock.
+ * each decoded message as an {@link Event} through {@link #handle} (the one way in, for transports,
+ * tests and benchmarks alike), and answers by enqueueing messages on {@link Link}s; it does no I/O and
+ * reads time only from its {@link Clock}, so tests drive it directly with fake links and a fake
+ * clock. Restoring from and compacting the journal is {@link Recovery}'s, building the status
+ * snapshot {@link StatusBuilder}'s.
  *
  * <p>Events are handled in batches: the transport delivers any number of events, then calls
  * {@link #endBatch()}, which runs one scheduling round, sends each executor's assignments as one
@@ -63,6 +65,8 @@ public final class Scheduler {
     private final InstanceRegistry instances;
     private final Outbox outbox;
     private final Round round;
+    private final Recovery recovery;
+    private final StatusBuilder statusBuilder;
     private final StatusReporter reporter = new StatusReporter();
 
     private long staleResults;
@@ -99,6 +103,11 @@ public final class Scheduler {
         this.ledger = new TaskLedger(policy.dataAware() ? new Window(pool.index(), windowSize(0)) : null, config);
         this.outbox = new Outbox(Protocol.DEFAULT_MAX_FRAME_LENGTH);
         this.round = new Round(this, ledger, pool);
+        this.statusBuilder = new StatusBuilder(dispatcherId, policy, ledger, pool, instances, memory);
+        this.recovery = new Recovery(instances, ledger, pool, clock, (t, key) -> {
+            refreshClock();
+            dependencyFailed(t, key);
+        });
     }
 
     /** The configured window, or 100 tasks per executor (the papers' choice). */
@@ -118,6 +127,11 @@ public final class Scheduler {
         return config;
     }
 
+    /** Where a replayed journal restores the state, and a compacted one reads it (before or between events). */
+    public Recovery recovery() {
+        return recovery;
+    }
+
     /** Renders the status document; its JVM readings and extra sections are refreshed by its owner. */
     public StatusReporter reporter() {
         return reporter;
@@ -128,7 +142,7 @@ public final class Scheduler {
     }
 
     /** Answers a request the transport refused before it got here (e.g. an invalid task spec). */
-    public void rejectRequest(Link link, long requestId, ErrorCode code, String message) {
+    private void rejectRequest(Link link, long requestId, ErrorCode code, String message) {
         instances.client(link);
         replyError(link, requestId, code, message);
     }
@@ -184,7 +198,7 @@ public final class Scheduler {
      * registers again under an id still connected (it reconnected before its old connection was
      * noticed dead) replaces the old connection, whose tasks are handled as lost.
      */
-    public void registerExecutor(Link link, Message.Register reg) {
+    private void registerExecutor(Link link, Message.Register reg) {
         refreshClock();
         String problem = ExecutorPool.problem(reg);
         if (problem != null) {
@@ -212,7 +226,7 @@ public final class Scheduler {
     }
 
     /** CREDIT from an executor. */
-    public void credit(Link link, int credits) {
+    private void credit(Link link, int credits) {
         ExecutorState e = executor(link, "CREDIT");
         if (e != null) {
             addCredits(e, credits);
@@ -236,7 +250,7 @@ public final class Scheduler {
     }
 
     /** RESULT from an executor: completed tasks plus piggy-backed credits. */
-    public void results(Link link, Message.Result result) {
+    private void results(Link link, Message.Result result) {
         ExecutorState e = executor(link, "RESULT");
         if (e == null) {
             return;
@@ -286,7 +300,7 @@ public final class Scheduler {
     }
 
     /** An executor's connection closed (or it stopped heartbeating). Its running tasks go elsewhere. */
-    public void executorDisconnected(Link link) {
+    private void executorDisconnected(Link link) {
         if (shuttingDown) {
             return; // the state is frozen for the journal; a restart re-queues what was running
         }
@@ -328,7 +342,7 @@ public final class Scheduler {
 
     // ---- clients ---------------------------------------------------------------------------
 
-    public void createInstance(Link link, Message.CreateInstance req) {
+    private void createInstance(Link link, Message.CreateInstance req) {
         refreshClock();
         instances.client(link);
         if (shuttingDown) {
@@ -363,7 +377,7 @@ public final class Scheduler {
      * as accepted again without queueing anything; a bundle that reuses some ids, or repeats one, is
      * refused as a whole.
      */
-    public void submit(Link link, Message.Submit req, TaskSpecCodec.Scan[] scans) {
+    private void submit(Link link, Message.Submit req, TaskSpecCodec.Scan[] scans) {
         Instance in = ownedInstance(link, req.requestId(), req.instanceId());
         if (in == null) {
             return;
@@ -493,7 +507,7 @@ public final class Scheduler {
         return null;
     }
 
-    public void destroy(Link link, Message.Destroy req) {
+    private void destroy(Link link, Message.Destroy req) {
         Instance in = ownedInstance(link, req.requestId(), req.instanceId());
         if (in == null) {
             return;
@@ -509,7 +523,7 @@ public final class Scheduler {
      * HALT: nothing more of the instance starts. Its queued tasks end CANCELLED (delivered, and
      * journaled, as any result); its running ones finish; later SUBMITs are refused.
      */
-    public void halt(Link link, Message.Halt req) {
+    private void halt(Link link, Message.Halt req) {
         Instance in = ownedInstance(link, req.requestId(), req.instanceId());
         if (in == null) {
             return;
@@ -529,7 +543,7 @@ public final class Scheduler {
      * secret it was given), and the results delivered but not acknowledged are delivered again, after
      * the ATTACHED reply. A wrong secret is answered exactly like an unknown id.
      */
-    public void attach(Link link, Message.Attach req) {
+    private void attach(Link link, Message.Attach req) {
         instances.client(link);
         refreshClock();
         Instance in = instances.get(req.instanceId());
@@ -579,7 +593,7 @@ public final class Scheduler {
     }
 
     /** ACK: the client has all results up to {@code upToSeq}; they need not be kept any longer. */
-    public void ack(Link link, Message.Ack ack) {
+    private void ack(Link link, Message.Ack ack) {
         refreshClock();
         Instance in = instances.owned(link, ack.instanceId(), tickMicros);
         if (in == null) {
@@ -594,7 +608,7 @@ public final class Scheduler {
      * A client's connection closed. Instances with a lease stay, detached, until it runs out (their
      * tasks keep running and their results are kept); the others are destroyed at once.
      */
-    public void clientDisconnected(Link link) {
+    private void clientDisconnected(Link link) {
         if (shuttingDown) {
             instances.disconnected(link);
             return; // instances stay as journaled, for clients to re-attach after a restart
@@ -754,7 +768,7 @@ public final class Scheduler {
 
     // ---- status ----------------------------------------------------------------------------
 
-    public void status(Link link, Message.StatusRequest req) {
+    private void status(Link link, Message.StatusRequest req) {
         refreshClock();
         instances.client(link);
         if (req.instanceId() == 0) {
@@ -763,15 +777,8 @@ public final class Scheduler {
         }
         Instance in = ownedInstance(link, req.requestId(), req.instanceId());
         if (in != null) {
-            outbox.send(link, new Message.Status(req.requestId(), StatusReporter.render(instanceRow(in))));
+            outbox.send(link, new Message.Status(req.requestId(), StatusReporter.render(StatusBuilder.row(in, tickMicros))));
         }
-    }
-
-    private StatusSnapshot.InstanceRow instanceRow(Instance in) {
-        double leaseLeft = in.detached ? Math.max(0, in.detachedMicros + in.leaseMicros - tickMicros) / 1e6 : -1;
-        return new StatusSnapshot.InstanceRow(in.id, in.name, in.queued, in.waiting, in.running, in.completed, in.succeeded,
-                in.cancelled, (int) Math.min(Integer.MAX_VALUE, in.unackedCount()), in.leaseMicros / 1_000_000,
-                leaseLeft, in.createdMicros, in.highestClientTaskId(), in.nextSeq - 1, in.owner != null);
     }
 
     /** The dispatcher-wide status document (docs/protocol.md section 7). */
@@ -782,27 +789,7 @@ public final class Scheduler {
     /** The state at this moment, as an immutable copy that can be rendered on any thread. */
     public StatusSnapshot snapshot() {
         refreshClock();
-        List<StatusSnapshot.ExecutorRow> rows = new ArrayList<>(pool.size());
-        for (ExecutorState e : pool.all()) {
-            rows.add(new StatusSnapshot.ExecutorRow(e.id, e.host, e.impl, e.slots, e.tasks.size(), e.credits, e.completed,
-                    e.failures, e.suspended(), (e.suspendedUntilMicros - tickMicros) / 1e6, e.suspensions, e.noExec,
-                    e.cached.size(), (tickMicros - e.connectedMicros) / 1e6));
-        }
-        List<StatusSnapshot.InstanceRow> listed = new ArrayList<>();
-        for (Instance in : instances.all()) {
-            if (listed.size() == StatusSnapshot.MAX_LISTED_INSTANCES) {
-                break;
-            }
-            listed.add(instanceRow(in));
-        }
-        Window w = ledger.window();
-        return new StatusSnapshot(dispatcherId, (tickMicros - startedTick) / 1e6, policy.name(), ledger.queued(),
-                ledger.waiting(),
-                ledger.running(), ledger.completed(), ledger.succeeded(), ledger.cancelled(), ledger.retried(), instances.size(),
-                instances.detachedCount(), pool.size(), pool.suspendedCount(), pool.totalSlots(), data,
-                pool.index().objects(), w == null ? 0 : w.size(), ledger.queuedBytes(), ledger.runningBytes(),
-                instances.retainedBytes(), instances.spill().bytes(), memory.budgetBytes(), memory.refusing(), memory.holdingDispatch(),
-                memory.refusedBundles(), ledger.dispatchLatency(), rows, listed);
+        return statusBuilder.snapshot(tickMicros, startedTick, data);
     }
 
     /** Completes the future once at least {@code count} executors are registered. */
@@ -820,101 +807,6 @@ public final class Scheduler {
             // they leave instead of dialling a dispatcher that is not coming back
             for (ExecutorState e : pool.all()) {
                 e.link.close(Message.ErrorMessage.of(0, ErrorCode.SHUTTING_DOWN, "the dispatcher is shutting down"));
-            }
-        }
-    }
-
-    // ---- restoring from the journal (before the loop starts) -------------------------------
-
-    /** Re-creates an instance from the journal; it starts detached, with a fresh lease. */
-    public void restoreInstance(InstanceRecord record) {
-        refreshClock();
-        instances.restore(record, tickMicros);
-    }
-
-    /** Re-queues an accepted task that had no final result (at-least-once: it may have run before). */
-    public void restoreTask(long instanceId, long clientTaskId, long submittedMicros, byte[] spec) {
-        Instance in = instances.get(instanceId);
-        if (in == null) {
-            return;
-        }
-        in.accepted.add(clientTaskId);
-        Dataflow.Key[] failed = new Dataflow.Key[1];
-        Task t = ledger.accept(in, clientTaskId, spec, submittedMicros, TaskSpecCodec.scan(spec), failed);
-        if (failed[0] != null) {
-            refreshClock();
-            dependencyFailed(t, failed[0]);
-        }
-    }
-
-    /**
-     * What a finished producer left (journaled with its result): its keys produced, or failed. Restored
-     * before the tasks, so that a task waiting for them finds them.
-     */
-    public void restoreProduced(long instanceId, String[] objectIds, String name, boolean ok, long failedProducer) {
-        Instance in = instances.get(instanceId);
-        if (in == null) {
-            return;
-        }
-        if (in.dataflow == null) {
-            in.dataflow = new Dataflow();
-        }
-        Dataflow.State state = ok ? Dataflow.State.PRODUCED : Dataflow.State.FAILED;
-        if (objectIds != null) {
-            for (String id : objectIds) {
-                in.dataflow.restore(id, false, state, failedProducer);
-            }
-        }
-        if (name != null) {
-            in.dataflow.restore(name, true, state, failedProducer);
-        }
-    }
-
-    /** Keeps a final result the client had not acknowledged, for redelivery when it re-attaches. */
-    public void restoreResult(long instanceId, Message.DeliveredResult r) {
-        Instance in = instances.get(instanceId);
-        if (in == null) {
-            return;
-        }
-        instances.retain(in, r);
-        in.accepted.add(r.clientTaskId());
-        in.nextSeq = Math.max(in.nextSeq, r.seq() + 1);
-        ledger.finished(in, r.execution());
-    }
-
-    /** Restores the result sequence counter of an instance whose results were all acknowledged. */
-    public void restoreNextSeq(long instanceId, long nextSeq) {
-        Instance in = instances.get(instanceId);
-        if (in != null) {
-            in.nextSeq = Math.max(in.nextSeq, nextSeq);
-        }
-    }
-
-    /** Writes the live state through {@code out}: what a compacted journal must hold. */
-    public void snapshot(Journal out) {
-        for (Instance in : instances.all()) {
-            if (!in.retainsResults()) {
-                continue;
-            }
-            out.instanceCreated(in.record());
-            if (in.nextSeq > 1 && in.unackedCount() == 0) {
-                out.acked(in.id, in.nextSeq - 1); // keeps the sequence counter
-            }
-            instances.forEachRetained(in, r -> out.completed(in.id, r));
-            if (in.dataflow != null) {
-                in.dataflow.forEachFinished((key, isName, state, failedProducer) -> out.produced(in.id,
-                        isName ? null : new String[]{key}, isName ? key : null, state == Dataflow.State.PRODUCED,
-                        failedProducer));
-                in.dataflow.forEachWaiting(t -> out.accepted(in.id, t.clientTaskId, t.submittedMicros, t.spec));
-            }
-        }
-        ledger.forEachQueued(t -> t.instance.retainsResults(),
-                t -> out.accepted(t.instance.id, t.clientTaskId, t.submittedMicros, t.spec));
-        for (ExecutorState e : pool.all()) {
-            for (Task t : e.tasks.values()) {
-                if (t.instance.retainsResults()) {
-                    out.accepted(t.instance.id, t.clientTaskId, t.submittedMicros, t.spec);
-                }
             }
         }
     }
@@ -952,7 +844,7 @@ public final class Scheduler {
                     + "cancelled)", LogSafe.instance(in.id), in.leaseMicros / 1_000_000, n);
         }
         if (journal.wantsCompaction()) {
-            journal.compact(this::snapshot);
+            journal.compact(recovery::writeTo);
         }
     }
 
@@ -1006,7 +898,7 @@ public final class Scheduler {
     }
 
     /** CACHE_UPDATE: what an executor's cache gained and lost (or, when full, all it holds). */
-    public void cacheUpdate(Link link, Message.CacheUpdate update) {
+    private void cacheUpdate(Link link, Message.CacheUpdate update) {
         ExecutorState e = executor(link, "CACHE_UPDATE");
         if (e == null) {
             return;

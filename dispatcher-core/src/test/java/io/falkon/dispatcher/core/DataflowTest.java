@@ -130,7 +130,7 @@ class DataflowTest {
         FakeLink c = h.client("c");
         h.submitAll(c, List.of(task("p", "p.out"), task("q", null, "p.out"), task("r", null, "p.out")));
         assertThat(dispatched(e)).hasSize(1);
-        h.scheduler.halt(c, new Message.Halt(99, h.instanceOf(c)));
+        h.scheduler.handle(Event.client(c, new Message.Halt(99, h.instanceOf(c))));
         h.scheduler.endBatch();
         assertThat(c.sent(Message.Halted.class)).singleElement().satisfies(x -> assertThat(x.cancelled()).isEqualTo(2));
         assertThat(delivered(c)).hasSize(2).allSatisfy(r -> assertThat(r.execution().status())
@@ -139,7 +139,7 @@ class DataflowTest {
 
         FakeLink d = h.client("d");
         h.submitAll(d, List.of(task("p", "p.out"), task("q", null, "p.out")));
-        h.scheduler.destroy(d, new Message.Destroy(100, h.instanceOf(d)));
+        h.scheduler.handle(Event.client(d, new Message.Destroy(100, h.instanceOf(d))));
         h.scheduler.endBatch();
         assertThat(d.sent(Message.Destroyed.class)).singleElement().satisfies(x -> assertThat(x.cancelled()).isEqualTo(2));
     }

@@ -26,7 +26,7 @@ class InstanceOwnershipTest {
             tasks.add(new Message.SubmittedTask(ids[i], spec));
             scans[i] = TaskSpecCodec.scan(spec);
         }
-        h.scheduler.submit(client, new Message.Submit(requestId, instance, tasks), scans);
+        h.scheduler.handle(Event.submit(client, new Message.Submit(requestId, instance, tasks), scans));
         h.scheduler.endBatch();
     }
 
@@ -40,15 +40,15 @@ class InstanceOwnershipTest {
         assertThat(delivered(a)).hasSize(1);
 
         FakeLink b = new FakeLink("b");
-        h.scheduler.attach(b, new Message.Attach(1, id, ""));
-        h.scheduler.attach(b, new Message.Attach(2, id, "00000000000000000000000000000000"));
+        h.scheduler.handle(Event.client(b, new Message.Attach(1, id, "")));
+        h.scheduler.handle(Event.client(b, new Message.Attach(2, id, "00000000000000000000000000000000")));
         h.scheduler.endBatch();
         assertThat(b.sent(Message.ErrorMessage.class)).hasSize(2)
                 .allSatisfy(err -> assertThat(err.errorCode()).isEqualTo(ErrorCode.UNKNOWN_INSTANCE));
         assertThat(delivered(b)).isEmpty();
         // and B cannot use or destroy it either
         h.submit(b, id, 1);
-        h.scheduler.destroy(b, new Message.Destroy(9, id));
+        h.scheduler.handle(Event.client(b, new Message.Destroy(9, id)));
         h.scheduler.endBatch();
         assertThat(b.sent(Message.ErrorMessage.class)).hasSize(4);
         assertThat(h.scheduler.instanceCount()).isEqualTo(1);
@@ -65,10 +65,10 @@ class InstanceOwnershipTest {
         String secret = h.secretOf(a);
         assertThat(secret).hasSize(32).matches("[0-9a-f]+");
         h.submit(a, 1);
-        h.scheduler.clientDisconnected(a);
+        h.scheduler.handle(Event.gone(a, false));
         h.complete(e, dispatched(e));
         FakeLink b = new FakeLink("b");
-        h.scheduler.attach(b, new Message.Attach(1, id, secret));
+        h.scheduler.handle(Event.client(b, new Message.Attach(1, id, secret)));
         h.scheduler.endBatch();
         assertThat(b.sent(Message.Attached.class)).hasSize(1);
         assertThat(delivered(b)).hasSize(1);

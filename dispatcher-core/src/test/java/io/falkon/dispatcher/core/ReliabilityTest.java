@@ -41,7 +41,7 @@ class ReliabilityTest {
         assertThat(got).extracting(r -> r.execution().status()).containsExactlyInAnyOrder(TaskStatus.EXITED,
                 TaskStatus.TIMEOUT);
         assertThat(dispatched(a)).as("a has credits again, but the retries wait for b").isEmpty();
-        h.scheduler.credit(b, 4);
+        h.scheduler.handle(Event.executor(b, new Message.Credit(4)));
         h.scheduler.endBatch();
         List<Message.DispatchedTask> again = dispatched(b);
         assertThat(again).hasSize(2).extracting(Message.DispatchedTask::attempt).containsOnly(1);
@@ -197,14 +197,14 @@ class ReliabilityTest {
         h.complete(e, t.subList(0, 2));
         List<Message.DeliveredResult> firstTwo = delivered(client);
         assertThat(firstTwo).extracting(Message.DeliveredResult::seq).containsExactly(1L, 2L);
-        h.scheduler.ack(client, new Message.Ack(id, 1));
-        h.scheduler.clientDisconnected(client);
+        h.scheduler.handle(Event.client(client, new Message.Ack(id, 1)));
+        h.scheduler.handle(Event.gone(client, false));
         h.scheduler.endBatch();
         assertThat(h.scheduler.instanceCount()).isEqualTo(1);
         h.complete(e, t.subList(2, 4)); // finishes while nobody is attached
 
         FakeLink again = new FakeLink("again");
-        h.scheduler.attach(again, new Message.Attach(9, id, secret));
+        h.scheduler.handle(Event.client(again, new Message.Attach(9, id, secret)));
         h.scheduler.endBatch();
         Message.Attached attached = again.sent(Message.Attached.class).get(0);
         assertThat(attached.highestClientTaskId()).isEqualTo(3);
@@ -224,7 +224,7 @@ class ReliabilityTest {
         long id = h.instanceOf(client);
         String secret = h.secretOf(client);
         h.submit(client, 3);
-        h.scheduler.clientDisconnected(client);
+        h.scheduler.handle(Event.gone(client, false));
         h.clock.advanceMillis(29_999);
         h.scheduler.onTimer();
         assertThat(h.scheduler.instanceCount()).isEqualTo(1);
@@ -235,7 +235,7 @@ class ReliabilityTest {
         assertThat(h.scheduler.queuedCount()).isZero();
         assertThat(e.sent(Message.Cancel.class)).hasSize(1);
         FakeLink late = new FakeLink("late");
-        h.scheduler.attach(late, new Message.Attach(1, id, secret));
+        h.scheduler.handle(Event.client(late, new Message.Attach(1, id, secret)));
         h.scheduler.endBatch();
         assertThat(late.sent(Message.ErrorMessage.class).get(0).errorCode()).isEqualTo(ErrorCode.UNKNOWN_INSTANCE);
     }
@@ -245,7 +245,7 @@ class ReliabilityTest {
         SchedulerHarness h = new SchedulerHarness(new FirstAvailable());
         FakeLink client = h.client("c", 0);
         h.submit(client, 3);
-        h.scheduler.clientDisconnected(client);
+        h.scheduler.handle(Event.gone(client, false));
         assertThat(h.scheduler.instanceCount()).isZero();
     }
 
@@ -274,7 +274,7 @@ class ReliabilityTest {
         assertThat(h.scheduler.refusingBundles()).isTrue();
         FakeLink e = h.executor("e", 10_000, 10_000);
         h.complete(e, dispatched(e));
-        h.scheduler.ack(client, new Message.Ack(clientInstance, Long.MAX_VALUE));
+        h.scheduler.handle(Event.client(client, new Message.Ack(clientInstance, Long.MAX_VALUE)));
         h.scheduler.endBatch();
         assertThat(h.scheduler.refusingBundles()).isFalse();
         other.sent.clear();
@@ -299,7 +299,7 @@ class ReliabilityTest {
         e.sent.clear();
         h.scheduler.endBatch();
         assertThat(dispatched(e)).as("credits, queued tasks, but nothing dispatched").isEmpty();
-        h.scheduler.ack(client, new Message.Ack(h.instanceOf(client), Long.MAX_VALUE));
+        h.scheduler.handle(Event.client(client, new Message.Ack(h.instanceOf(client), Long.MAX_VALUE)));
         h.scheduler.endBatch();
         assertThat(h.scheduler.holdingDispatch()).isFalse();
         assertThat(dispatched(e)).isNotEmpty();
@@ -319,8 +319,8 @@ class ReliabilityTest {
         journal.holdCommits = false;
         h.submit(client, 2);
         h.complete(e, dispatched(e));
-        h.scheduler.ack(client, new Message.Ack(id, 2));
-        h.scheduler.destroy(client, new Message.Destroy(5, id));
+        h.scheduler.handle(Event.client(client, new Message.Ack(id, 2)));
+        h.scheduler.handle(Event.client(client, new Message.Destroy(5, id)));
         h.scheduler.endBatch();
         assertThat(journal.records).containsExactly("instance " + id, "accepted " + id + "/0", "accepted " + id + "/1",
                 "completed " + id + "/0#1", "completed " + id + "/1#2", "acked " + id + "@2", "destroyed " + id);

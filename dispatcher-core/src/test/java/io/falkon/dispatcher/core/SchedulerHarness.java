@@ -94,10 +94,10 @@ public final class SchedulerHarness {
     public FakeLink executor(String id, int slots, int credits) {
         FakeLink link = new FakeLink(id);
         // every fake executor has a cache server, at a port derived from its id
-        scheduler.registerExecutor(link, new Message.Register(id, "host-" + id, slots, 0,
-                Map.of("cachePort", Integer.toString(40000 + Math.abs(id.hashCode() % 20000)))));
+        scheduler.handle(Event.executor(link, new Message.Register(id, "host-" + id, slots, 0,
+                Map.of("cachePort", Integer.toString(40000 + Math.abs(id.hashCode() % 20000))))));
         if (credits > 0) {
-            scheduler.credit(link, credits);
+            scheduler.handle(Event.executor(link, new Message.Credit(credits)));
         }
         scheduler.endBatch();
         return link;
@@ -111,7 +111,7 @@ public final class SchedulerHarness {
     /** A client whose instance outlives its connection by {@code leaseSeconds}. */
     public FakeLink client(String name, long leaseSeconds) {
         FakeLink link = new FakeLink(name);
-        scheduler.createInstance(link, new Message.CreateInstance(requestIds++, name, leaseSeconds));
+        scheduler.handle(Event.client(link, new Message.CreateInstance(requestIds++, name, leaseSeconds)));
         scheduler.endBatch();
         return link;
     }
@@ -149,7 +149,7 @@ public final class SchedulerHarness {
             tasks.add(new Message.SubmittedTask(id, encoded));
             scans[i] = TaskSpecCodec.scan(encoded);
         }
-        scheduler.submit(client, new Message.Submit(requestIds++, instanceId, tasks), scans);
+        scheduler.handle(Event.submit(client, new Message.Submit(requestIds++, instanceId, tasks), scans));
         scheduler.endBatch();
         return ids;
     }
@@ -175,7 +175,7 @@ public final class SchedulerHarness {
             tasks.add(new Message.SubmittedTask(id, encoded));
             scans[i] = TaskSpecCodec.scan(encoded);
         }
-        scheduler.submit(client, new Message.Submit(requestIds++, instanceId, tasks), scans);
+        scheduler.handle(Event.submit(client, new Message.Submit(requestIds++, instanceId, tasks), scans));
         scheduler.endBatch();
         return ids;
     }
@@ -192,11 +192,11 @@ public final class SchedulerHarness {
         for (String id : ids) {
             added.add(new Message.CachedObject(id, 1 << 20));
         }
-        scheduler.cacheUpdate(executor, new Message.CacheUpdate(false, added, List.of()));
+        scheduler.handle(Event.executor(executor, new Message.CacheUpdate(false, added, List.of())));
     }
 
     public void evicted(FakeLink executor, String... ids) {
-        scheduler.cacheUpdate(executor, new Message.CacheUpdate(false, List.of(), List.of(ids)));
+        scheduler.handle(Event.executor(executor, new Message.CacheUpdate(false, List.of(), List.of(ids))));
     }
 
     /** A task reading the given objects (1 MiB each). */
@@ -214,7 +214,7 @@ public final class SchedulerHarness {
         for (Message.DispatchedTask t : tasks) {
             results.add(new Message.TaskResult(t.taskId(), t.attempt(), x));
         }
-        scheduler.results(executor, new Message.Result(tasks.size(), results));
+        scheduler.handle(Event.executor(executor, new Message.Result(tasks.size(), results)));
         scheduler.endBatch();
     }
 
@@ -239,7 +239,7 @@ public final class SchedulerHarness {
         for (Message.DispatchedTask t : tasks) {
             results.add(new Message.TaskResult(t.taskId(), t.attempt(), exited(0)));
         }
-        scheduler.results(executor, new Message.Result(tasks.size(), results));
+        scheduler.handle(Event.executor(executor, new Message.Result(tasks.size(), results)));
         scheduler.endBatch();
     }
 

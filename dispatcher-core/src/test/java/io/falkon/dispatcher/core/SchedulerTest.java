@@ -49,7 +49,7 @@ class SchedulerTest {
         FakeLink client = h.client("c");
         h.submit(client, 3);
         assertThat(exec.sent(Message.Dispatch.class)).isEmpty();
-        s.credit(exec, 1);
+        s.handle(Event.executor(exec, new Message.Credit(1)));
         s.endBatch();
         assertThat(dispatched(exec)).hasSize(1);
     }
@@ -119,8 +119,8 @@ class SchedulerTest {
         // alice cannot submit to, look at or destroy bob's instance
         alice.drain();
         h.submit(alice, bobsInstance, 1);
-        s.status(alice, new Message.StatusRequest(50, bobsInstance));
-        s.destroy(alice, new Message.Destroy(51, bobsInstance));
+        s.handle(Event.client(alice, new Message.StatusRequest(50, bobsInstance)));
+        s.handle(Event.client(alice, new Message.Destroy(51, bobsInstance)));
         s.endBatch();
         List<Message.ErrorMessage> errors = alice.sent(Message.ErrorMessage.class);
         assertThat(errors).hasSize(3).allSatisfy(e -> assertThat(e.errorCode()).isEqualTo(ErrorCode.UNKNOWN_INSTANCE));
@@ -138,7 +138,7 @@ class SchedulerTest {
         assertThat(running).hasSize(2);
         client.drain();
 
-        s.destroy(client, new Message.Destroy(99, instance));
+        s.handle(Event.client(client, new Message.Destroy(99, instance)));
         s.endBatch();
         List<Message> replies = client.drain();
         assertThat(replies.get(replies.size() - 1)).isEqualTo(new Message.Destroyed(99, instance, 5));
@@ -165,7 +165,7 @@ class SchedulerTest {
         FakeLink client = h.client("c");
         List<Long> ids = h.submit(client, 3);
         assertThat(dispatched(doomed)).hasSize(3);
-        s.executorDisconnected(doomed);
+        s.handle(Event.gone(doomed, true));
         s.endBatch();
         assertThat(delivered(client)).isEmpty();
         assertThat(s.queuedCount()).isEqualTo(3);
@@ -189,7 +189,7 @@ class SchedulerTest {
         FakeLink client = h.client("c");
         h.submit(client, 1, TaskSpec.builder("/bin/true").retries(0).build());
         assertThat(dispatched(exec)).hasSize(1);
-        s.executorDisconnected(exec);
+        s.handle(Event.gone(exec, true));
         s.endBatch();
         assertThat(delivered(client)).hasSize(1)
                 .allSatisfy(r -> assertThat(r.execution().status()).isEqualTo(TaskStatus.EXECUTOR_LOST));
@@ -202,7 +202,7 @@ class SchedulerTest {
         FakeLink exec = h.executor("e1", 1, 1);
         FakeLink client = h.client("c");
         h.submit(client, 4);
-        s.clientDisconnected(client);
+        s.handle(Event.gone(client, false));
         s.endBatch();
         assertThat(s.instanceCount()).isZero();
         assertThat(s.queuedCount()).isZero();
@@ -229,10 +229,10 @@ class SchedulerTest {
     @Test
     void zeroSlotsAndCreditBeforeRegisterAreProtocolErrors() {
         FakeLink zero = new FakeLink("zero");
-        s.registerExecutor(zero, new Message.Register("z", "h", 0, 0, Map.of()));
+        s.handle(Event.executor(zero, new Message.Register("z", "h", 0, 0, Map.of())));
         assertThat(zero.closedWith.message()).contains("slots");
         FakeLink early = new FakeLink("early");
-        s.credit(early, 3);
+        s.handle(Event.executor(early, new Message.Credit(3)));
         assertThat(early.closedWith.errorCode()).isEqualTo(ErrorCode.UNEXPECTED_MESSAGE);
     }
 
@@ -260,7 +260,7 @@ class SchedulerTest {
         assertThat(st.at("/executorList/0/id").asText()).isEqualTo("e1");
         assertThat(st.get("uptimeSeconds").asDouble()).isEqualTo(2.5);
 
-        s.status(client, new Message.StatusRequest(77, h.instanceOf(client)));
+        s.handle(Event.client(client, new Message.StatusRequest(77, h.instanceOf(client))));
         s.endBatch();
         Message.Status reply = client.sent(Message.Status.class).get(0);
         assertThat(reply.requestId()).isEqualTo(77);
@@ -280,8 +280,8 @@ class SchedulerTest {
         List<Message.DispatchedTask> t = dispatched(a);
         h.complete(b, t);
         assertThat(delivered(client)).isEmpty();
-        s.results(a, new Message.Result(0, List.of(new Message.TaskResult(t.get(0).taskId(), 7,
-                SchedulerHarness.exited(0)))));
+        s.handle(Event.executor(a, new Message.Result(0, List.of(new Message.TaskResult(t.get(0).taskId(), 7,
+                SchedulerHarness.exited(0))))));
         s.endBatch();
         assertThat(delivered(client)).isEmpty();
         h.complete(a, t);

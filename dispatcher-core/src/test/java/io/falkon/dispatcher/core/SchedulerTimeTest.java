@@ -44,19 +44,18 @@ class SchedulerTimeTest {
         SplitClock clock = new SplitClock();
         Scheduler s = scheduler(clock);
         FakeLink exec = new FakeLink("e");
-        s.registerExecutor(exec, new Message.Register("e", "h", 1, 0, Map.of()));
-        s.credit(exec, 1);
+        s.handle(Event.executor(exec, new Message.Register("e", "h", 1, 0, Map.of())));
+        s.handle(Event.executor(exec, new Message.Credit(1)));
         FakeLink client = new FakeLink("c");
-        s.createInstance(client, new Message.CreateInstance(1, "c", 30));
+        s.handle(Event.client(client, new Message.CreateInstance(1, "c", 30)));
         s.endBatch();
         long id = client.sent(Message.InstanceCreated.class).get(0).instanceId();
         byte[] spec = TaskSpecCodec.encode(TaskSpec.builder("sleep", "1")
                 .wallTime(Duration.ofSeconds(1)).build());
-        s.submit(client, new Message.Submit(2, id, List.of(new Message.SubmittedTask(0, spec))),
-                new TaskSpecCodec.Scan[]{TaskSpecCodec.scan(spec)});
+        s.handle(Event.submit(client, new Message.Submit(2, id, List.of(new Message.SubmittedTask(0, spec))), new TaskSpecCodec.Scan[]{TaskSpecCodec.scan(spec)}));
         s.endBatch();
         assertThat(dispatched(exec)).hasSize(1);
-        s.clientDisconnected(client); // the lease of 30 s starts
+        s.handle(Event.gone(client, false)); // the lease of 30 s starts
 
         clock.wall += TimeUnit.HOURS.toMicros(2); // NTP steps the wall clock by two hours
         s.onTimer();
@@ -81,7 +80,7 @@ class SchedulerTimeTest {
         assertThat(h.scheduler.pendingDeadlines()).isEqualTo(100);
         h.complete(exec, running.subList(0, 60));
         assertThat(h.scheduler.pendingDeadlines()).as("finished tasks hold no deadline").isEqualTo(40);
-        h.scheduler.executorDisconnected(exec); // the rest are re-queued: no deadline while queued
+        h.scheduler.handle(Event.gone(exec, true)); // the rest are re-queued: no deadline while queued
         h.scheduler.endBatch();
         assertThat(h.scheduler.pendingDeadlines()).isZero();
     }

@@ -1,5 +1,6 @@
 package io.falkon.dispatcher.policy;
 
+import io.falkon.dispatcher.core.Event;
 import io.falkon.dispatcher.core.FakeLink;
 import io.falkon.dispatcher.core.SchedulerConfig;
 import io.falkon.dispatcher.core.SchedulerHarness;
@@ -63,7 +64,7 @@ class DataAwarePoliciesTest {
         FakeLink client = h.client("c");
         h.submit(client, 1, reading("x"));
         assertThat(dispatched(ex[1])).as("the free executor without the data").isEmpty();
-        h.scheduler.credit(ex[0], 1);
+        h.scheduler.handle(Event.executor(ex[0], new Message.Credit(1)));
         h.scheduler.endBatch();
         assertThat(dispatched(ex[0])).hasSize(1);
     }
@@ -88,8 +89,8 @@ class DataAwarePoliciesTest {
         FakeLink client = h.client("c");
         h.submit(client, 1, reading("x"));
         assertThat(dispatched(ex[1])).as("kept busy, data moves").hasSize(1);
-        h.scheduler.credit(ex[0], 1);
-        h.scheduler.credit(ex[1], 1);
+        h.scheduler.handle(Event.executor(ex[0], new Message.Credit(1)));
+        h.scheduler.handle(Event.executor(ex[1], new Message.Credit(1)));
         h.scheduler.endBatch();
         h.submit(client, 1, reading("x"));
         assertThat(dispatched(ex[0])).as("both free: the one caching x").hasSize(1);
@@ -142,7 +143,7 @@ class DataAwarePoliciesTest {
         h.submit(client, 1, reading("x"));
         assertThat(dispatched(ex[1])).isEmpty();
         h.evicted(ex[0], "x"); // a no longer has it: nobody does, so any free executor will do
-        h.scheduler.credit(ex[1], 1);
+        h.scheduler.handle(Event.executor(ex[1], new Message.Credit(1)));
         h.scheduler.endBatch();
         assertThat(dispatched(ex[1])).hasSize(1);
     }
@@ -183,7 +184,7 @@ class DataAwarePoliciesTest {
         h.submit(client, 2, reading("x")); // both wait for a, and fill the window
         h.submit(client, 1, reading("y")); // b would take it, but it is third
         assertThat(dispatched(b)).isEmpty();
-        h.scheduler.credit(a, 1);
+        h.scheduler.handle(Event.executor(a, new Message.Credit(1)));
         h.scheduler.endBatch(); // one x runs on a: the window moves on to the y task
         assertThat(dispatched(a)).hasSize(1);
         assertThat(dispatched(b)).hasSize(1);
@@ -195,7 +196,7 @@ class DataAwarePoliciesTest {
         FakeLink a = h.executor("a", 1, 0);
         h.cached(a, "x", "y");
         assertThat(h.scheduler.statusJson()).contains("\"indexedObjects\":2");
-        h.scheduler.executorDisconnected(a);
+        h.scheduler.handle(Event.gone(a, true));
         assertThat(h.scheduler.statusJson()).contains("\"indexedObjects\":0");
         FakeLink b = h.executor("b", 1, 1);
         FakeLink client = h.client("c");

@@ -1,5 +1,6 @@
 package io.falkon.dispatcher.policy;
 
+import io.falkon.dispatcher.core.Event;
 import io.falkon.dispatcher.core.FakeLink;
 import io.falkon.dispatcher.core.SchedulerHarness;
 import io.falkon.protocol.Message;
@@ -79,7 +80,7 @@ public abstract class DispatchPolicyContract {
         assertThat(first).hasSize(1);
         h.finish(a, first, ReliabilityTestSupport.failed(TaskStatus.LAUNCH_FAILED)); // a's credit comes back
         assertThat(dispatched(a)).as("the retry waits for b rather than going back to a").isEmpty();
-        h.scheduler.credit(b, 1);
+        h.scheduler.handle(Event.executor(b, new Message.Credit(1)));
         h.scheduler.endBatch();
         List<Message.DispatchedTask> retry = dispatched(b);
         assertThat(retry).hasSize(1);

@@ -2,7 +2,7 @@ package io.falkon.dispatcher.journal;
 
 import io.falkon.dispatcher.core.InstanceRecord;
 import io.falkon.dispatcher.core.Journal;
-import io.falkon.dispatcher.core.Scheduler;
+import io.falkon.dispatcher.core.Recovery;
 import io.falkon.protocol.fs.OwnerOnly;
 import io.falkon.protocol.Message;
 import io.netty.buffer.ByteBuf;
@@ -208,8 +208,8 @@ public final class FileJournal implements Journal, AutoCloseable {
     }
 
     /** Hands the replayed state to the scheduler (before its loop starts). */
-    public void restoreInto(Scheduler scheduler) {
-        replayed.restoreInto(scheduler);
+    public void restoreInto(Recovery into) {
+        replayed.restoreInto(into);
         log.info("journal {}: {} records replayed: {} instances, {} unfinished tasks re-queued, {} results "
                         + "awaiting acknowledgement", file, replayed.records, replayed.instances.size(),
                 replayed.pendingTasks(), replayed.unackedResults());

@@ -1,7 +1,7 @@
 package io.falkon.dispatcher.journal;
 
 import io.falkon.dispatcher.core.InstanceRecord;
-import io.falkon.dispatcher.core.Scheduler;
+import io.falkon.dispatcher.core.Recovery;
 import io.falkon.protocol.Message;
 import io.netty.buffer.ByteBuf;
 
@@ -126,18 +126,18 @@ final class Replay {
     }
 
     /** Hands the state to a scheduler that has not started yet. */
-    void restoreInto(Scheduler scheduler) {
+    void restoreInto(Recovery into) {
         for (InstanceState s : instances.values()) {
-            scheduler.restoreInstance(s.current());
-            scheduler.restoreNextSeq(s.id, s.ackedUpTo + 1);
+            into.instance(s.current());
+            into.nextSeq(s.id, s.ackedUpTo + 1);
             for (Message.DeliveredResult r : s.unacked.values()) {
-                scheduler.restoreResult(s.id, r);
+                into.result(s.id, r);
             }
             for (Produced p : s.produced) {
-                scheduler.restoreProduced(s.id, p.objectIds(), p.name(), p.ok(), p.failedProducer());
+                into.produced(s.id, p.objectIds(), p.name(), p.ok(), p.failedProducer());
             }
             // in submission order (clients number tasks as they send them): producers before their consumers
-            new TreeMap<>(s.pending).forEach((clientTaskId, a) -> scheduler.restoreTask(s.id, clientTaskId,
+            new TreeMap<>(s.pending).forEach((clientTaskId, a) -> into.task(s.id, clientTaskId,
                     a.submittedMicros, a.spec));
         }
     }

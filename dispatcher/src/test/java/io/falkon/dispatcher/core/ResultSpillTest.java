@@ -70,14 +70,14 @@ class ResultSpillTest {
     private long detachedWithResults(FakeLink client, int n) {
         e = h.executor("e", n, n);
         h.submit(client, n);
-        h.scheduler.clientDisconnected(client);
+        h.scheduler.handle(Event.gone(client, false));
         h.finish(e, dispatched(e), withOutput(OUTPUT));
         return h.instanceOf(client);
     }
 
     private FakeLink attach(FakeLink owner) {
         FakeLink b = new FakeLink("b-" + System.nanoTime());
-        h.scheduler.attach(b, new Message.Attach(1, h.instanceOf(owner), h.secretOf(owner)));
+        h.scheduler.handle(Event.client(b, new Message.Attach(1, h.instanceOf(owner), h.secretOf(owner))));
         h.scheduler.endBatch();
         return b;
     }
@@ -124,16 +124,16 @@ class ResultSpillTest {
         FakeLink a = h.client("a", 600);
         long id = detachedWithResults(a, 100);
         FakeLink b = attach(a);
-        h.scheduler.ack(b, new Message.Ack(id, 60)); // past the in-memory ones, into the spilled ones
+        h.scheduler.handle(Event.client(b, new Message.Ack(id, 60))); // past the in-memory ones, into the spilled ones
         h.scheduler.endBatch();
-        h.scheduler.clientDisconnected(b);
+        h.scheduler.handle(Event.gone(b, false));
 
         FakeLink c = attach(a);
         assertThat(c.sent(Message.Attached.class).get(0).redelivered()).isEqualTo(40);
         assertThat(delivered(c)).extracting(Message.DeliveredResult::seq)
                 .containsExactlyInAnyOrderElementsOf(seqs(61, 100));
 
-        h.scheduler.ack(c, new Message.Ack(id, 100));
+        h.scheduler.handle(Event.client(c, new Message.Ack(id, 100)));
         h.scheduler.endBatch();
         assertThat(spill.bytes()).isZero();
         assertThat(files()).isEmpty();
@@ -145,7 +145,7 @@ class ResultSpillTest {
         long id = detachedWithResults(a, 50);
         assertThat(files()).hasSize(1);
         FakeLink b = attach(a);
-        h.scheduler.destroy(b, new Message.Destroy(2, id));
+        h.scheduler.handle(Event.client(b, new Message.Destroy(2, id)));
         h.scheduler.endBatch();
         assertThat(files()).isEmpty();
         assertThat(h.scheduler.snapshot().spilledResultBytes()).isZero();
@@ -156,7 +156,7 @@ class ResultSpillTest {
         FakeLink a = h.client("a", 600);
         detachedWithResults(a, 100);
         List<Long> written = new ArrayList<>();
-        h.scheduler.snapshot(new Journal() {
+        h.scheduler.recovery().writeTo(new Journal() {
             @Override
             public void instanceCreated(InstanceRecord instance) {
             }

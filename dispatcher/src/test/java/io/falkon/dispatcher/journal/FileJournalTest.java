@@ -1,5 +1,6 @@
 package io.falkon.dispatcher.journal;
 
+import io.falkon.dispatcher.core.Event;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
@@ -55,14 +56,14 @@ class FileJournalTest {
         String secret = h.secretOf(client);
         journal = FileJournal.open(dir, FsyncPolicy.ALWAYS);
         h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
-        journal.restoreInto(h.scheduler);
+        journal.restoreInto(h.scheduler.recovery());
         e = h.executor("e", 2, 2);
         FakeLink again = new FakeLink("again");
-        h.scheduler.attach(again, new Message.Attach(1, id, secret));
+        h.scheduler.handle(Event.client(again, new Message.Attach(1, id, secret)));
         h.submit(again, id, 5);
         journal.sync(); // replies go out once the batch is durable
         h.complete(e, dispatched(e));
-        h.scheduler.ack(again, new Message.Ack(id, 1));
+        h.scheduler.handle(Event.client(again, new Message.Ack(id, 1)));
         h.scheduler.endBatch();
         journal.close();
 
@@ -70,10 +71,10 @@ class FileJournalTest {
         assertThat(reopened.restoredInstances()).isEqualTo(1);
         assertThat(reopened.restoredTasks()).isEqualTo(3);
         SchedulerHarness after = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), reopened);
-        reopened.restoreInto(after.scheduler);
+        reopened.restoreInto(after.scheduler.recovery());
         assertThat(after.scheduler.queuedCount()).isEqualTo(3);
         FakeLink back = new FakeLink("back");
-        after.scheduler.attach(back, new Message.Attach(7, id, secret));
+        after.scheduler.handle(Event.client(back, new Message.Attach(7, id, secret)));
         after.scheduler.endBatch();
         reopened.close(); // drains: the replies are out
         Message.Attached attached = back.sent(Message.Attached.class).get(0);
@@ -102,11 +103,11 @@ class FileJournalTest {
 
         FileJournal reopened = FileJournal.open(dir, FsyncPolicy.ALWAYS);
         SchedulerHarness after = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), reopened);
-        reopened.restoreInto(after.scheduler);
+        reopened.restoreInto(after.scheduler.recovery());
         assertThat(after.scheduler.queuedCount()).as("second, to run again").isEqualTo(1);
         assertThat(after.scheduler.waitingCount()).as("third still waits").isEqualTo(1);
         FakeLink back = new FakeLink("back");
-        after.scheduler.attach(back, new Message.Attach(7, id, secret));
+        after.scheduler.handle(Event.client(back, new Message.Attach(7, id, secret)));
         after.scheduler.endBatch();
         FakeLink e2 = after.executor("e2", 1, 1);
         reopened.sync();
@@ -221,17 +222,17 @@ class FileJournalTest {
         String secret = h.secretOf(client);
         journal = FileJournal.open(dir, FsyncPolicy.NEVER);
         h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
-        journal.restoreInto(h.scheduler);
+        journal.restoreInto(h.scheduler.recovery());
         e = h.executor("e", 100, 100);
         FakeLink c = new FakeLink("c2");
-        h.scheduler.attach(c, new Message.Attach(1, id, secret));
+        h.scheduler.handle(Event.client(c, new Message.Attach(1, id, secret)));
         long seq = 0;
         for (int round = 0; round < 50; round++) {
             h.submit(c, id, 100);
             journal.sync();
             h.complete(e, dispatched(e));
             seq += 100;
-            h.scheduler.ack(c, new Message.Ack(id, seq));
+            h.scheduler.handle(Event.client(c, new Message.Ack(id, seq)));
         }
         h.submit(c, id, 7); // these stay unfinished
         h.scheduler.endBatch();
@@ -239,16 +240,16 @@ class FileJournalTest {
         j.sync();
         long before = Files.size(dir.resolve(FileJournal.FILE));
         assertThat(before).isGreaterThan(100_000);
-        j.compact(h.scheduler::snapshot);
+        j.compact(h.scheduler.recovery()::writeTo);
         j.close();
         long after = Files.size(dir.resolve(FileJournal.FILE));
         assertThat(after).isLessThan(before / 10);
         FileJournal replayed = FileJournal.open(dir, FsyncPolicy.NEVER);
         assertThat(replayed.restoredTasks()).isEqualTo(7);
         SchedulerHarness h2 = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), replayed);
-        replayed.restoreInto(h2.scheduler);
+        replayed.restoreInto(h2.scheduler.recovery());
         FakeLink back = new FakeLink("back");
-        h2.scheduler.attach(back, new Message.Attach(2, id, secret));
+        h2.scheduler.handle(Event.client(back, new Message.Attach(2, id, secret)));
         h2.scheduler.endBatch();
         replayed.sync();
         assertThat(back.sent(Message.Attached.class).get(0).highestClientTaskId()).isEqualTo(5006);
@@ -271,9 +272,9 @@ class FileJournalTest {
         String secret = h.secretOf(client);
         journal = FileJournal.open(dir, FsyncPolicy.ALWAYS);
         h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
-        journal.restoreInto(h.scheduler);
+        journal.restoreInto(h.scheduler.recovery());
         FakeLink c = new FakeLink("c");
-        h.scheduler.attach(c, new Message.Attach(1, id, secret));
+        h.scheduler.handle(Event.client(c, new Message.Attach(1, id, secret)));
         for (int i = 0; i < n; i++) {
             h.submit(c, id, 1); // one record per batch, so that damage hits exactly the last task
         }
