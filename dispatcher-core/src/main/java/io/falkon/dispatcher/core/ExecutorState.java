@@ -5,7 +5,6 @@ import io.falkon.protocol.Message;
 
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -37,12 +36,6 @@ final class ExecutorState implements ExecutorView {
     final String cachePeer;
     /** Whether it sits in the scheduler's ring of executors with credits. */
     boolean inRing;
-    /** Tasks assigned in the current round, sent as DISPATCH bundles at the end of it (see {@link Outbox}). */
-    List<Message.DispatchedTask> bundle;
-    /** Whether the outbox lists it among the executors with a bundle this round. */
-    boolean inBundled;
-    /** Encoded bytes of {@link #bundle}, to keep each DISPATCH frame under the executor's limit. */
-    long bundleBytes;
 
     ExecutorState(Link link, Message.Register reg, long tickMicros, long windowMicros) {
         this.outcomes = new OutcomeWindow(windowMicros);

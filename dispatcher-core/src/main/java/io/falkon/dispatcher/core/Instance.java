@@ -5,8 +5,6 @@ import io.falkon.protocol.Message;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * A client's instance (factory/instance pattern): its counters, its results on their way to the
@@ -39,9 +37,6 @@ final class Instance {
     long nextSeq = 1;
     /** Client task ids accepted so far: a re-sent bundle is recognised, a reused id refused. */
     final IdSet accepted = new IdSet();
-    /** Results gathered during the current batch, sent as one DELIVER at its end. */
-    List<Message.DeliveredResult> outbox;
-    boolean inOutboxList;
     /** Delivered but not acknowledged (only with a lease), in sequence order. */
     final ArrayDeque<Message.DeliveredResult> unacked = new ArrayDeque<>();
     long unackedBytes;
@@ -107,17 +102,6 @@ final class Instance {
     /** Finished neither with success nor cancelled. */
     long failed() {
         return completed - succeeded - cancelled;
-    }
-
-    void addToOutbox(Message.DeliveredResult r, List<Instance> delivering) {
-        if (outbox == null) {
-            outbox = new ArrayList<>();
-        }
-        outbox.add(r);
-        if (!inOutboxList) {
-            inOutboxList = true;
-            delivering.add(this);
-        }
     }
 
     static long footprint(Message.DeliveredResult r) {

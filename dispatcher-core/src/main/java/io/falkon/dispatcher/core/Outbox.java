@@ -3,7 +3,9 @@ package io.falkon.dispatcher.core;
 import io.falkon.protocol.Message;
 
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * What a batch of events sends, gathered until the batch ends: messages per connection, each
@@ -21,8 +23,12 @@ final class Outbox {
 
     private final long maxDispatchBytes;
     private final List<Link> dirty = new ArrayList<>();
-    private final List<ExecutorState> bundled = new ArrayList<>();
-    private final List<Instance> delivering = new ArrayList<>();
+    /** This round's DISPATCH bundles, by executor and in the order they were begun. */
+    private final Map<ExecutorState, Bundle> bundles = new IdentityHashMap<>();
+    private final List<Bundle> bundled = new ArrayList<>();
+    /** This batch's DELIVERs, by instance and in the order they were begun. */
+    private final Map<Instance, Delivery> deliveries = new IdentityHashMap<>();
+    private final List<Delivery> delivering = new ArrayList<>();
 
     /** @param maxFrameBytes the executors' frame limit: no DISPATCH grows beyond it */
     Outbox(long maxFrameBytes) {
@@ -38,20 +44,35 @@ final class Outbox {
     /** Adds an assigned task to the executor's bundle of this round. */
     void dispatch(ExecutorState e, Message.DispatchedTask t) {
         long bytes = t.spec().length + DISPATCH_OVERHEAD_PER_TASK + extBytes(t);
-        if (e.bundle != null && !e.bundle.isEmpty() && e.bundleBytes + bytes > maxDispatchBytes) {
-            send(e.link, new Message.Dispatch(e.bundle)); // a full frame goes now; the round goes on
-            e.bundle = null;
+        Bundle b = bundles.get(e);
+        if (b == null) {
+            b = new Bundle(e);
+            bundles.put(e, b);
+            bundled.add(b);
+        } else if (!b.tasks.isEmpty() && b.bytes + bytes > maxDispatchBytes) {
+            send(e.link, new Message.Dispatch(b.tasks)); // a full frame goes now; the round goes on
+            b.begin();
         }
-        if (e.bundle == null) {
-            if (!e.inBundled) {
-                e.inBundled = true;
-                bundled.add(e);
-            }
-            e.bundle = new ArrayList<>(Math.min(e.credits + 1, 1024));
-            e.bundleBytes = 0;
+        b.tasks.add(t);
+        b.bytes += bytes;
+    }
+
+    /** One executor's assignments of this round not sent yet, and their encoded size. */
+    private static final class Bundle {
+        final ExecutorState executor;
+        List<Message.DispatchedTask> tasks;
+        long bytes;
+
+        Bundle(ExecutorState executor) {
+            this.executor = executor;
+            begin();
         }
-        e.bundle.add(t);
-        e.bundleBytes += bytes;
+
+        /** A new frame's list (the one sent belongs to its message now). */
+        void begin() {
+            tasks = new ArrayList<>(Math.min(executor.credits + 1, 1024));
+            bytes = 0;
+        }
     }
 
     private static long extBytes(Message.DispatchedTask t) {
@@ -64,38 +85,64 @@ final class Outbox {
 
     /** Adds a result to the instance's DELIVER of this batch. */
     void deliver(Instance in, Message.DeliveredResult r) {
-        in.addToOutbox(r, delivering);
+        Delivery d = deliveries.get(in);
+        if (d == null) {
+            d = new Delivery(in);
+            deliveries.put(in, d);
+            delivering.add(d);
+        }
+        d.results.add(r);
     }
 
     /** Sends the instance's results gathered so far now, ahead of what follows (a DESTROYED reply). */
     void deliverNow(Instance in) {
-        if (in.outbox != null && !in.outbox.isEmpty() && in.owner != null) {
-            send(in.owner, new Message.Deliver(in.id, in.outbox));
+        Delivery d = deliveries.get(in);
+        if (d != null && !d.results.isEmpty() && in.owner != null) {
+            send(in.owner, new Message.Deliver(in.id, d.results));
         }
-        in.outbox = null;
-        // it stays in 'delivering' until the batch ends, which skips an empty outbox
+        drop(in);
+    }
+
+    /**
+     * Forgets the instance's results gathered so far (sent another way, or nobody left to send them
+     * to); results that come later in the batch are gathered again.
+     */
+    void drop(Instance in) {
+        Delivery d = deliveries.get(in);
+        if (d != null && !d.results.isEmpty()) {
+            d.results = new ArrayList<>(); // the old list may belong to a message now
+        }
+    }
+
+    /** One instance's results of this batch not sent yet. */
+    private static final class Delivery {
+        final Instance instance;
+        List<Message.DeliveredResult> results = new ArrayList<>();
+
+        Delivery(Instance instance) {
+            this.instance = instance;
+        }
     }
 
     /** Turns the round's bundles and results into messages. */
     void endRound() {
         for (int i = 0, n = bundled.size(); i < n; i++) {
-            ExecutorState e = bundled.get(i);
-            e.inBundled = false;
-            if (e.alive && e.bundle != null && !e.bundle.isEmpty()) {
-                send(e.link, new Message.Dispatch(e.bundle));
+            Bundle b = bundled.get(i);
+            if (b.executor.alive && !b.tasks.isEmpty()) {
+                send(b.executor.link, new Message.Dispatch(b.tasks));
             }
-            e.bundle = null;
         }
         bundled.clear();
+        bundles.clear();
         for (int i = 0, n = delivering.size(); i < n; i++) {
-            Instance in = delivering.get(i);
-            in.inOutboxList = false;
-            if (in.outbox != null && !in.outbox.isEmpty() && !in.gone && in.owner != null) {
-                send(in.owner, new Message.Deliver(in.id, in.outbox));
+            Delivery d = delivering.get(i);
+            Instance in = d.instance;
+            if (!d.results.isEmpty() && !in.gone && in.owner != null) {
+                send(in.owner, new Message.Deliver(in.id, d.results));
             }
-            in.outbox = null;
         }
         delivering.clear();
+        deliveries.clear();
     }
 
     /** Hands every connection's messages to the journal, which sends them once the batch is durable. */

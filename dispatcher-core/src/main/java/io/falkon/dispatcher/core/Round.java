@@ -1,7 +1,5 @@
 package io.falkon.dispatcher.core;
 
-import io.falkon.dispatcher.policy.ExecutorView;
-import io.falkon.dispatcher.policy.QueuedTask;
 import io.falkon.dispatcher.policy.SchedulingRound;
 
 import java.util.Collection;
@@ -12,7 +10,7 @@ import java.util.Collection;
  * policy must respect: an executor's credits, and a retried task's wish to avoid the executors it
  * failed on while another can take it.
  */
-final class Round implements SchedulingRound {
+final class Round implements SchedulingRound<Task, ExecutorState> {
     private final Scheduler scheduler;
     private final TaskLedger ledger;
     private final ExecutorPool pool;
@@ -29,8 +27,13 @@ final class Round implements SchedulingRound {
     }
 
     @Override
-    public QueuedTask head() {
+    public Task head() {
         return ledger.head();
+    }
+
+    @Override
+    public Task next(Task task) {
+        return task.next;
     }
 
     @Override
@@ -39,12 +42,12 @@ final class Round implements SchedulingRound {
     }
 
     @Override
-    public Collection<? extends ExecutorView> executors() {
+    public Collection<ExecutorState> executors() {
         return pool.all();
     }
 
     @Override
-    public ExecutorView nextWithCredit() {
+    public ExecutorState nextWithCredit() {
         return pool.nextWithCredit();
     }
 
@@ -54,15 +57,12 @@ final class Round implements SchedulingRound {
     }
 
     @Override
-    public boolean prefersElsewhere(QueuedTask task, ExecutorView executor) {
-        Task t = (Task) task;
+    public boolean prefersElsewhere(Task t, ExecutorState executor) {
         return t.avoids(executor) && pool.someoneElseFor(t);
     }
 
     @Override
-    public boolean assign(QueuedTask queuedTask, ExecutorView executor) {
-        Task t = (Task) queuedTask;
-        ExecutorState e = (ExecutorState) executor;
+    public boolean assign(Task t, ExecutorState e) {
         if (!t.queued) {
             throw new IllegalStateException("task " + t.id + " is not queued");
         }
@@ -92,24 +92,21 @@ final class Round implements SchedulingRound {
     }
 
     @Override
-    public long cachedBytes(QueuedTask task, ExecutorView executor) {
-        Task t = (Task) task;
-        return t.inputIds == null ? 0 : pool.index().cachedBytes(t.inputIds, t.inputSizes, (ExecutorState) executor);
+    public long cachedBytes(Task t, ExecutorState executor) {
+        return t.inputIds == null ? 0 : pool.index().cachedBytes(t.inputIds, t.inputSizes, executor);
     }
 
     @Override
-    public QueuedTask bestFor(ExecutorView executor) {
+    public Task bestFor(ExecutorState e) {
         Window w = ledger.window();
         if (w == null) {
             throw new IllegalStateException(scheduler.policy().name() + " is not data-aware: it has no window");
         }
-        ExecutorState e = (ExecutorState) executor;
         return w.bestFor(e, t -> prefersElsewhere(t, e));
     }
 
     @Override
-    public ExecutorView bestWithCredit(QueuedTask task) {
-        Task t = (Task) task;
+    public ExecutorState bestWithCredit(Task t) {
         if (t.failedOn == null || !pool.someoneElseFor(t)) {
             return pool.bestWithCredit(t, x -> true);
         }

@@ -568,9 +568,7 @@ public final class Scheduler {
         if (kept > 0) {
             redeliver(link, in);
         }
-        if (in.outbox != null) {
-            in.outbox.clear(); // everything in it is in unacked and was just sent
-        }
+        outbox.drop(in); // everything gathered for it is in unacked and was just sent
     }
 
     /** Every kept result of the instance, in DELIVERs that each stay well within a frame. */
@@ -626,7 +624,7 @@ public final class Scheduler {
                 continue;
             }
             int n = cancel(in, "client disconnected");
-            in.outbox = null;
+            outbox.drop(in);
             forget(in);
             if (n > 0) {
                 log.info("client {} disconnected: instance {} destroyed, {} unfinished tasks cancelled",
@@ -835,7 +833,7 @@ public final class Scheduler {
         for (Instance in : instances.expired(tickMicros)) {
             int n = cancel(in, "lease expired");
             Link owner = in.owner;
-            in.outbox = null;
+            outbox.drop(in);
             forget(in);
             if (owner != null) { // an idle owner (WS): told, with request id 0, that the instance is gone
                 outbox.send(owner, new Message.Destroyed(0, in.id, n));

@@ -151,11 +151,6 @@ final class Task implements QueuedTask {
     }
 
     @Override
-    public QueuedTask next() {
-        return next;
-    }
-
-    @Override
     public long submittedMicros() {
         return submittedMicros;
     }

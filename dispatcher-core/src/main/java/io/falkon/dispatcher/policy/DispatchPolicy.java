@@ -12,7 +12,7 @@ public interface DispatchPolicy {
     String name();
 
     /** Assigns zero or more queued tasks to executors with credits. */
-    void schedule(SchedulingRound round);
+    <T extends QueuedTask, E extends ExecutorView> void schedule(SchedulingRound<T, E> round);
 
     /**
      * Whether the policy uses data location. A data-aware policy gets the scheduling window and the

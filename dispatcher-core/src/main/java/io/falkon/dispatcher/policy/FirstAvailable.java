@@ -18,16 +18,16 @@ public final class FirstAvailable implements DispatchPolicy {
     static final int LOOKAHEAD = 16;
 
     @Override
-    public void schedule(SchedulingRound round) {
+    public <T extends QueuedTask, E extends ExecutorView> void schedule(SchedulingRound<T, E> round) {
         int misses = 0;
         while (round.head() != null) {
-            ExecutorView executor = round.nextWithCredit();
+            E executor = round.nextWithCredit();
             if (executor == null) {
                 return;
             }
-            QueuedTask task = round.head();
+            T task = round.head();
             for (int looked = 0; task != null && round.prefersElsewhere(task, executor) && looked < LOOKAHEAD; looked++) {
-                task = task.next();
+                task = round.next(task);
             }
             if (task == null || round.prefersElsewhere(task, executor)) {
                 // nothing near the head for this executor; stop once every executor has had its turn

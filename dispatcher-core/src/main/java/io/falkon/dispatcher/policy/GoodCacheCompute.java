@@ -40,17 +40,17 @@ public final class GoodCacheCompute implements DispatchPolicy {
     }
 
     @Override
-    public void schedule(SchedulingRound round) {
+    public <T extends QueuedTask, E extends ExecutorView> void schedule(SchedulingRound<T, E> round) {
         int idle = 0;
         int skipped = 0;
-        QueuedTask t = round.head();
+        T t = round.head();
         while (t != null) {
             if (round.utilizationWithOneMore() < threshold) {
                 // MCU: keep processors busy
                 if (round.totalCredits() == 0) {
                     return;
                 }
-                QueuedTask next = t.next();
+                T next = round.next(t);
                 if (MaxComputeUtil.step(round, t)) {
                     skipped = 0;
                 } else if (++skipped > MaxComputeUtil.LOOKAHEAD) {
@@ -60,7 +60,7 @@ public final class GoodCacheCompute implements DispatchPolicy {
                 t = next;
             } else {
                 // MCH: wait for the cache hit
-                ExecutorView e = round.nextWithCredit();
+                E e = round.nextWithCredit();
                 if (e == null) {
                     return;
                 }

@@ -20,10 +20,10 @@ public final class MaxCacheHit implements DispatchPolicy {
     }
 
     @Override
-    public void schedule(SchedulingRound round) {
+    public <T extends QueuedTask, E extends ExecutorView> void schedule(SchedulingRound<T, E> round) {
         int idle = 0;
         while (round.head() != null) {
-            ExecutorView e = round.nextWithCredit();
+            E e = round.nextWithCredit();
             if (e == null) {
                 return;
             }
@@ -39,8 +39,8 @@ public final class MaxCacheHit implements DispatchPolicy {
     }
 
     /** Gives {@code e} the oldest window task it is best placed for; false if there is none. */
-    static boolean step(SchedulingRound round, ExecutorView e) {
-        QueuedTask t = round.bestFor(e);
+    static <T extends QueuedTask, E extends ExecutorView> boolean step(SchedulingRound<T, E> round, E e) {
+        T t = round.bestFor(e);
         return t != null && round.assign(t, e);
     }
 }

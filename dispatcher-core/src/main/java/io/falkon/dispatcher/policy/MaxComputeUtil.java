@@ -22,11 +22,11 @@ public final class MaxComputeUtil implements DispatchPolicy {
     static final int LOOKAHEAD = 16;
 
     @Override
-    public void schedule(SchedulingRound round) {
-        QueuedTask t = round.head();
+    public <T extends QueuedTask, E extends ExecutorView> void schedule(SchedulingRound<T, E> round) {
+        T t = round.head();
         int skipped = 0;
         while (t != null && round.totalCredits() > 0) {
-            QueuedTask next = t.next(); // before assigning: an assigned task leaves the queue
+            T next = round.next(t); // before assigning: an assigned task leaves the queue
             if (step(round, t)) {
                 skipped = 0;
             } else if (++skipped > LOOKAHEAD) {
@@ -40,13 +40,13 @@ public final class MaxComputeUtil implements DispatchPolicy {
      * Runs {@code t} on the free executor caching most of it, else on the next free one that takes it;
      * false if none does (none is free, or only nodes the retried task failed on are).
      */
-    static boolean step(SchedulingRound round, QueuedTask t) {
-        ExecutorView best = round.bestWithCredit(t);
+    static <T extends QueuedTask, E extends ExecutorView> boolean step(SchedulingRound<T, E> round, T t) {
+        E best = round.bestWithCredit(t);
         if (best != null && round.assign(t, best)) {
             return true;
         }
         for (int i = 0, n = round.executors().size(); i < n; i++) {
-            ExecutorView e = round.nextWithCredit();
+            E e = round.nextWithCredit();
             if (e == null) {
                 return false;
             }

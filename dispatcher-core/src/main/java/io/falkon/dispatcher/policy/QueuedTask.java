@@ -6,8 +6,6 @@ public interface QueuedTask {
     /** The dispatcher's id for the task. */
     long id();
 
-    /** The task behind this one in the queue, or {@code null} at the tail. */
-    QueuedTask next();
 
     /** When the dispatcher accepted the task, microseconds since the epoch. */
     long submittedMicros();

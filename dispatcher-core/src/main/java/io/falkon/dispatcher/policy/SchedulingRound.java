@@ -5,26 +5,35 @@ import java.util.Collection;
 /**
  * What a {@link DispatchPolicy} sees and does in one scheduling round: the queue (from its head,
  * so a policy can look at a window of it), every registered executor, and {@link #assign}.
+ *
+ * <p>Typed by the scheduler's own task and executor types, which a policy never names: what the round
+ * hands a policy is what it takes back, so neither side casts.
+ *
+ * @param <T> the scheduler's queued task
+ * @param <E> the scheduler's executor
  */
-public interface SchedulingRound {
+public interface SchedulingRound<T extends QueuedTask, E extends ExecutorView> {
 
     /** The scheduler's clock, microseconds since the epoch. */
     long nowMicros();
 
     /** The oldest queued task, or {@code null} when the queue is empty. */
-    QueuedTask head();
+    T head();
+
+    /** The task behind {@code task} in the queue, or {@code null} at the tail. */
+    T next(T task);
 
     /** How many tasks are queued. */
     int queued();
 
     /** Every registered executor, in registration order. */
-    Collection<? extends ExecutorView> executors();
+    Collection<E> executors();
 
     /**
      * The next executor with at least one credit, in round-robin order over those with credits,
      * or {@code null} when none has any. Executors that are taken but get no task stay in the ring.
      */
-    ExecutorView nextWithCredit();
+    E nextWithCredit();
 
     /** How many credits all executors together have left in this round. */
     int totalCredits();
@@ -45,27 +54,27 @@ public interface SchedulingRound {
     double utilizationWithOneMore();
 
     /** Bytes of {@code task}'s inputs that {@code executor} caches, according to the index. */
-    long cachedBytes(QueuedTask task, ExecutorView executor);
+    long cachedBytes(T task, E executor);
 
     /**
      * The oldest task in the window that max-cache-hit would run on {@code executor}: one whose
      * inputs {@code executor} caches more of than any other executor does, or one whose inputs no
      * executor caches, and that does not prefer another executor. {@code null} if the window holds none.
      */
-    QueuedTask bestFor(ExecutorView executor);
+    T bestFor(E executor);
 
     /**
      * Among executors with credits that {@code task} does not prefer to avoid, the one caching the
      * most of its inputs; null if none caches any.
      */
-    ExecutorView bestWithCredit(QueuedTask task);
+    E bestWithCredit(T task);
 
     /**
      * Whether {@code task} should not go to {@code executor} now: an earlier attempt failed there
      * and some other active executor has not failed it. A retry goes back to a node it failed on
      * only when there is nowhere else.
      */
-    boolean prefersElsewhere(QueuedTask task, ExecutorView executor);
+    boolean prefersElsewhere(T task, E executor);
 
     /**
      * Removes {@code task} from the queue and sends it to {@code executor} (in one bundle with the
@@ -76,5 +85,5 @@ public interface SchedulingRound {
      * @return whether the task was assigned
      * @throws IllegalStateException if the executor has no credit left or the task is not queued
      */
-    boolean assign(QueuedTask task, ExecutorView executor);
+    boolean assign(T task, E executor);
 }
