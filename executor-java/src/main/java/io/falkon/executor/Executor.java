@@ -109,7 +109,8 @@ public final class Executor implements AutoCloseable {
     private final CompletableFuture<String> terminated = new CompletableFuture<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean closing;
-    private volatile long lastWorkNanos = System.nanoTime();
+    /** Monotonic tick (config's clock) of the last work held: --idle-exit counts from it. */
+    private volatile long lastWorkMicros;
     private int reconnects;
 
     private Executor(ExecutorConfig config, EventLoopGroup group, EventLoop loop, boolean ownsGroup, Path spoolDir)
@@ -122,7 +123,8 @@ public final class Executor implements AutoCloseable {
         this.session = new PeerSession(new PeerSession.Config(config.dispatcherHost(), config.dispatcherPort(),
                 Protocol.ROLE_EXECUTOR, config.token(), "falkon-java-executor/" + Protocol.VERSION, config.tls(),
                 config.connectTimeout(), config.reconnectFor(), Backoff.DEFAULT, config.reconnectFor()), loop,
-                new Events());
+                new Events(), config.clock());
+        this.lastWorkMicros = config.clock().tickMicros();
         this.cacheReports = new CacheReporter(loop, session::channel);
         // no-exec executors fetch nothing; an HTTP client costs a selector thread each
         HttpClient http = config.noExec() ? null
@@ -143,7 +145,7 @@ public final class Executor implements AutoCloseable {
         this.prefetch = new Prefetch(config.prefetch(), config.slots(), config.cacheCapacity() > 0);
         this.noExec = new NoExec(loop, session::channel, config.noExecSleep());
         this.results = new ResultBatcher(loop, session::channel, session::generation, prefetch,
-                this::waitingJobs);
+                this::waitingJobs, config.clock());
         this.slots = config.noExec() ? null : new SlotPool(config.slots(), config.runner(), spoolDir,
                 config.outputCap(), config.spoolLimit(), config.workDir(),
                 new Staging(cache, store, config.outputRoot() == null ? null : new OutputStore(config.outputRoot()),
@@ -357,7 +359,7 @@ public final class Executor implements AutoCloseable {
 
     private void dispatched(Message.Dispatch d) {
         List<Message.DispatchedTask> tasks = d.tasks();
-        lastWorkNanos = System.nanoTime();
+        lastWorkMicros = config.clock().tickMicros();
         Channel ch = session.channel();
         if (closing || ch == null) {
             if (ch != null) {
@@ -412,14 +414,14 @@ public final class Executor implements AutoCloseable {
         if (closed.get()) {
             return;
         }
-        long now = System.nanoTime();
+        long now = config.clock().tickMicros();
         boolean busy = (slots != null && slots.held() > 0) || results.unsent() > 0;
         if (busy) {
-            lastWorkNanos = now;
+            lastWorkMicros = now;
             return;
         }
-        long since = Math.max(lastWorkNanos, results.lastSentNanos());
-        if (now - since >= config.idleExit().toNanos()) {
+        long since = Math.max(lastWorkMicros, results.lastSentMicros());
+        if (now - since >= config.idleExit().toNanos() / 1000) {
             log.info("executor {} idle for {} s: leaving", config.executorId(), config.idleExit().toSeconds());
             terminated.complete("idle for " + config.idleExit().toSeconds() + " s");
             new Thread(this::close, "falkon-idle-exit").start(); // close() waits for this very event loop

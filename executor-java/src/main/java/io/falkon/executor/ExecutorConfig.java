@@ -1,5 +1,6 @@
 package io.falkon.executor;
 
+import io.falkon.protocol.time.Clock;
 import io.falkon.datacache.Revalidate;
 import io.falkon.datacache.fetch.TokenBucket;
 import io.falkon.protocol.tls.Tls;
@@ -42,6 +43,7 @@ public final class ExecutorConfig {
     private final String cacheHost;
     private final int cachePort;
     private final Tls tls;
+    private final Clock clock;
 
     private ExecutorConfig(Builder b) {
         this.dispatcherHost = Objects.requireNonNull(b.dispatcherHost, "dispatcherHost");
@@ -62,6 +64,7 @@ public final class ExecutorConfig {
         this.prefetch = b.prefetch;
         this.reconnectFor = Objects.requireNonNull(b.reconnectFor, "reconnectFor");
         this.idleExit = Objects.requireNonNull(b.idleExit, "idleExit");
+        this.clock = Objects.requireNonNull(b.clock, "clock");
         if (idleExit.isNegative()) {
             throw new IllegalArgumentException("idle exit must not be negative");
         }
@@ -241,6 +244,15 @@ public final class ExecutorConfig {
     }
 
     /** TLS to the dispatcher, or null for plain text. */
+    /** What idle time and the dispatcher's absence are measured on (the system's; tests give a fake one). */
+    public Clock clock() {
+        return clock;
+    }
+
+    public ExecutorConfig withClock(Clock c) {
+        return toBuilder().clock(c).build();
+    }
+
     public Tls tls() {
         return tls;
     }
@@ -309,6 +321,7 @@ public final class ExecutorConfig {
         b.prefetch = prefetch;
         b.reconnectFor = reconnectFor;
         b.idleExit = idleExit;
+        b.clock = clock;
         b.cacheCapacity = cacheCapacity;
         b.cacheDir = cacheDir;
         b.eviction = eviction;
@@ -349,6 +362,7 @@ public final class ExecutorConfig {
         private String cacheHost;
         private int cachePort;
         private Tls tls;
+        private Clock clock = Clock.SYSTEM;
 
         public Builder outputRoot(Path v) {
             outputRoot = v;
@@ -357,6 +371,11 @@ public final class ExecutorConfig {
 
         public Builder revalidate(Revalidate v) {
             revalidate = v;
+            return this;
+        }
+
+        public Builder clock(Clock v) {
+            clock = v;
             return this;
         }
 

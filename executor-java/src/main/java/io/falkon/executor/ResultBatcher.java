@@ -1,5 +1,6 @@
 package io.falkon.executor;
 
+import io.falkon.protocol.time.Clock;
 import io.falkon.protocol.Message;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
@@ -37,7 +38,9 @@ final class ResultBatcher {
     private final AtomicInteger unsent = new AtomicInteger();
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
     private final AtomicBoolean lingerScheduled = new AtomicBoolean();
-    private volatile long lastSentNanos = System.nanoTime();
+    private final Clock clock;
+    /** Monotonic tick ({@link #clock}) of the last results sent. */
+    private volatile long lastSentMicros;
 
     /**
      * @param channel     the connection now (null while reconnecting)
@@ -45,8 +48,10 @@ final class ResultBatcher {
      * @param waitingJobs jobs received and not started yet
      */
     ResultBatcher(EventLoop loop, Supplier<Channel> channel, IntSupplier generation, Prefetch prefetch,
-                  IntSupplier waitingJobs) {
+                  IntSupplier waitingJobs, Clock clock) {
         this.loop = loop;
+        this.clock = clock;
+        this.lastSentMicros = clock.tickMicros();
         this.channel = channel;
         this.generation = generation;
         this.prefetch = prefetch;
@@ -91,7 +96,7 @@ final class ResultBatcher {
         if (batch.isEmpty()) {
             return;
         }
-        lastSentNanos = System.nanoTime();
+        lastSentMicros = clock.tickMicros();
         Channel ch = channel.get();
         if (ch != null && ch.isActive()) {
             int credits = batch.size() + prefetch.adjust(batch.size()); // the prefetch follows the tasks' length
@@ -113,7 +118,7 @@ final class ResultBatcher {
         return unsent.get();
     }
 
-    long lastSentNanos() {
-        return lastSentNanos;
+    long lastSentMicros() {
+        return lastSentMicros;
     }
 }

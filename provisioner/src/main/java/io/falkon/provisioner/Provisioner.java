@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;
+import io.falkon.protocol.time.Clock;
 import io.falkon.provisioner.core.Allocation;
 import io.falkon.provisioner.core.Planner;
 import org.slf4j.Logger;
@@ -23,7 +24,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -96,7 +96,7 @@ public final class Provisioner implements AutoCloseable {
     private final Supplier<String> dispatcherStatus;
     private final Planner planner;
     private final Thread thread;
-    private final LongSupplier monotonicMillis;
+    private final Clock clock;
     private final long startedMillis;
     private volatile boolean stopping;
     private volatile String lastError = "";
@@ -105,10 +105,10 @@ public final class Provisioner implements AutoCloseable {
     private List<String> listed;
     private final Set<String> cleared = new HashSet<>();
 
-    private Provisioner(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus, LongSupplier monotonicMillis) {
+    private Provisioner(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus, Clock clock) {
         this.config = config;
-        this.monotonicMillis = monotonicMillis;
-        this.startedMillis = monotonicMillis.getAsLong();
+        this.clock = clock;
+        this.startedMillis = monotonicMillis();
         this.lrm = lrm;
         this.dispatcherStatus = dispatcherStatus;
         this.planner = new Planner(config.bounds(), config.acquisition(), config.release(), config.tiered() != null);
@@ -118,21 +118,24 @@ public final class Provisioner implements AutoCloseable {
 
     /** Starts provisioning for the dispatcher whose status document {@code dispatcherStatus} returns. */
     public static Provisioner start(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus) {
-        return start(config, lrm, dispatcherStatus, () -> System.nanoTime() / 1_000_000);
+        return start(config, lrm, dispatcherStatus, Clock.SYSTEM);
     }
 
     /**
      * As {@link #start(Config, LrmAdapter, Supplier)}, with the clock the planner's intervals (idle
-     * times, stage times) are measured on. It must be monotonic, so that a step of the wall clock
+     * times, stage times) are measured on: its monotonic tick, so that a step of the wall clock
      * neither releases every allocation at once nor keeps idle ones forever; tests pass a fake one.
      */
-    static Provisioner start(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus,
-                             LongSupplier monotonicMillis) {
-        Provisioner p = new Provisioner(config, lrm, dispatcherStatus, monotonicMillis);
+    static Provisioner start(Config config, LrmAdapter lrm, Supplier<String> dispatcherStatus, Clock clock) {
+        Provisioner p = new Provisioner(config, lrm, dispatcherStatus, clock);
         p.thread.start();
         log.info("provisioner started: {} via {}, {} acquisition, {} release", config.name(), lrm.name(),
                 config.acquisition().name(), describe(config.release()));
         return p;
+    }
+
+    private long monotonicMillis() {
+        return clock.tickMicros() / 1000;
     }
 
     private static String describe(ReleasePolicy r) {
@@ -181,7 +184,7 @@ public final class Provisioner implements AutoCloseable {
             }
         }
         Map<String, JobState> jobs = lrm.states(planner.activeJobIds());
-        long now = monotonicMillis.getAsLong();
+        long now = monotonicMillis();
         Planner.Decision d = planner.decide(new Planner.Observation(now, st.path("queued").asLong(),
                 st.path("running").asLong(), st.path("executors").path("slots").asLong(), registered, busy, jobs));
         for (Allocation a : d.cancel()) {

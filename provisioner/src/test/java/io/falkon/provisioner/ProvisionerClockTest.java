@@ -1,5 +1,6 @@
 package io.falkon.provisioner;
 
+import io.falkon.protocol.time.FakeClock;
 import io.falkon.protocol.auth.Token;
 import io.falkon.provisioner.core.Allocation;
 import io.falkon.provisioner.core.Planner;
@@ -12,7 +13,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,7 +30,7 @@ import static org.awaitility.Awaitility.await;
 class ProvisionerClockTest {
     @Test
     void anIdleAllocationIsReleasedWhenTheMonotonicClockSaysSoAndNotBefore(@TempDir Path work) throws Exception {
-        AtomicLong clock = new AtomicLong(1_000_000);
+        FakeClock clock = new FakeClock(1_000_000_000);
         AtomicInteger polls = new AtomicInteger();
         AtomicBoolean nodeAlive = new AtomicBoolean();
         AtomicReference<String> status =
@@ -56,7 +56,7 @@ class ProvisionerClockTest {
              Provisioner p = Provisioner.start(config, lrm, () -> {
                  polls.incrementAndGet();
                  return status.get();
-             }, clock::get)) {
+             }, clock)) {
             await().atMost(Duration.ofSeconds(10)).until(() -> nodeAlive.get() && p.allocations().size() == 1);
             // its executor registers and the queue runs dry
             status.set("{\"queued\":0,\"running\":0,\"executors\":{\"slots\":2},"
@@ -70,10 +70,10 @@ class ProvisionerClockTest {
                     .isTrue();
             assertThat(nodeAlive).isTrue();
 
-            clock.addAndGet(10_000);
+            clock.advanceMillis(10_000);
             await().atMost(Duration.ofSeconds(5)).untilFalse(nodeAlive);
             await().atMost(Duration.ofSeconds(5)).until(() -> !p.allocations().get(0).active());
-            assertThat(p.allocations().get(0).at(Allocation.Stage.RELEASED)).isEqualTo(clock.get());
+            assertThat(p.allocations().get(0).at(Allocation.Stage.RELEASED)).isEqualTo(clock.tickMicros() / 1000);
         }
     }
 }

@@ -5,6 +5,7 @@ import io.falkon.dispatcher.core.Journal;
 import io.falkon.dispatcher.core.Recovery;
 import io.falkon.protocol.fs.OwnerOnly;
 import io.falkon.protocol.Message;
+import io.falkon.protocol.time.Clock;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import org.slf4j.Logger;
@@ -327,7 +328,7 @@ public final class FileJournal implements Journal, AutoCloseable {
     // ---- the writer thread -----------------------------------------------------------------
 
     private void writeLoop() {
-        long lastSync = System.nanoTime();
+        long lastSync = Clock.SYSTEM.tickMicros(); // real time: the writer waits on a real queue
         boolean unsynced = false;
         List<Command> group = new ArrayList<>();
         while (true) {
@@ -340,7 +341,7 @@ public final class FileJournal implements Journal, AutoCloseable {
             if (first == null) {
                 if (unsynced && policy == FsyncPolicy.BATCH) {
                     unsynced = !force();
-                    lastSync = System.nanoTime();
+                    lastSync = Clock.SYSTEM.tickMicros();
                 }
                 continue;
             }
@@ -369,9 +370,9 @@ public final class FileJournal implements Journal, AutoCloseable {
                 }
             }
             if (unsynced && (policy == FsyncPolicy.ALWAYS
-                    || policy == FsyncPolicy.BATCH && System.nanoTime() - lastSync >= BATCH_SYNC_MILLIS * 1_000_000)) {
+                    || policy == FsyncPolicy.BATCH && Clock.SYSTEM.tickMicros() - lastSync >= BATCH_SYNC_MILLIS * 1000)) {
                 unsynced = !force();
-                lastSync = System.nanoTime();
+                lastSync = Clock.SYSTEM.tickMicros();
             }
             for (Runnable s : sends) {
                 try {

@@ -1,8 +1,8 @@
 package io.falkon.protocol.time;
 
-/** A clock that moves only when told to. */
+/** A clock that moves only when told to: read on any thread, advanced by one (the test's). */
 public final class FakeClock implements Clock {
-    private long micros;
+    private volatile long micros;
 
     public FakeClock(long startMicros) {
         this.micros = startMicros;
