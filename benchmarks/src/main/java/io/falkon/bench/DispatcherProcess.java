@@ -22,7 +22,7 @@ final class DispatcherProcess implements AutoCloseable {
     private final Process process;
     private final int port;
     /** Its token, handed over in its environment (never on its command line). */
-    private final String token;
+    private final Token token;
 
     DispatcherProcess(List<String> jvmOptions) throws IOException {
         this(jvmOptions, List.of());
@@ -30,11 +30,11 @@ final class DispatcherProcess implements AutoCloseable {
 
     /** @param dispatcherArgs further {@code falkon dispatcher} options */
     DispatcherProcess(List<String> jvmOptions, List<String> dispatcherArgs) throws IOException {
-        this(jvmOptions, dispatcherArgs, Token.random().value());
+        this(jvmOptions, dispatcherArgs, Token.random());
     }
 
     /** @param token the token it requires (dispatchers that one client uses together share one) */
-    DispatcherProcess(List<String> jvmOptions, List<String> dispatcherArgs, String token) throws IOException {
+    DispatcherProcess(List<String> jvmOptions, List<String> dispatcherArgs, Token token) throws IOException {
         this.token = token;
         List<String> cmd = new ArrayList<>();
         cmd.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
@@ -44,7 +44,7 @@ final class DispatcherProcess implements AutoCloseable {
                 DispatcherCommand.class.getName(), "--host", "127.0.0.1", "--port", "0"));
         cmd.addAll(dispatcherArgs);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectInput(new File("/dev/null"));
-        pb.environment().put(TokenSource.ENV, token);
+        pb.environment().put(TokenSource.ENV, token.value());
         process = pb.start();
         BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
         String line;
@@ -95,7 +95,7 @@ final class DispatcherProcess implements AutoCloseable {
     }
 
     /** What its clients and executors present. */
-    String token() {
+    Token token() {
         return token;
     }
 

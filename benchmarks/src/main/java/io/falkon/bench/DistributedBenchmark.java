@@ -68,7 +68,7 @@ final class DistributedBenchmark implements Callable<Integer> {
                 + " emulated executors, one client", List.of("dispatchers", "executors", "tasks", "seconds",
                 "tasksPerSecond", "clientCpuMicrosPerTask", "dispatcherCpuMicrosPerTask", "executorCpuMicrosPerTask"));
         Machine.describe(table);
-        String token = Token.random().value();
+        Token token = Token.random();
         List<DispatcherProcess> ds = new ArrayList<>();
         List<LocalExecutors> es = new ArrayList<>();
         try {
@@ -127,7 +127,7 @@ final class DistributedBenchmark implements Callable<Integer> {
         return 0;
     }
 
-    private ClientOptions opts(String token) {
+    private ClientOptions opts(Token token) {
         return ClientOptions.defaults().withToken(token).withBundleSize(1000)
                 .withMaxInFlight(Math.max(1000, 4 * dispatchers * perDispatcher));
     }

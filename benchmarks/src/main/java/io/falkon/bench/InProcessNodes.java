@@ -2,6 +2,7 @@ package io.falkon.bench;
 
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorConfig;
+import io.falkon.protocol.auth.Token;
 import io.falkon.provisioner.JobRequest;
 import io.falkon.provisioner.lrm.LocalAdapter;
 
@@ -19,10 +20,10 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class InProcessNodes implements LocalAdapter.Launcher {
     private final int dispatcherPort;
-    private final String token;
+    private final Token token;
     private final AtomicLong registeredNanos = new AtomicLong();
 
-    InProcessNodes(int dispatcherPort, String token) {
+    InProcessNodes(int dispatcherPort, Token token) {
         this.dispatcherPort = dispatcherPort;
         this.token = token;
     }

@@ -7,6 +7,7 @@ import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorConfig;
 import io.falkon.executor.LocalExecutors;
+import io.falkon.protocol.auth.Token;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -91,7 +92,7 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     /** What clients and executors of this cluster present. */
-    public String token() {
+    public Token token() {
         return dispatcher.token();
     }
 

@@ -9,7 +9,6 @@ import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.TaskSpec;
-import io.falkon.protocol.auth.Token;
 import io.falkon.provisioner.AcquisitionPolicy;
 import io.falkon.provisioner.LrmAdapter;
 import io.falkon.provisioner.Provisioner;
@@ -212,7 +211,7 @@ final class ProvisioningBenchmark implements Callable<Integer> {
                     : ReleasePolicy.distributed(Duration.ofMillis(Math.round(idlePaperSeconds / scale * 1000)));
             Provisioner.Config config = new Provisioner.Config(new Planner.Bounds(hold ? maxNodes : 0, maxNodes, maxNodes,
                     slots, 3600, 60 / scale), AcquisitionPolicy.byName(acquisition), release, executor,
-                    Duration.ofMillis(Math.max(10, Math.round(1000 / scale))), work, "p", Token.of(d.token()));
+                    Duration.ofMillis(Math.max(10, Math.round(1000 / scale))), work, "p", d.token());
             try (Provisioner p = Provisioner.start(config, adapter, d::status);
                  FalkonClient client = FalkonClient.connect("127.0.0.1:" + d.port(),
                          ClientOptions.defaults().withToken(d.token()))) {

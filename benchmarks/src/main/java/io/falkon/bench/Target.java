@@ -42,7 +42,7 @@ final class Target implements AutoCloseable {
 
     /** {@code options} with the token and TLS a running dispatcher is reached with. */
     static ClientOptions remote(ConnectOptions connect, ClientOptions options) {
-        return options.withToken(connect.token().token().value()).withTls(connect.tls());
+        return options.withToken(connect.token().token()).withTls(connect.tls());
     }
 
     boolean isLocal() {

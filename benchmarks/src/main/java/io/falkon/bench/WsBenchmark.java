@@ -8,6 +8,7 @@ import io.falkon.dispatcher.ws.WsTransport;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskSpecCodec;
+import io.falkon.protocol.auth.Token;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -98,7 +99,7 @@ final class WsBenchmark implements Callable<Integer> {
     }
 
     /** One caller, one call at a time: the round-trip rate of a Submit of one task, and of GetStatus. */
-    private void sequentialCalls(String url, String token, ResultTable table) {
+    private void sequentialCalls(String url, Token token, ResultTable table) {
         try (WsConnection c = WsConnection.connect(url, token, null, Duration.ofSeconds(10))) {
             long instance = c.createInstance("ws-bench", 0).join().instanceId();
             List<Message.SubmittedTask> one = List.of(new Message.SubmittedTask(0,

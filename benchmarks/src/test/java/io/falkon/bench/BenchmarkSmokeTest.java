@@ -229,7 +229,7 @@ class BenchmarkSmokeTest {
                     "--token", "not-the-token", "--bundles", "1", "--tasks", "10", "--rounds", "1",
                     "--out", out.toString());
             assertThat(rc).isNotZero();
-            Path tokenFile = Files.writeString(out.resolve("token"), cluster.token());
+            Path tokenFile = Files.writeString(out.resolve("token"), cluster.token().value());
             rc = new CommandLine(new BenchCommand()).execute("throughput", "--dispatcher", cluster.address(),
                     "--token-file", tokenFile.toString(), "--bundles", "1,10", "--tasks", "600", "--rounds", "1",
                     "--out", out.toString());

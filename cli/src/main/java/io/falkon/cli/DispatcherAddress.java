@@ -42,7 +42,7 @@ final class DispatcherAddress {
     /** The command line's client options: its name, and the token and TLS {@code connect} names. */
     static ClientOptions clientOptions(ConnectOptions connect) {
         try {
-            return ClientOptions.defaults().withClientName("falkon-cli").withToken(connect.token().token().value())
+            return ClientOptions.defaults().withClientName("falkon-cli").withToken(connect.token().token())
                     .withTls(connect.tls());
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());

@@ -11,7 +11,6 @@ import io.falkon.executor.Bytes;
 import io.falkon.executor.ConnectOptions;
 import io.falkon.executor.ExecutorCommand;
 import io.falkon.executor.LocalExecutors;
-import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;
 import io.falkon.provisioner.LrmAdapter;
 import io.falkon.provisioner.Provisioner;
@@ -213,7 +212,7 @@ final class RunCommand implements Callable<Integer> {
             cmd.add("--no-exec");
         }
         Path work = TokenSource.system().home().resolve("jobs");
-        try (Provisioner p = Provisioner.start(provision.config(slots, cmd, work, Token.of(dispatcher.token())),
+        try (Provisioner p = Provisioner.start(provision.config(slots, cmd, work, dispatcher.token()),
                 adapter, dispatcher::status)) {
             dispatcher.statusSection("provisioner", p::statusJson);
             System.err.println("falkon run: dispatcher at " + host + ":" + dispatcher.port() + "; executors come from "
@@ -249,7 +248,7 @@ final class RunCommand implements Callable<Integer> {
     private static void announceDashboard(Dispatcher dispatcher) {
         if (dispatcher.httpUrl() != null) {
             System.err.println("falkon run: dashboard at " + dispatcher.httpUrl() + "?token="
-                    + URLEncoder.encode(dispatcher.token(), StandardCharsets.UTF_8));
+                    + URLEncoder.encode(dispatcher.token().value(), StandardCharsets.UTF_8));
         }
     }
 

@@ -2,6 +2,7 @@ package io.falkon.cli;
 
 import io.falkon.client.ClientOptions;
 import io.falkon.executor.ConnectOptions;
+import io.falkon.protocol.auth.Token;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -143,7 +144,7 @@ final class WorkloadOptions {
     }
 
     /** Options for a client of the embedded dispatcher, which presents {@code token}. */
-    ClientOptions clientOptions(String token) {
+    ClientOptions clientOptions(Token token) {
         if (bundle < 1) {
             throw new Falkon.UserError("--bundle must be at least 1");
         }
@@ -154,7 +155,7 @@ final class WorkloadOptions {
     /** Options for a client of a running dispatcher, reached as {@code connect} says. */
     ClientOptions clientOptions(ConnectOptions connect) {
         try {
-            return clientOptions(connect.token().token().value()).withTls(connect.tls());
+            return clientOptions(connect.token().token()).withTls(connect.tls());
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
         }

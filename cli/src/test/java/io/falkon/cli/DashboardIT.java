@@ -47,7 +47,7 @@ class DashboardIT {
     @Test
     void theDashboardFollowsARunAndAgreesWithTheStatusDocument() throws Exception {
         Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local().withHttp(0));
-        String token = dispatcher.token();
+        String token = dispatcher.token().value();
         // an executor whose id a browser would take for markup if the page put it in as HTML
         Executor executor = Executor.start(ExecutorConfig.of("127.0.0.1", dispatcher.port())
                 .withId("exec-<b>bold</b>").withSlots(2).withToken(token));

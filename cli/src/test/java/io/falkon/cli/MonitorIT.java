@@ -65,7 +65,7 @@ class MonitorIT {
     static void start() throws Exception {
         dispatcher = Dispatcher.start(DispatcherConfig.local().toBuilder()
                 .http(0, new MonitorTransport.Settings(16, 2, 30, 2)).build());
-        token = dispatcher.token();
+        token = dispatcher.token().value();
         base = dispatcher.httpUrl();
         executor = Executor.start(ExecutorConfig.of("127.0.0.1", dispatcher.port()).withId("monitor-exec")
                 .withSlots(4).withToken(token));

@@ -1,5 +1,6 @@
 package io.falkon.client;
 
+import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;
 import io.falkon.protocol.tls.Tls;
 
@@ -21,7 +22,7 @@ import java.util.Objects;
  *                       every unfinished task ({@link Duration#ZERO}: fail at once)
  * @param tls            TLS to the dispatcher (see {@link Tls#client}), or null for plain text
  */
-public record ClientOptions(int bundleSize, int maxInFlight, Duration connectTimeout, String token,
+public record ClientOptions(int bundleSize, int maxInFlight, Duration connectTimeout, Token token,
                             String clientName, long leaseSeconds, Duration reconnectFor, Tls tls) {
 
     public ClientOptions {
@@ -46,7 +47,7 @@ public record ClientOptions(int bundleSize, int maxInFlight, Duration connectTim
      * after a disconnection, reconnecting for up to 120 s.
      */
     public static ClientOptions defaults() {
-        return new ClientOptions(100, 100_000, Duration.ofSeconds(10), "", "falkon-client", 120,
+        return new ClientOptions(100, 100_000, Duration.ofSeconds(10), Token.none(), "falkon-client", 120,
                 Duration.ofSeconds(120), null);
     }
 
@@ -62,8 +63,14 @@ public record ClientOptions(int bundleSize, int maxInFlight, Duration connectTim
         return new ClientOptions(bundleSize, maxInFlight, d, token, clientName, leaseSeconds, reconnectFor, tls);
     }
 
-    public ClientOptions withToken(String t) {
+    /** The token to present; {@link Token#none()}: the one in the environment or ~/.falkon/token, if any. */
+    public ClientOptions withToken(Token t) {
         return new ClientOptions(bundleSize, maxInFlight, connectTimeout, t, clientName, leaseSeconds, reconnectFor, tls);
+    }
+
+    /** As {@link #withToken(Token)}, from its value ("": look it up). */
+    public ClientOptions withToken(String t) {
+        return withToken(t.isEmpty() ? Token.none() : Token.of(t));
     }
 
     public ClientOptions withLeaseSeconds(long s) {
@@ -80,8 +87,8 @@ public record ClientOptions(int bundleSize, int maxInFlight, Duration connectTim
     }
 
     /** The token to present: the one given, else the one found in the environment or ~/.falkon/token. */
-    public String resolvedToken() {
-        return token.isEmpty() ? TokenSource.system().forClient(null, null).token().value() : token;
+    public Token resolvedToken() {
+        return token.required() ? token : TokenSource.system().forClient(null, null).token();
     }
 
     public ClientOptions withClientName(String n) {

@@ -6,6 +6,7 @@ import io.falkon.client.transport.WsConnection;
 import io.falkon.protocol.HostPort;
 import io.falkon.protocol.Message;
 
+import io.falkon.protocol.auth.Token;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -59,7 +60,7 @@ public final class FalkonClient implements AutoCloseable {
      * @throws FalkonException          if the dispatcher cannot be reached or refuses the handshake
      */
     public static FalkonClient connect(String address, ClientOptions options) {
-        String token = options.resolvedToken();
+        Token token = options.resolvedToken();
         if (address.startsWith("http://") || address.startsWith("https://")) {
             return new FalkonClient(WsConnection.connect(address, token, options.tls(), options.connectTimeout()),
                     options);

@@ -148,7 +148,7 @@ class DataDiffusionTest {
         object("y", 50_000);
         // an executor that claims to cache y, behind a cache port nobody listens on, with no free slot
         try (RawPeer liar = new RawPeer(d.port())) {
-            liar.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, d.token(), "liar"));
+            liar.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, d.token().value(), "liar"));
             liar.read();
             liar.send(new Message.Register("liar", "127.0.0.1", 1, 0, Map.of("cachePort",
                     Integer.toString(dead), "cacheHost", "127.0.0.1")));

@@ -91,7 +91,7 @@ class HostileInputTest {
     void aNewlineInAPeersTextCannotForgeALogLine() throws Exception {
         String forged = "evil\n07:00:00.000 INFO Scheduler - executor FORGED-LINE registered";
         try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
-            p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token(), "raw"));
+            p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token().value(), "raw"));
             p.read();
             p.send(new Message.Register(forged, "host\r\nline", 1, 0, Map.of()));
             p.send(new Message.Credit(1));
@@ -159,7 +159,7 @@ class HostileInputTest {
     @Test
     void aClientSendingExecutorMessagesIsCut() throws Exception {
         try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
-            p.send(Message.Hello.of(Protocol.ROLE_CLIENT, topology.dispatcher.token(), "raw"));
+            p.send(Message.Hello.of(Protocol.ROLE_CLIENT, topology.dispatcher.token().value(), "raw"));
             assertThat(p.read()).isInstanceOf(Message.Welcome.class);
             p.send(new Message.Result(10, List.of()));
             assertClosedWith(p, ErrorCode.UNEXPECTED_MESSAGE, "RESULT is not allowed from a client");
@@ -169,7 +169,7 @@ class HostileInputTest {
     @Test
     void anExecutorSendingClientRequestsIsCut() throws Exception {
         try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
-            p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token(), "raw"));
+            p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token().value(), "raw"));
             assertThat(p.read()).isInstanceOf(Message.Welcome.class);
             p.send(new Message.StatusRequest(1, 0));
             assertClosedWith(p, ErrorCode.UNEXPECTED_MESSAGE, "STATUS_REQUEST is not allowed from an executor");
@@ -179,14 +179,14 @@ class HostileInputTest {
     @Test
     void anExecutorRegistersFirstAndOnce() throws Exception {
         try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
-            p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token(), "raw"));
+            p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token().value(), "raw"));
             assertThat(p.read()).isInstanceOf(Message.Welcome.class);
             p.send(new Message.Heartbeat(1)); // allowed before REGISTER: it keeps the connection alive
             p.send(new Message.Result(1, List.of()));
             assertClosedWith(p, ErrorCode.UNEXPECTED_MESSAGE, "RESULT is not allowed here (expected REGISTER first)");
         }
         try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
-            p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token(), "raw"));
+            p.send(Message.Hello.of(Protocol.ROLE_EXECUTOR, topology.dispatcher.token().value(), "raw"));
             assertThat(p.read()).isInstanceOf(Message.Welcome.class);
             p.send(new Message.Register("twice", "raw", 1, 0, Map.of())); // no CREDIT: nothing is sent to it
             p.send(new Message.Register("twice", "raw", 1, 0, Map.of()));
@@ -197,7 +197,7 @@ class HostileInputTest {
     @Test
     void anInvalidTaskRejectsItsBundleButTheConnectionStaysUsable() throws Exception {
         try (RawPeer p = new RawPeer(topology.dispatcher.port())) {
-            p.send(Message.Hello.of(Protocol.ROLE_CLIENT, topology.dispatcher.token(), "raw"));
+            p.send(Message.Hello.of(Protocol.ROLE_CLIENT, topology.dispatcher.token().value(), "raw"));
             assertThat(p.read()).isInstanceOf(Message.Welcome.class);
             p.send(new Message.CreateInstance(1, "raw", 0));
             long instance = ((Message.InstanceCreated) p.read()).instanceId();

@@ -101,7 +101,7 @@ class ReconnectTest {
             String key;
             try (RawPeer gone = new RawPeer(t.dispatcher.port())) {
                 gone.send(Message.Hello.of(Protocol.ROLE_CLIENT,
-                        t.dispatcher.token(), "raw"));
+                        t.dispatcher.token().value(), "raw"));
                 gone.read();
                 gone.send(new Message.CreateInstance(1, "lease", 300));
                 Message.InstanceCreated made = (Message.InstanceCreated) gone.read();

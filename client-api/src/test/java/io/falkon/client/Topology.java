@@ -46,7 +46,7 @@ final class Topology implements AutoCloseable {
 
     /** A client with these options, presenting the dispatcher's token unless they name one. */
     FalkonClient client(ClientOptions options) {
-        return FalkonClient.connect(address(), options.token().isEmpty() ? options.withToken(dispatcher.token())
+        return FalkonClient.connect(address(), !options.token().required() ? options.withToken(dispatcher.token())
                 : options);
     }
 

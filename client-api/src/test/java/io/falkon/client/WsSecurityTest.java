@@ -70,7 +70,7 @@ class WsSecurityTest {
     }
 
     private static String token() {
-        return topology.dispatcher.token();
+        return topology.dispatcher.token().value();
     }
 
     private static String envelope(String op, String content, String soapHeader) {

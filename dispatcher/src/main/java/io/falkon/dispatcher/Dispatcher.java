@@ -13,6 +13,7 @@ import io.falkon.dispatcher.journal.SpillFiles;
 import io.falkon.dispatcher.monitor.MonitorTransport;
 import io.falkon.dispatcher.tcp.TcpTransport;
 import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -214,9 +215,9 @@ public final class Dispatcher implements AutoCloseable {
         return config;
     }
 
-    /** What clients and executors must present ("" when authentication is off). */
-    public String token() {
-        return config.token().value();
+    /** What clients and executors must present ({@link Token#none()} when authentication is off). */
+    public Token token() {
+        return config.token();
     }
 
     /** The TCP port it listens on (the real one when configured with port 0). */

@@ -130,7 +130,7 @@ public final class Executor implements AutoCloseable {
         HttpClient http = config.noExec() ? null
                 : HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         StoreFetcher store = config.noExec() ? null : new StoreFetcher(config.storeRoot(), http, config.storeBandwidth());
-        Token token = config.token().isEmpty() ? Token.none() : Token.of(config.token());
+        Token token = config.token();
         if (config.cacheCapacity() > 0 && !config.noExec()) {
             Path dir = config.cacheDir() != null ? config.cacheDir() : spoolDir.resolve("cache");
             this.cache = new CacheStore(dir, config.cacheCapacity(), EvictionPolicies.byName(config.eviction()), store,

@@ -178,7 +178,7 @@ public final class ExecutorCommand implements Callable<Integer> {
         ExecutorConfig cfg;
         try {
             cfg = ExecutorConfig.of(hp.host(), hp.port()).withSlots(slots).withNoExec(noExec)
-                    .withOutputCap(outputCap).withWorkDir(workDir).withToken(token.token().value())
+                    .withOutputCap(outputCap).withWorkDir(workDir).withToken(token.token())
                     .withTls(connect.tls()).withRunner(runner).withPrefetch(parsePrefetch(prefetch))
                     .withReconnectFor(Duration.ofSeconds(reconnectForSeconds))
                     .withIdleExit(Duration.ofMillis(Math.round(Math.max(0, idleExitSeconds) * 1000)));

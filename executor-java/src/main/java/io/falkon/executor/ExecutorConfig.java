@@ -1,5 +1,6 @@
 package io.falkon.executor;
 
+import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.time.Clock;
 import io.falkon.datacache.Revalidate;
 import io.falkon.datacache.fetch.TokenBucket;
@@ -27,7 +28,7 @@ public final class ExecutorConfig {
     private final int outputCap;
     private final long spoolLimit;
     private final Path workDir;
-    private final String token;
+    private final Token token;
     private final Duration connectTimeout;
     private final SlotPool.Runner runner;
     private final int prefetch;
@@ -155,7 +156,8 @@ public final class ExecutorConfig {
     }
 
     /** The dispatcher's shared secret, empty for none. */
-    public String token() {
+    /** What it presents to the dispatcher, and what its peer cache server requires. */
+    public Token token() {
         return token;
     }
 
@@ -281,8 +283,13 @@ public final class ExecutorConfig {
         return toBuilder().workDir(dir).build();
     }
 
-    public ExecutorConfig withToken(String t) {
+    public ExecutorConfig withToken(Token t) {
         return toBuilder().token(t).build();
+    }
+
+    /** As {@link #withToken(Token)}, from its value ("": none). */
+    public ExecutorConfig withToken(String t) {
+        return withToken(t.isEmpty() ? Token.none() : Token.of(t));
     }
 
     public ExecutorConfig withRunner(SlotPool.Runner r) {
@@ -346,7 +353,7 @@ public final class ExecutorConfig {
         private int outputCap = DEFAULT_OUTPUT_CAP;
         private long spoolLimit = DEFAULT_SPOOL_LIMIT;
         private Path workDir = Path.of("").toAbsolutePath();
-        private String token = "";
+        private Token token = Token.none();
         private Duration connectTimeout = Duration.ofSeconds(10);
         private SlotPool.Runner runner = SlotPool.Runner.AUTO;
         private int prefetch = Prefetch.AUTO;
@@ -424,7 +431,7 @@ public final class ExecutorConfig {
             return this;
         }
 
-        public Builder token(String v) {
+        public Builder token(Token v) {
             token = v;
             return this;
         }

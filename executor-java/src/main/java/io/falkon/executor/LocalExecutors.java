@@ -1,5 +1,6 @@
 package io.falkon.executor;
 
+import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -127,7 +128,7 @@ public final class LocalExecutors implements AutoCloseable {
      *
      * @throws IOException if a process cannot be started
      */
-    public static LocalExecutors start(int count, int slots, boolean noExec, int port, String token, String idPrefix,
+    public static LocalExecutors start(int count, int slots, boolean noExec, int port, Token token, String idPrefix,
                                        List<String> extraArgs) throws IOException {
         return start(Impl.JAVA, count, slots, noExec, port, token, idPrefix, extraArgs);
     }
@@ -139,7 +140,7 @@ public final class LocalExecutors implements AutoCloseable {
      *
      * @throws IOException if a process cannot be started (or the C executor is not built)
      */
-    public static LocalExecutors start(Impl impl, int count, int slots, boolean noExec, int port, String token,
+    public static LocalExecutors start(Impl impl, int count, int slots, boolean noExec, int port, Token token,
                                        String idPrefix, List<String> extraArgs) throws IOException {
         LocalExecutors ex = new LocalExecutors();
         List<String> base = command(impl);
@@ -154,10 +155,10 @@ public final class LocalExecutors implements AutoCloseable {
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
             pb.environment().remove(TokenSource.ENV_FILE);
-            if (token.isEmpty()) {
+            if (!token.required()) {
                 pb.environment().remove(TokenSource.ENV);
             } else {
-                pb.environment().put(TokenSource.ENV, token);
+                pb.environment().put(TokenSource.ENV, token.value());
             }
             try {
                 Process p = pb.start();

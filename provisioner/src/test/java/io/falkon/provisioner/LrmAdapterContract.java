@@ -10,7 +10,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
-import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;
 
 import java.nio.file.Path;
@@ -49,7 +48,7 @@ abstract class LrmAdapterContract {
         dispatcher = Dispatcher.start(DispatcherConfig.local());
         Path dir = Files.createTempDirectory("falkon-lrm-test");
         tokenFile = dir.resolve("token");
-        TokenSource.write(tokenFile, Token.of(dispatcher.token()));
+        TokenSource.write(tokenFile, dispatcher.token());
     }
 
     @AfterAll

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
-import io.falkon.protocol.auth.Token;
 import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
 import io.falkon.dispatcher.Dispatcher;
@@ -48,7 +47,7 @@ abstract class ProvisioningContract {
         List<String> cmd = LrmAdapterContract.executorCommand(d.port());
         Provisioner.Config config = new Provisioner.Config(new Planner.Bounds(0, maxNodes(), maxNodes(), 2, 600, 0.05),
                 AcquisitionPolicy.EXPONENTIAL, ReleasePolicy.distributed(Duration.ofSeconds(2)), cmd,
-                Duration.ofMillis(200), work, "e2e", Token.of(d.token()));
+                Duration.ofMillis(200), work, "e2e", d.token());
         try (Provisioner p = Provisioner.start(config, adapter(), d::status)) {
             d.statusSection("provisioner", p::statusJson);
             assertThat(new ObjectMapper().readTree(d.status()).at("/executors/registered").asInt()).isZero();

@@ -4,6 +4,7 @@ import io.falkon.client.ConnectionLostException;
 import io.falkon.client.FalkonException;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.Protocol;
+import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.session.Backoff;
 import io.falkon.protocol.session.PeerSession;
 import io.falkon.protocol.tls.Tls;
@@ -53,7 +54,7 @@ public final class TcpConnection extends MessageConnection {
     private volatile int maxFrameLength = Protocol.DEFAULT_MAX_FRAME_LENGTH;
     private volatile boolean closed;
 
-    private TcpConnection(String host, int port, String token, Tls tls, Duration connectTimeout,
+    private TcpConnection(String host, int port, Token token, Tls tls, Duration connectTimeout,
                           Duration reconnectFor) {
         super(host + ":" + port);
         this.group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-client", true),
@@ -72,7 +73,7 @@ public final class TcpConnection extends MessageConnection {
      * @param reconnectFor how long to keep dialling after the connection breaks (zero: give up at once)
      * @throws FalkonException if the dispatcher cannot be reached or refuses the handshake
      */
-    public static TcpConnection connect(String host, int port, String token, Tls tls, Duration timeout,
+    public static TcpConnection connect(String host, int port, Token token, Tls tls, Duration timeout,
                                         Duration reconnectFor) {
         TcpConnection conn = new TcpConnection(host, port, token, tls, timeout, reconnectFor);
         try {

@@ -4,6 +4,7 @@ import io.falkon.client.ConnectionLostException;
 import io.falkon.client.FalkonException;
 import io.falkon.client.InstanceKey;
 import io.falkon.protocol.auth.HttpAuth;
+import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.tls.Tls;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -75,7 +76,7 @@ public final class WsConnection implements Connection {
     }
 
     private final URI uri;
-    private final String token;
+    private final Token token;
     private final HttpClient http;
     private final Duration timeout;
     private final ExecutorService serial;
@@ -86,7 +87,7 @@ public final class WsConnection implements Connection {
     private final AtomicInteger activeSubmits = new AtomicInteger();
     private volatile boolean closed;
 
-    private WsConnection(URI uri, String token, Tls tls, Duration connectTimeout) {
+    private WsConnection(URI uri, Token token, Tls tls, Duration connectTimeout) {
         this.uri = uri;
         this.token = token;
         this.timeout = connectTimeout;
@@ -114,7 +115,7 @@ public final class WsConnection implements Connection {
      *
      * @throws FalkonException if it cannot be reached or is not a Falkon WS interface
      */
-    public static WsConnection connect(String url, String token, Tls tls, Duration connectTimeout) {
+    public static WsConnection connect(String url, Token token, Tls tls, Duration connectTimeout) {
         URI uri;
         try {
             uri = URI.create(url);
@@ -452,8 +453,8 @@ public final class WsConnection implements Connection {
         HttpRequest.Builder req = HttpRequest.newBuilder(uri).timeout(timeout.plusSeconds(POLL_WAIT_SECONDS + 60))
                 .header("Content-Type", "text/xml; charset=UTF-8").header("SOAPAction", "\"" + NS + ":" + op + "\"")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        if (!token.isEmpty()) {
-            req.header(HttpAuth.AUTHORIZATION, "Bearer " + token);
+        if (token.required()) {
+            req.header(HttpAuth.AUTHORIZATION, "Bearer " + token.value());
         }
         // completed on the serial executor: the Connection contract (the caller's I/O-thread-only state)
         return http.sendAsync(req.build(), HttpResponse.BodyHandlers.ofByteArray()).handleAsync((resp, err) -> {

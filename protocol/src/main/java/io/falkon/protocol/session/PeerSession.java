@@ -3,6 +3,7 @@ package io.falkon.protocol.session;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.Protocol;
+import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.netty.Frames;
 import io.falkon.protocol.time.Clock;
 import io.falkon.protocol.tls.Tls;
@@ -70,7 +71,7 @@ public final class PeerSession {
      *                     (an executor started beside its dispatcher, before it listens); zero: the
      *                     first failure is the end (a client the user waits for)
      */
-    public record Config(String host, int port, int role, String token, String agent, Tls tls,
+    public record Config(String host, int port, int role, Token token, String agent, Tls tls,
                          Duration connectTimeout, Duration reconnectFor, Backoff backoff, Duration awaitFirstFor) {
     }
 
@@ -156,7 +157,7 @@ public final class PeerSession {
     private void dial(boolean firstTime) {
         bootstrap.connect(new InetSocketAddress(config.host(), config.port())).addListener((ChannelFuture f) -> {
             if (f.isSuccess()) {
-                f.channel().writeAndFlush(Message.Hello.of(config.role(), config.token(), config.agent()));
+                f.channel().writeAndFlush(Message.Hello.of(config.role(), config.token().value(), config.agent()));
                 // the handshake must complete in time, whatever heartbeats will be agreed
                 ScheduledFuture<?> timeout = loop.schedule(() -> {
                     if (ready != f.channel() && f.channel().isActive()) {

@@ -2,6 +2,7 @@ package io.falkon.protocol.session;
 
 import io.falkon.protocol.Message;
 import io.falkon.protocol.Protocol;
+import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.time.Clock;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoopGroup;
@@ -46,7 +47,7 @@ class PeerSessionClockTest {
         AtomicLong readings = new AtomicLong();
         Clock clock = () -> readings.incrementAndGet() * 60_000_000L; // a minute per reading
         CompletableFuture<String> gaveUp = new CompletableFuture<>();
-        PeerSession.Config config = new PeerSession.Config("127.0.0.1", closedPort(), Protocol.ROLE_EXECUTOR, "",
+        PeerSession.Config config = new PeerSession.Config("127.0.0.1", closedPort(), Protocol.ROLE_EXECUTOR, Token.none(),
                 "test", null, Duration.ofSeconds(5), Duration.ofMinutes(10), new Backoff(1, 1),
                 Duration.ofMinutes(10));
         PeerSession session = new PeerSession(config, group.next(), new PeerSession.Listener() {
