@@ -314,7 +314,7 @@ class WsInterfaceTest {
     private static String postRaw(String soapNs, String contentType, String op, String envelope) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(8))
                 .header("Content-Type", contentType)
-                .header("Authorization", "Bearer " + topology.dispatcher.token())
+                .header("Authorization", "Bearer " + topology.dispatcher.token().value())
                 .POST(HttpRequest.BodyPublishers.ofString(envelope));
         if (soapNs.equals(SOAP11)) {
             b.header("SOAPAction", "\"urn:falkon:ws:1:" + op + "\"");
@@ -329,7 +329,7 @@ class WsInterfaceTest {
 
     private static String get(String u) throws Exception {
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(u))
-                .header("Authorization", "Bearer " + topology.dispatcher.token()).build(),
+                .header("Authorization", "Bearer " + topology.dispatcher.token().value()).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
         return r.body();

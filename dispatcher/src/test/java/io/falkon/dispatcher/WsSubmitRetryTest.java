@@ -28,7 +28,7 @@ class WsSubmitRetryTest {
         String body = "<s:Envelope xmlns:s='http://schemas.xmlsoap.org/soap/envelope/' xmlns:f='" + NS + "'><s:Body>"
                 + "<f:" + op + ">" + content + "</f:" + op + "></s:Body></s:Envelope>";
         return http.send(HttpRequest.newBuilder(URI.create(d.wsUrl())).header("Content-Type", "text/xml")
-                .header("SOAPAction", NS + ":" + op).header("Authorization", "Bearer " + d.token())
+                .header("SOAPAction", NS + ":" + op).header("Authorization", "Bearer " + d.token().value())
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
