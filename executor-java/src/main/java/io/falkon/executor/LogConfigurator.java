@@ -90,6 +90,8 @@ public final class LogConfigurator extends ContextAwareBase implements Configura
         stderr.setEncoder(encoder);
         stderr.start();
         context.getLogger("io.netty").setLevel(Level.WARN);
+        // the WS interface's SOAP engine: its set-up is chatty at INFO; faults are logged by the service
+        context.getLogger("org.apache.axis2").setLevel(Level.WARN);
         ch.qos.logback.classic.Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
         root.setLevel(Level.toLevel(System.getProperty("falkon.log.level"), Level.INFO));
         root.addAppender(stderr);

@@ -149,13 +149,13 @@ final class WsHttpHandler extends ChannelInboundHandlerAdapter {
                     served = CompletableFuture.failedFuture(e);
                 }
                 served.whenComplete((resp, err) -> {
-                    WsService.Response out = err == null ? resp : WsService.fault(WsService.Soap.V11, 500, false,
+                    WsService.Response out = err == null ? resp : service.fault(WsService.Soap.V11, 500, false,
                             "internal error in the dispatcher (see its log)");
                     ctx.executor().execute(() -> respond(ctx, out, keepAlive));
                 });
             });
         } catch (RejectedExecutionException e) {
-            respond(ctx, WsService.fault(WsService.Soap.V11, 503, false, "the service is busy; retry shortly"), false);
+            respond(ctx, service.fault(WsService.Soap.V11, 503, false, "the service is busy; retry shortly"), false);
         }
     }
 

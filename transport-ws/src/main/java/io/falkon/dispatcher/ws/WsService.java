@@ -1,16 +1,10 @@
 package io.falkon.dispatcher.ws;
 
-import io.falkon.protocol.ErrorCode;
-
 import io.falkon.dispatcher.admission.Admission;
 import io.falkon.protocol.auth.HttpAuth;
 import io.falkon.protocol.soap.SoapInputException;
-import io.falkon.protocol.soap.SoapXml;
-import org.apache.axiom.om.OMElement;
-import org.apache.axiom.om.OMNode;
 import org.apache.axiom.om.OMException;
 import org.apache.axiom.om.OMXMLBuilderFactory;
-import org.apache.axiom.soap.SOAPBody;
 import org.apache.axiom.soap.SOAPEnvelope;
 import org.apache.axiom.soap.SOAPHeader;
 import org.apache.axiom.soap.SOAPHeaderBlock;
@@ -18,13 +12,8 @@ import org.apache.axiom.soap.SOAPModelBuilder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import javax.xml.stream.XMLOutputFactory;
-import javax.xml.stream.XMLStreamConstants;
 import javax.xml.stream.XMLStreamException;
-import javax.xml.stream.XMLStreamReader;
-import javax.xml.stream.XMLStreamWriter;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
@@ -34,22 +23,20 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.falkon.protocol.soap.SoapXml.NS;
-import static io.falkon.protocol.soap.SoapXml.PREFIX;
 
 /**
  * One HTTP request to the WS interface, start to finish, independent of the HTTP server: the SOAP
  * envelope parsed with Axiom (Axis2's SOAP object model; DTDs refused), the caller authenticated —
  * here and nowhere else, from the {@code Authorization}/{@code X-Falkon-Token} HTTP header or the
- * {@code <f:token>} SOAP header the WSDL declares — the body element matched against the
- * operation (and against the SOAPAction when one is given), the operation run, the response or the
- * fault written. Faults name what the caller got wrong and never internal class names; internal
- * errors are logged once, with their stack trace, and answered with a Server fault.
+ * {@code <f:token>} SOAP header the WSDL declares — then the envelope handed to the Axis2 engine
+ * ({@link WsEngine}), which dispatches it to its operation, runs it and writes the response or the
+ * fault. Faults name what the caller got wrong and never internal class names; internal errors are
+ * logged once, with their stack trace, and answered with a Server fault.
  */
 final class WsService {
     private static final Logger log = LoggerFactory.getLogger(WsService.class);
     static final String SOAP11 = "http://schemas.xmlsoap.org/soap/envelope/";
     static final String SOAP12 = "http://www.w3.org/2003/05/soap-envelope";
-    private static final XMLOutputFactory OUT = XMLOutputFactory.newFactory();
 
     /** What the HTTP server hands over: the request's line, the headers that matter, its body. */
     record Request(String method, String path, String query, String contentType, String soapAction,
@@ -63,7 +50,7 @@ final class WsService {
         }
     }
 
-    private final WsOperations operations;
+    private final WsEngine engine;
     private final Admission admission;
     private final String servicePath;
     private final String endpoint;
@@ -75,8 +62,8 @@ final class WsService {
      *                 WSDL), never taken from a request's Host header
      */
     WsService(WsGateway gateway, String servicePath, String endpoint, byte[] wsdl) {
-        this.operations = new WsOperations(gateway);
         this.admission = gateway.admission();
+        this.engine = new WsEngine(new WsOperations(gateway), servicePath, this::classify);
         this.servicePath = servicePath;
         this.endpoint = endpoint;
         this.wsdl = wsdl;
@@ -159,35 +146,7 @@ final class WsService {
         if (notUnderstood != null) {
             return done(fault(soap, soap.clientStatus, true, notUnderstood));
         }
-        SOAPBody body = env.getBody();
-        OMElement request = body == null ? null : body.getFirstElement();
-        if (request == null) {
-            throw WsFault.client("the SOAP Body is empty (expected one of " + String.join(", ", WsOperations.NAMES)
-                    + " in namespace " + NS + ")");
-        }
-        String op = request.getLocalName();
-        if (!NS.equals(request.getNamespaceURI()) || !WsOperations.NAMES.contains(op)) {
-            throw WsFault.client("<" + op + "> in namespace '" + request.getNamespaceURI() + "' is not an operation of "
-                    + "this service (" + String.join(", ", WsOperations.NAMES) + " in " + NS + ")");
-        }
-        String action = soap.action(req);
-        if (action != null && !action.isEmpty() && !action.equals(NS + ":" + op) && !action.equals(op)) {
-            throw WsFault.client("the SOAPAction '" + action + "' does not match the body's <" + op + "> (expected "
-                    + NS + ":" + op + ")");
-        }
-        XMLStreamReader r = request.getXMLStreamReaderWithoutCaching();
-        while (r.getEventType() != XMLStreamConstants.START_ELEMENT) {
-            r.next();
-        }
-        WsOperations.Prepared prepared = operations.parse(op, r, new WsOperations.Call(who, req.from(), endpoint));
-        // one operation per request: what follows it in the body would otherwise go unseen
-        for (OMNode n = request.getNextOMSibling(); n != null; n = n.getNextOMSibling()) {
-            if (n instanceof OMElement second) {
-                throw WsFault.client("the SOAP Body holds <" + second.getLocalName() + "> after <" + op + ">: one "
-                        + "operation per request");
-            }
-        }
-        return prepared.run().thenApply(b -> response(soap, op, b));
+        return engine.receive(env, soap, soap.action(req), new WsOperations.Call(who, req.from(), endpoint));
     }
 
     private static SOAPEnvelope envelope(Request req, Soap soap) {
@@ -228,63 +187,46 @@ final class WsService {
 
     // ---- responses -------------------------------------------------------------------------
 
-    private static Response response(Soap soap, String op, WsOperations.Body body) {
-        ByteArrayOutputStream buf = new ByteArrayOutputStream(1024);
-        try {
-            XMLStreamWriter w = OUT.createXMLStreamWriter(buf, "UTF-8");
-            w.writeStartDocument("UTF-8", "1.0");
-            w.writeStartElement("soapenv", "Envelope", soap.namespace);
-            w.writeNamespace("soapenv", soap.namespace);
-            w.writeStartElement("soapenv", "Body", soap.namespace);
-            w.writeStartElement(PREFIX, op + "Response", NS);
-            w.writeNamespace(PREFIX, NS);
-            body.write(w);
-            w.writeEndElement();
-            w.writeEndElement();
-            w.writeEndElement();
-            w.writeEndDocument();
-            w.close();
-        } catch (XMLStreamException e) {
-            throw new IllegalStateException("cannot write the " + op + " response", e);
-        }
-        return Response.of(200, soap.contentType, buf.toByteArray());
+    /** The fault for a request that failed before the engine had it (see {@link #classify}). */
+    private Response failure(Request req, Soap soap, Throwable e) {
+        return engine.fault(soap, classify(e, req.from()));
     }
 
     /**
-     * The fault for a request that failed. A caller's fault is logged as a bad request (rate-limited,
-     * with where it came from), as every transport logs what it refuses: a DOCTYPE, a SOAPAction
-     * that does not match the body, a task that is not one.
+     * What a failed request's exception means to its caller. A caller's fault is logged as a bad
+     * request (rate-limited, with where it came from), as every transport logs what it refuses: a
+     * DOCTYPE, a SOAPAction that does not match the body, a task that is not one.
      */
-    private Response failure(Request req, Soap soap, Throwable e) {
+    private WsEngine.Fault classify(Throwable e, String from) {
         Throwable c = e;
         while (c instanceof CompletionException && c.getCause() != null) {
             c = c.getCause();
         }
         if (c instanceof WsFault f && f.retryLater()) {
-            Response busy = fault(soap, 503, false, f.getMessage(), f.code());
-            return new Response(503, busy.contentType(), busy.body(), Map.of("Retry-After", "1"));
+            return new WsEngine.Fault(503, false, f.getMessage(), f.code(), Map.of("Retry-After", "1"));
         }
         if (c instanceof WsFault f) {
             if (f.callersFault()) {
-                admission.badRequests().refused("ws " + req.from(), f.getMessage());
+                admission.badRequests().refused("ws " + from, f.getMessage());
             }
-            return fault(soap, f.callersFault() ? soap.clientStatus : 500, f.callersFault(), f.getMessage(), f.code());
+            return new WsEngine.Fault(f.callersFault() ? WsEngine.Fault.CALLERS : 500, f.callersFault(), f.getMessage(),
+                    f.code(), Map.of());
         }
         if (c instanceof SoapInputException) {
-            admission.badRequests().refused("ws " + req.from(), c.getMessage());
-            return fault(soap, soap.clientStatus, true, c.getMessage()); // names the operation and the element
+            admission.badRequests().refused("ws " + from, c.getMessage());
+            return new WsEngine.Fault(WsEngine.Fault.CALLERS, true, c.getMessage(), null, Map.of()); // names the element
         }
         if (c instanceof XMLStreamException || c instanceof OMException) {
             String why = "the request is not a well-formed SOAP envelope: " + rootMessage(c);
-            admission.badRequests().refused("ws " + req.from(), why);
-            return fault(soap, soap.clientStatus, true, why);
+            admission.badRequests().refused("ws " + from, why);
+            return new WsEngine.Fault(WsEngine.Fault.CALLERS, true, why, null, Map.of());
         }
         if (internalErrorLogged.compareAndSet(false, true)) {
             log.error("WS request failed inside the dispatcher (logged once; later ones count as bad requests)", c);
         } else {
             admission.badRequests().refused("ws", "internal error: " + rootMessage(c));
         }
-        return fault(soap, 500, false, "internal error in the dispatcher (see its log)");
+        return new WsEngine.Fault(500, false, "internal error in the dispatcher (see its log)", null, Map.of());
     }
 
     /** The innermost message, without the class names some parsers prefix to it. */
@@ -302,74 +244,14 @@ final class WsService {
     }
 
     private Response unauthorized(Soap soap) {
-        Response f = fault(soap, 401, true, "authentication required: present the dispatcher's token in an "
-                + "'Authorization: Bearer TOKEN' header, an 'X-Falkon-Token' header, or a <f:token> SOAP header "
-                + "(docs/ws.md)");
-        return new Response(401, f.contentType(), f.body(), Map.of("WWW-Authenticate", HttpAuth.CHALLENGE));
+        return engine.fault(soap, new WsEngine.Fault(401, true, "authentication required: present the dispatcher's "
+                + "token in an 'Authorization: Bearer TOKEN' header, an 'X-Falkon-Token' header, or a <f:token> SOAP "
+                + "header (docs/ws.md)", null, Map.of("WWW-Authenticate", HttpAuth.CHALLENGE)));
     }
 
-    /** A SOAP fault: Client/Sender when the caller is at fault, Server/Receiver when the service is. */
-    static Response fault(Soap soap, int status, boolean callers, String reason) {
-        return fault(soap, status, callers, reason, null);
-    }
-
-    /** @param code the protocol's error code, written to the fault's detail, or null */
-    static Response fault(Soap soap, int status, boolean callers, String reason, ErrorCode code) {
-        String text = SoapXml.xmlSafe(reason);
-        ByteArrayOutputStream buf = new ByteArrayOutputStream(512);
-        try {
-            XMLStreamWriter w = OUT.createXMLStreamWriter(buf, "UTF-8");
-            w.writeStartDocument("UTF-8", "1.0");
-            w.writeStartElement("soapenv", "Envelope", soap.namespace);
-            w.writeNamespace("soapenv", soap.namespace);
-            w.writeStartElement("soapenv", "Body", soap.namespace);
-            w.writeStartElement("soapenv", "Fault", soap.namespace);
-            if (soap == Soap.V11) {
-                w.writeStartElement("faultcode");
-                w.writeCharacters("soapenv:" + (callers ? "Client" : "Server"));
-                w.writeEndElement();
-                w.writeStartElement("faultstring");
-                w.writeCharacters(text);
-                w.writeEndElement();
-                if (code != null) {
-                    w.writeStartElement("detail");
-                    errorCode(w, code);
-                    w.writeEndElement();
-                }
-            } else {
-                w.writeStartElement("soapenv", "Code", soap.namespace);
-                w.writeStartElement("soapenv", "Value", soap.namespace);
-                w.writeCharacters("soapenv:" + (callers ? "Sender" : "Receiver"));
-                w.writeEndElement();
-                w.writeEndElement();
-                w.writeStartElement("soapenv", "Reason", soap.namespace);
-                w.writeStartElement("soapenv", "Text", soap.namespace);
-                w.writeAttribute("xml", "http://www.w3.org/XML/1998/namespace", "lang", "en");
-                w.writeCharacters(text);
-                w.writeEndElement();
-                w.writeEndElement();
-                if (code != null) {
-                    w.writeStartElement("soapenv", "Detail", soap.namespace);
-                    errorCode(w, code);
-                    w.writeEndElement();
-                }
-            }
-            w.writeEndElement();
-            w.writeEndElement();
-            w.writeEndElement();
-            w.writeEndDocument();
-            w.close();
-        } catch (XMLStreamException e) {
-            throw new IllegalStateException("cannot write a fault", e);
-        }
-        return Response.of(status, soap.contentType, buf.toByteArray());
-    }
-
-    private static void errorCode(XMLStreamWriter w, ErrorCode code) throws XMLStreamException {
-        w.writeStartElement("f", "errorCode", NS);
-        w.writeNamespace("f", NS);
-        w.writeCharacters(code.name());
-        w.writeEndElement();
+    /** A SOAP fault, written by the engine: Client/Sender when the caller is at fault, Server/Receiver when not. */
+    Response fault(Soap soap, int status, boolean callers, String reason) {
+        return engine.fault(soap, new WsEngine.Fault(status, callers, reason, null, Map.of()));
     }
 
     private static CompletableFuture<Response> done(Response r) {
