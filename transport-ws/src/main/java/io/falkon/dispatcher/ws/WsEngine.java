@@ -350,7 +350,7 @@ final class WsEngine {
             Reply reply = (Reply) mc.getProperty(Constants.OUT_TRANSPORT_INFO);
             ByteArrayOutputStream buf = new ByteArrayOutputStream(1024);
             try {
-                mc.getEnvelope().serialize(buf);
+                mc.getEnvelope().serializeAndConsume(buf); // streams the response element; no tree is built
             } catch (XMLStreamException e) {
                 throw AxisFault.makeFault(e);
             }
