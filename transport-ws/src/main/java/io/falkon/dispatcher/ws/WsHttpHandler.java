@@ -149,13 +149,22 @@ final class WsHttpHandler extends ChannelInboundHandlerAdapter {
                     served = CompletableFuture.failedFuture(e);
                 }
                 served.whenComplete((resp, err) -> {
-                    WsService.Response out = err == null ? resp : service.fault(WsService.Soap.V11, 500, false,
-                            "internal error in the dispatcher (see its log)");
+                    WsService.Response out = err == null ? resp : internalError();
                     ctx.executor().execute(() -> respond(ctx, out, keepAlive));
                 });
             });
         } catch (RejectedExecutionException e) {
             respond(ctx, service.fault(WsService.Soap.V11, 503, false, "the service is busy; retry shortly"), false);
+        }
+    }
+
+    /** The answer when serving failed unexpectedly: a Server fault, or plain text if even that fails. */
+    private WsService.Response internalError() {
+        try {
+            return service.fault(WsService.Soap.V11, 500, false, "internal error in the dispatcher (see its log)");
+        } catch (RuntimeException e) {
+            return WsService.Response.of(500, "text/plain; charset=utf-8",
+                    "internal error in the dispatcher (see its log)\n".getBytes(StandardCharsets.UTF_8));
         }
     }
 

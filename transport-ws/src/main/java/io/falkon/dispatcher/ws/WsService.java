@@ -53,23 +53,34 @@ final class WsService {
     private final WsEngine engine;
     private final Admission admission;
     private final String servicePath;
-    private final String endpoint;
-    private final byte[] wsdl;
+    /** Its address and WSDL, known once the port is bound; null until then. */
+    private volatile Published published;
     private final AtomicBoolean internalErrorLogged = new AtomicBoolean();
+
+    private record Published(String endpoint, byte[] wsdl) {
+    }
+
+    /** Made before the port is bound (the engine takes a moment to set up), published after. */
+    WsService(WsGateway gateway, String servicePath) {
+        this.admission = gateway.admission();
+        this.engine = new WsEngine(new WsOperations(gateway), servicePath, this::classify);
+        this.servicePath = servicePath;
+    }
 
     /**
      * @param endpoint the service's address as configured (handed out in instance references and the
      *                 WSDL), never taken from a request's Host header
      */
-    WsService(WsGateway gateway, String servicePath, String endpoint, byte[] wsdl) {
-        this.admission = gateway.admission();
-        this.engine = new WsEngine(new WsOperations(gateway), servicePath, this::classify);
-        this.servicePath = servicePath;
-        this.endpoint = endpoint;
-        this.wsdl = wsdl;
+    void publish(String endpoint, byte[] wsdl) {
+        this.published = new Published(endpoint, wsdl);
     }
 
     CompletableFuture<Response> serve(Request req) {
+        Published p = published;
+        if (p == null) { // a caller between the bind and the address being known
+            Response busy = fault(Soap.V11, 503, false, "the WS interface is starting; retry shortly");
+            return done(new Response(503, busy.contentType(), busy.body(), Map.of("Retry-After", "1")));
+        }
         if (!req.path().equals(servicePath) && !req.path().equals(servicePath + "/")) {
             return done(Response.of(404, "text/plain; charset=utf-8", ("no service at " + req.path() + "; the Falkon "
                     + "service is at " + servicePath + "\n").getBytes(StandardCharsets.UTF_8)));
@@ -80,7 +91,7 @@ final class WsService {
                 return done(unauthorized(Soap.V11));
             }
             if (req.query() != null && req.query().equalsIgnoreCase("wsdl")) {
-                return done(Response.of(200, "text/xml; charset=utf-8", wsdl));
+                return done(Response.of(200, "text/xml; charset=utf-8", p.wsdl()));
             }
             return done(Response.of(400, "text/plain; charset=utf-8",
                     ("POST SOAP requests here; the WSDL is at " + servicePath + "?wsdl\n").getBytes(StandardCharsets.UTF_8)));
@@ -104,14 +115,14 @@ final class WsService {
             }
         }
         try {
-            return soap(req, soap, who).exceptionally(e -> failure(req, soap, e));
+            return soap(req, soap, who, p.endpoint()).exceptionally(e -> failure(req, soap, e));
         } catch (RuntimeException | XMLStreamException e) {
             return done(failure(req, soap, e));
         }
     }
 
     /** @param who the caller if the HTTP headers authenticated it, else null (the SOAP header must) */
-    private CompletableFuture<Response> soap(Request req, Soap soap, Admission.Credential who)
+    private CompletableFuture<Response> soap(Request req, Soap soap, Admission.Credential who, String endpoint)
             throws XMLStreamException {
         SOAPEnvelope env;
         String headerToken = null;

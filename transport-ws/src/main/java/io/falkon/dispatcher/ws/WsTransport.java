@@ -133,6 +133,8 @@ public final class WsTransport implements ServerTransport {
         ThreadPoolExecutor workers = new ThreadPoolExecutor(Math.max(2, cores), Math.max(2, cores), 60,
                 TimeUnit.SECONDS, new ArrayBlockingQueue<>(4096), new DefaultThreadFactory("falkon-ws-worker", true));
         WsGateway gateway = new WsGateway(admission, settings, workers);
+        // ready before the port is bound: a caller who comes before the address is known gets a 503
+        WsService service = new WsService(gateway, SERVICE_PATH);
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("falkon-ws-accept", true),
                 NioIoHandler.newFactory());
         EventLoopGroup io = new MultiThreadIoEventLoopGroup(Math.max(1, cores / 2),
@@ -141,7 +143,6 @@ public final class WsTransport implements ServerTransport {
         AtomicLong buffered = new AtomicLong();
         long maxBuffered = Math.max(64L << 20, 4L * settings.maxRequestBytes());
         String[] serviceUrl = new String[1];
-        WsService[] service = new WsService[1];
         AcceptedChannels accepted = new AcceptedChannels();
         try {
             Channel ch = new ServerBootstrap().group(boss, io).channel(NioServerSocketChannel.class)
@@ -159,14 +160,14 @@ public final class WsTransport implements ServerTransport {
                             }
                             c.pipeline().addLast(new HttpServerCodec(4096, 16 * 1024, 64 * 1024));
                             c.pipeline().addLast(new IdleStateHandler(settings.idleTimeoutSeconds(), 0, 0));
-                            c.pipeline().addLast(new WsHttpHandler(service[0], settings, workers, buffered, maxBuffered,
+                            c.pipeline().addLast(new WsHttpHandler(service, settings, workers, buffered, maxBuffered,
                                     admission.badRequests()));
                         }
                     }).bind(address).sync().channel();
             int port = ((InetSocketAddress) ch.localAddress()).getPort();
             serviceUrl[0] = (tls == null ? "http://" : "https://") + AdvertisedHost.of(address, advertiseHost) + ":" + port
                     + SERVICE_PATH;
-            service[0] = new WsService(gateway, SERVICE_PATH, serviceUrl[0], wsdl(serviceUrl[0]));
+            service.publish(serviceUrl[0], wsdl(serviceUrl[0]));
             log.info("WS interface at {} (WSDL: {}?wsdl)", serviceUrl[0], serviceUrl[0]);
             return new WsTransport(boss, io, workers, gateway, ch, serviceUrl[0], accepted);
         } catch (Exception e) { // sync() rethrows the bind's BindException, a checked exception, undeclared
