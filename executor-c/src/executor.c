@@ -43,7 +43,7 @@ static void reject(fk_msg *r, const fk_dtask *t, uint8_t status, const char *why
 
 static void on_dispatch(ex *e, fk_msg *m) {
     size_t n = m->u.dispatch.n;
-    if (e->stopping || e->cfg->no_exec) {
+    if (e->queue.stopping || e->cfg->no_exec) {
         /* leaving: refuse, so the dispatcher sends them elsewhere at once; or benchmark mode:
          * complete everything at once, in one RESULT frame */
         fk_msg r;
@@ -54,19 +54,19 @@ static void on_dispatch(ex *e, fk_msg *m) {
             abort();
         }
         for (size_t i = 0; i < n; i++) {
-            if (e->stopping) {
+            if (e->queue.stopping) {
                 reject(&r, &m->u.dispatch.tasks[i], FK_REJECTED, "executor is shutting down");
             } else {
                 reject(&r, &m->u.dispatch.tasks[i], FK_EXITED, "");
                 r.u.result.results[i].exec.flags = FK_FLAG_NO_EXEC;
             }
         }
-        r.u.result.credits = e->stopping ? 0 : (uint32_t)n;
+        r.u.result.credits = e->queue.stopping ? 0 : (uint32_t)n;
         ex_send_msg(e, &r);
         fk_msg_free(&r);
         return;
     }
-    int gen = atomic_load(&e->gen);
+    int gen = atomic_load(&e->queue.gen);
     job *head = NULL, *tail = NULL;
     size_t added = 0;
     for (size_t i = 0; i < n; i++) {
@@ -129,7 +129,7 @@ void ex_on_message(ex *e, fk_msg *m) {
         if (code == FK_ERR_SHUTTING_DOWN || code == FK_ERR_DUPLICATE_EXECUTOR || code == FK_ERR_UNAUTHORIZED
             || code == FK_ERR_UNSUPPORTED_VERSION) {
             /* on purpose, or not fixable by trying again */
-            ex_terminate(e, e->registered_once && code == FK_ERR_SHUTTING_DOWN ? 0 : 2, why);
+            ex_terminate(e, e->session.registered_once && code == FK_ERR_SHUTTING_DOWN ? 0 : 2, why);
         } else {
             fk_error("%s", why);
         }
@@ -142,7 +142,7 @@ void ex_on_message(ex *e, fk_msg *m) {
 
 static void drain_wake(ex *e) {
     uint64_t v;
-    while (read(e->wake_fd, &v, sizeof v) > 0) {
+    while (read(e->queue.wake_fd, &v, sizeof v) > 0) {
     }
 }
 
@@ -153,11 +153,11 @@ static void loop(ex *e) {
             break;
         }
         int64_t now = fk_mono_millis();
-        if (e->conn.fd < 0 && e->next_dial >= 0 && now >= e->next_dial) {
-            e->next_dial = -1;
+        if (e->session.conn.fd < 0 && e->session.next_dial >= 0 && now >= e->session.next_dial) {
+            e->session.next_dial = -1;
             char why[256];
             if (ex_dial(e, why, sizeof why) != 0) {
-                if (!e->registered_once) {
+                if (!e->session.registered_once) {
                     ex_first_dial_failed(e, why);
                 } else {
                     ex_schedule_dial(e);
@@ -165,22 +165,22 @@ static void loop(ex *e) {
                 continue;
             }
         }
-        if (fk_conn_open(&e->conn)) {
-            if (e->registered) {
+        if (fk_conn_open(&e->session.conn)) {
+            if (e->session.registered) {
                 ex_results_ready(e, now);
                 ex_flush_cache_changes(e);
-                if (e->cache && now >= e->next_summary) {
+                if (e->cache && now >= e->reports.next_summary) {
                     ex_send_full_summary(e);
-                    e->next_summary = now + CACHE_SUMMARY_MS;
+                    e->reports.next_summary = now + CACHE_SUMMARY_MS;
                 }
             }
-            if (e->heartbeat_ms > 0 && now - e->last_recv > 3 * (int64_t)e->heartbeat_ms) {
+            if (e->session.heartbeat_ms > 0 && now - e->session.last_recv > 3 * (int64_t)e->session.heartbeat_ms) {
                 char why[128];
-                snprintf(why, sizeof why, "nothing from the dispatcher for %d ms", 3 * e->heartbeat_ms);
+                snprintf(why, sizeof why, "nothing from the dispatcher for %d ms", 3 * e->session.heartbeat_ms);
                 ex_disconnected(e, why);
                 continue;
             }
-            if (e->heartbeat_ms > 0 && now - e->last_send >= e->heartbeat_ms && e->conn.out.len == 0) {
+            if (e->session.heartbeat_ms > 0 && now - e->session.last_send >= e->session.heartbeat_ms && e->session.conn.out.len == 0) {
                 fk_msg hb;
                 memset(&hb, 0, sizeof hb);
                 hb.type = FK_HEARTBEAT;
@@ -188,12 +188,12 @@ static void loop(ex *e) {
                 ex_send_msg(e, &hb);
             }
             ex_write_out(e);
-            if (e->conn.fd < 0) {
+            if (e->session.conn.fd < 0) {
                 continue;
             }
-        } else if (e->conn.fd >= 0 && now >= e->connect_deadline) {
+        } else if (e->session.conn.fd >= 0 && now >= e->session.connect_deadline) {
             ex_close_conn(e);
-            if (!e->registered_once) {
+            if (!e->session.registered_once) {
                 ex_first_dial_failed(e, "timed out");
                 continue;
             }
@@ -201,8 +201,8 @@ static void loop(ex *e) {
             continue;
         }
 
-        if (e->cfg->idle_exit_ms > 0 && e->registered) {
-            if (ex_holding(e) > 0 || e->conn.out.len > 0) {
+        if (e->cfg->idle_exit_ms > 0 && e->session.registered) {
+            if (ex_holding(e) > 0 || e->session.conn.out.len > 0) {
                 e->idle_since = now;
             } else if (now - e->idle_since >= e->cfg->idle_exit_ms) {
                 char why[64];
@@ -214,29 +214,29 @@ static void loop(ex *e) {
 
         struct pollfd p[2];
         nfds_t n = 0;
-        p[n++] = (struct pollfd){.fd = e->wake_fd, .events = POLLIN};
+        p[n++] = (struct pollfd){.fd = e->queue.wake_fd, .events = POLLIN};
         int sock = -1;
-        if (e->conn.fd >= 0) {
+        if (e->session.conn.fd >= 0) {
             sock = (int)n;
-            p[n++] = (struct pollfd){.fd = e->conn.fd, .events = fk_conn_events(&e->conn)};
+            p[n++] = (struct pollfd){.fd = e->session.conn.fd, .events = fk_conn_events(&e->session.conn)};
         }
         int64_t until = now + 1000;
-        if (fk_conn_open(&e->conn) && e->heartbeat_ms > 0) {
-            int64_t hb = e->last_send + e->heartbeat_ms;
-            int64_t dead = e->last_recv + 3 * (int64_t)e->heartbeat_ms + 1;
+        if (fk_conn_open(&e->session.conn) && e->session.heartbeat_ms > 0) {
+            int64_t hb = e->session.last_send + e->session.heartbeat_ms;
+            int64_t dead = e->session.last_recv + 3 * (int64_t)e->session.heartbeat_ms + 1;
             until = hb < until ? hb : until;
             until = dead < until ? dead : until;
-        } else if (e->conn.fd >= 0 && !fk_conn_open(&e->conn) && e->connect_deadline < until) {
-            until = e->connect_deadline;
+        } else if (e->session.conn.fd >= 0 && !fk_conn_open(&e->session.conn) && e->session.connect_deadline < until) {
+            until = e->session.connect_deadline;
         }
-        if (e->linger_until >= 0 && e->linger_until < until) {
-            until = e->linger_until;
+        if (e->reports.linger_until >= 0 && e->reports.linger_until < until) {
+            until = e->reports.linger_until;
         }
-        if (e->cfg->idle_exit_ms > 0 && e->registered && e->idle_since + e->cfg->idle_exit_ms < until) {
+        if (e->cfg->idle_exit_ms > 0 && e->session.registered && e->idle_since + e->cfg->idle_exit_ms < until) {
             until = e->idle_since + e->cfg->idle_exit_ms;
         }
-        if (e->conn.fd < 0 && e->next_dial >= 0 && e->next_dial < until) {
-            until = e->next_dial;
+        if (e->session.conn.fd < 0 && e->session.next_dial >= 0 && e->session.next_dial < until) {
+            until = e->session.next_dial;
         }
         int timeout = until > now ? (int)(until - now) : 0;
         int k = poll(p, n, timeout);
@@ -252,13 +252,13 @@ static void loop(ex *e) {
             drain_wake(e);
         }
         if (sock >= 0 && p[sock].revents) {
-            if (!fk_conn_open(&e->conn)) {
+            if (!fk_conn_open(&e->session.conn)) {
                 ex_progressed(e);
             } else {
                 if (p[sock].revents & (POLLIN | POLLHUP | POLLERR)) {
                     ex_read_frames(e);
                 }
-                if (fk_conn_open(&e->conn) && (p[sock].revents & POLLOUT)) {
+                if (fk_conn_open(&e->session.conn) && (p[sock].revents & POLLOUT)) {
                     ex_write_out(e);
                 }
             }
@@ -280,32 +280,32 @@ int fk_executor_run(const fk_config *cfg) {
     ex e;
     memset(&e, 0, sizeof e);
     e.cfg = cfg;
-    e.disconnected_at = -1;
-    e.next_dial = -1;
-    e.linger_until = -1;
-    e.heartbeat_ms = HEARTBEAT_MS;
-    e.max_frame = FK_MAX_FRAME;
-    pthread_mutex_init(&e.lock, NULL);
-    pthread_cond_init(&e.cond, NULL);
+    e.session.disconnected_at = -1;
+    e.session.next_dial = -1;
+    e.reports.linger_until = -1;
+    e.session.heartbeat_ms = HEARTBEAT_MS;
+    e.session.max_frame = FK_MAX_FRAME;
+    pthread_mutex_init(&e.queue.lock, NULL);
+    pthread_cond_init(&e.queue.cond, NULL);
     if (gethostname(e.hostname, sizeof e.hostname - 1) != 0) {
         strcpy(e.hostname, "localhost");
     }
     srandom((unsigned)(getpid() ^ fk_now_micros()));
-    e.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (e.wake_fd < 0 || make_spool(&e) != 0) {
+    e.queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (e.queue.wake_fd < 0 || make_spool(&e) != 0) {
         return 2;
     }
     int status = 2;
     char err[512];
     if (cfg->tls) {
-        e.tls = fk_tls_client(cfg->tls_ca, err, sizeof err);
-        if (!e.tls) {
+        e.session.tls = fk_tls_client(cfg->tls_ca, err, sizeof err);
+        if (!e.session.tls) {
             fprintf(stderr, "falkon-executor-c: %s\n", err);
             fk_rmtree(e.spool);
             return 2;
         }
     }
-    fk_conn_init(&e.conn, e.tls);
+    fk_conn_init(&e.session.conn, e.session.tls);
     if (cfg->cache_size > 0 && !cfg->no_exec) {
         char dir[300];
         if (cfg->cache_dir) {
@@ -334,7 +334,7 @@ int fk_executor_run(const fk_config *cfg) {
     e.staging.sandboxes = sandboxes;
     ex_start_slots(&e);
 
-    signal_wake_fd = e.wake_fd;
+    signal_wake_fd = e.queue.wake_fd;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -349,7 +349,7 @@ int fk_executor_run(const fk_config *cfg) {
         loop(&e);
     }
     status = e.exit_status;
-    if (status == 2 && !e.registered_once) {
+    if (status == 2 && !e.session.registered_once) {
         fprintf(stderr, "falkon-executor-c: %s\n", e.exit_why);
     }
 
@@ -365,11 +365,11 @@ out:
     }
     ex_free_changes(ex_take_changes(&e));
     signal_wake_fd = -1;
-    close(e.wake_fd);
-    fk_conn_destroy(&e.conn);
-    fk_tls_free(e.tls);
-    pthread_mutex_destroy(&e.lock);
-    pthread_cond_destroy(&e.cond);
+    close(e.queue.wake_fd);
+    fk_conn_destroy(&e.session.conn);
+    fk_tls_free(e.session.tls);
+    pthread_mutex_destroy(&e.queue.lock);
+    pthread_cond_destroy(&e.queue.cond);
     fk_rmtree(e.spool);
     return status;
 }

@@ -1,7 +1,7 @@
 /*
- * The C executor's state, shared by its parts (not an interface: executor.h is). One main thread
- * owns the connection and the loop (executor.c, session.c, reports.c); the slot threads take jobs
- * from the queue and put results back under the lock (slots.c).
+ * The C executor's state (not an interface: executor.h is), in parts with one owner each: the job
+ * queue shared with the slot threads under its lock (slots.c), the connection (session.c) and the
+ * pacing of reports (reports.c), both the main thread's, which also runs the loop (executor.c).
  */
 #ifndef FK_EXECUTOR_STATE_H
 #define FK_EXECUTOR_STATE_H
@@ -53,30 +53,28 @@ typedef struct change {
     int64_t size; /* -1: removed */
 } change;
 
+/* The job queue and the slot threads: the one part shared between threads (slots.c). Every field
+ * is read and written under lock, except gen (atomic) and what is set before the threads start. */
 typedef struct {
-    const fk_config *cfg;
     pthread_mutex_t lock;
     pthread_cond_t cond;
     job *qhead, *qtail; /* received, not yet started */
     size_t queued;
     done *dhead, *dtail; /* finished, not yet sent */
     size_t ndone;
-    size_t flush_at; /* ndone at which the main thread flushes results (ex_grant); under lock */
+    size_t flush_at; /* ndone at which the main thread flushes results (ex_grant) */
     size_t running; /* taken by a slot, not yet finished */
     change *chead, *ctail; /* cache changes not yet reported */
     int stopping;
     atomic_int gen; /* counts connections: results of an earlier one are dropped */
-    int wake_fd;
+    int wake_fd; /* written by a slot thread to wake the main thread's poll */
     fk_runner *runners;
     pthread_t *threads;
     int nthreads;
-    fk_cache *cache;
-    fk_peer_server *peer;
-    fk_staging staging;
-    char spool[256];
-    char hostname[256];
+} ex_queue;
 
-    /* the connection: main thread only */
+/* The connection to the dispatcher (session.c): main thread only. */
+typedef struct {
     fk_conn conn;
     fk_tls *tls;
     int64_t connect_deadline;
@@ -88,19 +86,36 @@ typedef struct {
     int64_t disconnected_at; /* -1 when connected */
     int attempt;
     int64_t next_dial;
+    int reconnects;
+    char last_dial_error[512]; /* why the last dial failed, while the first connection is awaited */
+} ex_session;
+
+/* When results and cache reports go back (reports.c): main thread only. */
+typedef struct {
     int64_t linger_until;
     int64_t next_summary;
-    int reconnects;
-    int terminated;
-    int exit_status;
-    char exit_why[700]; /* why it stopped, for the last line it prints */
-    char last_dial_error[512]; /* why the last dial failed, while the first connection is awaited */
-    int64_t idle_since; /* --idle-exit: when the executor last held no task (main thread) */
-    /* prefetch (main thread; set with ex_grant): extra credits granted now, and the tasks' running
-     * mean length */
+    /* prefetch (set with ex_grant): extra credits granted now, and the tasks' running mean length */
     int granted;
     double mean_ms;
     uint64_t samples;
+} ex_reports;
+
+/* The executor: its configuration and local parts (cache, peer server, staging, spool), and the
+ * three parts above, each with one owner. */
+typedef struct {
+    const fk_config *cfg;
+    ex_queue queue;
+    ex_session session;
+    ex_reports reports;
+    fk_cache *cache;
+    fk_peer_server *peer;
+    fk_staging staging;
+    char spool[256];
+    char hostname[256];
+    int terminated;
+    int exit_status;
+    char exit_why[700]; /* why it stopped, for the last line it prints */
+    int64_t idle_since; /* --idle-exit: when the executor last held no task (main thread) */
 } ex;
 
 /* slots.c: the job queue and the slot threads */

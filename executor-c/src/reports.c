@@ -13,22 +13,22 @@ void ex_cache_changed(void *ctx, const char *id, int64_t size) {
         abort();
     }
     c->size = size;
-    pthread_mutex_lock(&e->lock);
-    if (e->ctail) {
-        e->ctail->next = c;
+    pthread_mutex_lock(&e->queue.lock);
+    if (e->queue.ctail) {
+        e->queue.ctail->next = c;
     } else {
-        e->chead = c;
+        e->queue.chead = c;
     }
-    e->ctail = c;
-    pthread_mutex_unlock(&e->lock);
+    e->queue.ctail = c;
+    pthread_mutex_unlock(&e->queue.lock);
     ex_wake(e);
 }
 
 change *ex_take_changes(ex *e) {
-    pthread_mutex_lock(&e->lock);
-    change *c = e->chead;
-    e->chead = e->ctail = NULL;
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_lock(&e->queue.lock);
+    change *c = e->queue.chead;
+    e->queue.chead = e->queue.ctail = NULL;
+    pthread_mutex_unlock(&e->queue.lock);
     return c;
 }
 
@@ -98,10 +98,10 @@ static size_t flush_threshold(int granted) {
 }
 
 void ex_grant(ex *e, int granted) {
-    e->granted = granted;
-    pthread_mutex_lock(&e->lock);
-    e->flush_at = flush_threshold(granted);
-    pthread_mutex_unlock(&e->lock);
+    e->reports.granted = granted;
+    pthread_mutex_lock(&e->queue.lock);
+    e->queue.flush_at = flush_threshold(granted);
+    pthread_mutex_unlock(&e->queue.lock);
 }
 
 /* Extra credits granted when registering. */
@@ -114,13 +114,13 @@ static int prefetch_target(const ex *e) {
     if (e->cfg->prefetch != FK_PREFETCH_AUTO) {
         return e->cfg->prefetch;
     }
-    if (e->cache || e->samples < 8 || e->mean_ms >= 100.0) {
+    if (e->cache || e->reports.samples < 8 || e->reports.mean_ms >= 100.0) {
         return 0;
     }
     /* about 40 ms of work per slot, 1 to 64: a round trip to the dispatcher with room to spare, and
      * results that linger for company travel in larger frames (each frame costs the dispatcher several
      * wake-ups: see Prefetch.java, which does the same) */
-    int per_slot = e->mean_ms <= 40.0 / 64 ? 64 : (int)ceil(40.0 / e->mean_ms);
+    int per_slot = e->reports.mean_ms <= 40.0 / 64 ? 64 : (int)ceil(40.0 / e->reports.mean_ms);
     per_slot = per_slot < 1 ? 1 : per_slot > 64 ? 64 : per_slot;
     return e->cfg->slots * per_slot;
 }
@@ -128,11 +128,11 @@ static int prefetch_target(const ex *e) {
 /* Every finished result of the current connection, with as many credits (adjusted by the change in
  * prefetch), in one frame. */
 void ex_flush_results(ex *e) {
-    pthread_mutex_lock(&e->lock);
-    done *d = e->dhead;
-    e->dhead = e->dtail = NULL;
-    e->ndone = 0;
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_lock(&e->queue.lock);
+    done *d = e->queue.dhead;
+    e->queue.dhead = e->queue.dtail = NULL;
+    e->queue.ndone = 0;
+    pthread_mutex_unlock(&e->queue.lock);
     size_t n = 0;
     for (done *k = d; k; k = k->next) {
         n++;
@@ -147,7 +147,7 @@ void ex_flush_results(ex *e) {
     if (!m.u.result.results) {
         abort();
     }
-    int gen = atomic_load(&e->gen);
+    int gen = atomic_load(&e->queue.gen);
     while (d) {
         done *next = d->next;
         if (d->gen == gen) {
@@ -156,20 +156,20 @@ void ex_flush_results(ex *e) {
             t->attempt = d->attempt;
             t->exec = d->exec;
             double ms = (double)(d->exec.finished_us - d->exec.started_us) / 1000.0;
-            e->samples++;
-            e->mean_ms = e->samples == 1 ? ms : e->mean_ms + (ms - e->mean_ms) * 0.1;
+            e->reports.samples++;
+            e->reports.mean_ms = e->reports.samples == 1 ? ms : e->reports.mean_ms + (ms - e->reports.mean_ms) * 0.1;
         } else {
             fk_exec_free(&d->exec); /* the dispatcher has re-queued it already */
         }
         free(d);
         d = next;
     }
-    int delta = prefetch_target(e) - e->granted;
+    int delta = prefetch_target(e) - e->reports.granted;
     if (delta < -(int)m.u.result.n) {
         delta = -(int)m.u.result.n;
     }
     if (m.u.result.n && ex_live(e)) {
-        ex_grant(e, e->granted + delta);
+        ex_grant(e, e->reports.granted + delta);
         m.u.result.credits = (uint32_t)((int)m.u.result.n + delta);
         ex_send_msg(e, &m);
     }
@@ -178,20 +178,20 @@ void ex_flush_results(ex *e) {
 
 /* Results go back at once, unless with prefetch a few more may join them soon. */
 void ex_results_ready(ex *e, int64_t now) {
-    pthread_mutex_lock(&e->lock);
-    size_t ndone = e->ndone, queued = e->queued;
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_lock(&e->queue.lock);
+    size_t ndone = e->queue.ndone, queued = e->queue.queued;
+    pthread_mutex_unlock(&e->queue.lock);
     if (ndone == 0) {
         return;
     }
-    int p = e->granted;
+    int p = e->reports.granted;
     if (p == 0 || ndone >= flush_threshold(p) || queued == 0) {
         ex_flush_results(e);
-        e->linger_until = -1;
-    } else if (e->linger_until < 0) {
-        e->linger_until = now + RESULT_LINGER_MS;
-    } else if (now >= e->linger_until) {
+        e->reports.linger_until = -1;
+    } else if (e->reports.linger_until < 0) {
+        e->reports.linger_until = now + RESULT_LINGER_MS;
+    } else if (now >= e->reports.linger_until) {
         ex_flush_results(e);
-        e->linger_until = -1;
+        e->reports.linger_until = -1;
     }
 }

@@ -10,12 +10,12 @@
 #include <unistd.h>
 
 void ex_send_msg(ex *e, const fk_msg *m) {
-    fk_encode(m, &e->conn.out);
+    fk_encode(m, &e->session.conn.out);
 }
 
 /* Whether a registration is live: messages sent now reach this connection's dispatcher. */
 int ex_live(const ex *e) {
-    return fk_conn_open(&e->conn) && e->registered;
+    return fk_conn_open(&e->session.conn) && e->session.registered;
 }
 
 void ex_terminate(ex *e, int status, const char *why) {
@@ -29,9 +29,9 @@ void ex_terminate(ex *e, int status, const char *why) {
 
 void ex_on_welcome(ex *e, const fk_msg *w) {
     const fk_config *c = e->cfg;
-    e->max_frame = w->u.welcome.max_frame ? w->u.welcome.max_frame : FK_MAX_FRAME;
+    e->session.max_frame = w->u.welcome.max_frame ? w->u.welcome.max_frame : FK_MAX_FRAME;
     /* the dispatcher's interval, whatever it is: 0 means no heartbeats either way (docs/protocol.md) */
-    e->heartbeat_ms = w->u.welcome.heartbeat_ms > INT32_MAX / 4 ? INT32_MAX / 4 : (int)w->u.welcome.heartbeat_ms;
+    e->session.heartbeat_ms = w->u.welcome.heartbeat_ms > INT32_MAX / 4 ? INT32_MAX / 4 : (int)w->u.welcome.heartbeat_ms;
     char pid[32], prefetch[32], port[32];
     snprintf(pid, sizeof pid, "%ld", (long)getpid());
     if (c->prefetch == FK_PREFETCH_AUTO) {
@@ -74,26 +74,26 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
         fk_str_free(&attrs[i].key);
         fk_str_free(&attrs[i].value);
     }
-    e->registered = 1;
+    e->session.registered = 1;
     e->idle_since = fk_mono_millis();
     if (e->cache) {
         ex_send_full_summary(e); /* a new dispatcher knows nothing yet */
-        e->next_summary = fk_mono_millis() + CACHE_SUMMARY_MS;
+        e->reports.next_summary = fk_mono_millis() + CACHE_SUMMARY_MS;
     }
     memset(&m, 0, sizeof m);
     m.type = FK_CREDIT;
     ex_grant(e, ex_prefetch_initial(e));
-    m.u.credit.credits = (uint32_t)(c->slots + e->granted);
+    m.u.credit.credits = (uint32_t)(c->slots + e->reports.granted);
     ex_send_msg(e, &m);
-    if (e->disconnected_at >= 0 && e->registered_once) {
-        e->reconnects++;
+    if (e->session.disconnected_at >= 0 && e->session.registered_once) {
+        e->session.reconnects++;
         fk_info("registered again with %s:%d after %lld ms", c->host, c->port,
-                (long long)(fk_mono_millis() - e->disconnected_at));
-        e->disconnected_at = -1;
-    } else if (!e->registered_once) {
-        if (e->disconnected_at >= 0) {
-            fk_info("%s:%d answered after %lld ms", c->host, c->port, (long long)(fk_mono_millis() - e->disconnected_at));
-            e->disconnected_at = -1;
+                (long long)(fk_mono_millis() - e->session.disconnected_at));
+        e->session.disconnected_at = -1;
+    } else if (!e->session.registered_once) {
+        if (e->session.disconnected_at >= 0) {
+            fk_info("%s:%d answered after %lld ms", c->host, c->port, (long long)(fk_mono_millis() - e->session.disconnected_at));
+            e->session.disconnected_at = -1;
         }
         if (e->cache) {
             fk_info("registered with %s:%d (%d slots, %s, %lld MiB LRU cache served on port %d)", c->host, c->port,
@@ -104,52 +104,52 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
                     c->no_exec ? "NO-EXEC benchmark mode: tasks are not run" : "processes via vfork + exec");
         }
     }
-    e->registered_once = 1;
+    e->session.registered_once = 1;
 }
 
 void ex_close_conn(ex *e) {
-    fk_conn_close(&e->conn);
-    e->registered = 0;
+    fk_conn_close(&e->session.conn);
+    e->session.registered = 0;
 }
 
 void ex_schedule_dial(ex *e) {
     int64_t now = fk_mono_millis();
-    if (now - e->disconnected_at > (int64_t)e->cfg->reconnect_for_s * 1000) {
+    if (now - e->session.disconnected_at > (int64_t)e->cfg->reconnect_for_s * 1000) {
         char why[600];
-        if (e->registered_once) {
+        if (e->session.registered_once) {
             snprintf(why, sizeof why, "no dispatcher at %s:%d for %d s; giving up", e->cfg->host, e->cfg->port,
                      e->cfg->reconnect_for_s);
         } else {
             snprintf(why, sizeof why, "cannot connect to dispatcher at %s:%d within %d s: %s", e->cfg->host,
-                     e->cfg->port, e->cfg->reconnect_for_s, e->last_dial_error);
+                     e->cfg->port, e->cfg->reconnect_for_s, e->session.last_dial_error);
         }
-        ex_terminate(e, e->registered_once ? 1 : 2, why);
+        ex_terminate(e, e->session.registered_once ? 1 : 2, why);
         return;
     }
-    int shift = e->attempt < 10 ? e->attempt : 10;
-    e->attempt++;
+    int shift = e->session.attempt < 10 ? e->session.attempt : 10;
+    e->session.attempt++;
     int64_t base = (int64_t)BACKOFF_FIRST_MS << shift;
     if (base > BACKOFF_MAX_MS) {
         base = BACKOFF_MAX_MS;
     }
     /* jitter: executors that lost the same dispatcher do not all dial at once */
-    e->next_dial = now + base / 2 + (int64_t)(random() % (base / 2 + 1));
+    e->session.next_dial = now + base / 2 + (int64_t)(random() % (base / 2 + 1));
 }
 
 /* The first connection could not be made (nothing listens there yet, or it timed out): a batch
  * script may start the dispatcher and its executors together, so dial again for up to
  * --reconnect-for, saying so once; with --reconnect-for 0 it is the end at once. */
 void ex_first_dial_failed(ex *e, const char *why) {
-    snprintf(e->last_dial_error, sizeof e->last_dial_error, "%s", why);
+    snprintf(e->session.last_dial_error, sizeof e->session.last_dial_error, "%s", why);
     if (e->cfg->reconnect_for_s == 0) {
         char msg[700];
         snprintf(msg, sizeof msg, "cannot connect to dispatcher at %s:%d: %s", e->cfg->host, e->cfg->port, why);
         ex_terminate(e, 2, msg);
         return;
     }
-    if (e->disconnected_at < 0) {
-        e->disconnected_at = fk_mono_millis();
-        e->attempt = 0;
+    if (e->session.disconnected_at < 0) {
+        e->session.disconnected_at = fk_mono_millis();
+        e->session.attempt = 0;
         fk_warn("no dispatcher at %s:%d yet (%s); dialling again for up to %d s", e->cfg->host, e->cfg->port, why,
                 e->cfg->reconnect_for_s);
     }
@@ -158,14 +158,14 @@ void ex_first_dial_failed(ex *e, const char *why) {
 
 /* The connection is gone: stop its work, then dial again (or give up). */
 void ex_disconnected(ex *e, const char *why) {
-    int was_registered = e->registered;
+    int was_registered = e->session.registered;
     ex_close_conn(e);
-    if (e->terminated || e->stopping) {
+    if (e->terminated || e->queue.stopping) {
         return;
     }
-    atomic_fetch_add(&e->gen, 1); /* results of the old connection's tasks are now stale */
+    atomic_fetch_add(&e->queue.gen, 1); /* results of the old connection's tasks are now stale */
     ex_cancel_all(e);
-    if (!e->registered_once) {
+    if (!e->session.registered_once) {
         char msg[512];
         snprintf(msg, sizeof msg, "dispatcher at %s:%d did not accept the executor: %s", e->cfg->host, e->cfg->port,
                  why);
@@ -176,9 +176,9 @@ void ex_disconnected(ex *e, const char *why) {
         ex_terminate(e, 0, why);
         return;
     }
-    if (e->disconnected_at < 0) {
-        e->disconnected_at = fk_mono_millis();
-        e->attempt = 0;
+    if (e->session.disconnected_at < 0) {
+        e->session.disconnected_at = fk_mono_millis();
+        e->session.attempt = 0;
         fk_warn("%s%s; reconnecting for up to %d s", why, was_registered ? "" : " (before registering)",
                 e->cfg->reconnect_for_s);
     }
@@ -200,13 +200,13 @@ static void send_hello(ex *e) {
 
 /* Starts a non-blocking connect; the poll loop completes it (and TLS). Returns 0, or -1 with why. */
 int ex_dial(ex *e, char *why, size_t whylen) {
-    if (fk_conn_dial(&e->conn, e->cfg->host, e->cfg->port, why, whylen) != 0) {
+    if (fk_conn_dial(&e->session.conn, e->cfg->host, e->cfg->port, why, whylen) != 0) {
         return -1;
     }
-    e->connect_deadline = fk_mono_millis() + CONNECT_TIMEOUT_MS;
-    e->max_frame = FK_MAX_FRAME;
-    e->heartbeat_ms = HEARTBEAT_MS;
-    e->last_recv = e->last_send = fk_mono_millis();
+    e->session.connect_deadline = fk_mono_millis() + CONNECT_TIMEOUT_MS;
+    e->session.max_frame = FK_MAX_FRAME;
+    e->session.heartbeat_ms = HEARTBEAT_MS;
+    e->session.last_recv = e->session.last_send = fk_mono_millis();
     send_hello(e); /* queued until the connection is open */
     return 0;
 }
@@ -214,18 +214,18 @@ int ex_dial(ex *e, char *why, size_t whylen) {
 /* The connect (and TLS handshake) moved on: open, still going, or failed. */
 void ex_progressed(ex *e) {
     char why[512];
-    int rc = fk_conn_progress(&e->conn, why, sizeof why);
+    int rc = fk_conn_progress(&e->session.conn, why, sizeof why);
     if (rc == 0) {
         return;
     }
     if (rc > 0) {
-        e->last_recv = e->last_send = fk_mono_millis();
+        e->session.last_recv = e->session.last_send = fk_mono_millis();
         return;
     }
     char msg[700];
     snprintf(msg, sizeof msg, "cannot connect to dispatcher at %s:%d: %s", e->cfg->host, e->cfg->port, why);
     ex_close_conn(e);
-    if (!e->registered_once) {
+    if (!e->session.registered_once) {
         ex_first_dial_failed(e, why);
     } else {
         fk_warn("%s", msg);
@@ -235,20 +235,20 @@ void ex_progressed(ex *e) {
 
 void ex_read_frames(ex *e) {
     char why[512];
-    long got = fk_conn_read(&e->conn, why, sizeof why);
+    long got = fk_conn_read(&e->session.conn, why, sizeof why);
     if (got < 0) {
         ex_disconnected(e, why);
         return;
     }
     if (got > 0) {
-        e->last_recv = fk_mono_millis();
+        e->session.last_recv = fk_mono_millis();
     }
-    fk_buf *in = &e->conn.in;
+    fk_buf *in = &e->session.conn.in;
     size_t at = 0;
-    while (fk_conn_open(&e->conn) && in->len - at >= 4) {
+    while (fk_conn_open(&e->session.conn) && in->len - at >= 4) {
         uint32_t len = fk_get_u32(in->data + at);
-        if (len == 0 || len > e->max_frame) {
-            snprintf(why, sizeof why, "the dispatcher sent a frame of %u bytes (limit %u)", len, e->max_frame);
+        if (len == 0 || len > e->session.max_frame) {
+            snprintf(why, sizeof why, "the dispatcher sent a frame of %u bytes (limit %u)", len, e->session.max_frame);
             ex_disconnected(e, why);
             return;
         }
@@ -266,25 +266,25 @@ void ex_read_frames(ex *e) {
         ex_on_message(e, &m);
         fk_msg_free(&m);
     }
-    if (fk_conn_open(&e->conn)) {
+    if (fk_conn_open(&e->session.conn)) {
         fk_buf_consume(in, at);
     }
 }
 
 void ex_write_out(ex *e) {
-    size_t before = e->conn.out.len;
+    size_t before = e->session.conn.out.len;
     char why[512];
-    if (fk_conn_write(&e->conn, why, sizeof why) != 0) {
+    if (fk_conn_write(&e->session.conn, why, sizeof why) != 0) {
         /* A dispatcher that stops for good says so (ERROR SHUTTING_DOWN) and closes; if it had
          * bytes of ours unread, its close is a reset and our write fails before we read why:
          * read what it sent first, or we would dial for --reconnect-for a dispatcher that is gone. */
         ex_read_frames(e);
-        if (e->conn.fd >= 0) {
+        if (e->session.conn.fd >= 0) {
             ex_disconnected(e, why);
         }
         return;
     }
-    if (e->conn.out.len < before) {
-        e->last_send = fk_mono_millis();
+    if (e->session.conn.out.len < before) {
+        e->session.last_send = fk_mono_millis();
     }
 }

@@ -12,7 +12,7 @@
 
 void ex_wake(ex *e) {
     uint64_t one = 1;
-    if (write(e->wake_fd, &one, sizeof one) < 0 && errno != EAGAIN) {
+    if (write(e->queue.wake_fd, &one, sizeof one) < 0 && errno != EAGAIN) {
         fk_warn("eventfd write: %s", strerror(errno));
     }
 }
@@ -32,19 +32,19 @@ void ex_finish(ex *e, uint64_t task_id, uint32_t attempt, int gen, fk_exec *x) {
     d->attempt = attempt;
     d->gen = gen;
     d->exec = *x;
-    pthread_mutex_lock(&e->lock);
-    if (e->dtail) {
-        e->dtail->next = d;
+    pthread_mutex_lock(&e->queue.lock);
+    if (e->queue.dtail) {
+        e->queue.dtail->next = d;
     } else {
-        e->dhead = d;
+        e->queue.dhead = d;
     }
-    e->dtail = d;
-    e->ndone++;
+    e->queue.dtail = d;
+    e->queue.ndone++;
     /* The main thread acts on a result only when it starts a linger, fills a frame or is the last
      * one in hand (ex_results_ready); waking it for every other one cost it a poll, two reads
      * and a context switch per task. */
-    int wake = e->ndone == 1 || e->ndone >= e->flush_at || e->queued == 0;
-    pthread_mutex_unlock(&e->lock);
+    int wake = e->queue.ndone == 1 || e->queue.ndone >= e->queue.flush_at || e->queue.queued == 0;
+    pthread_mutex_unlock(&e->queue.lock);
     if (wake) {
         ex_wake(e);
     }
@@ -71,27 +71,27 @@ typedef struct {
 static void *slot_main(void *p) {
     slot_arg *a = p;
     ex *e = a->e;
-    fk_runner *r = &e->runners[a->slot];
+    fk_runner *r = &e->queue.runners[a->slot];
     fk_affinity_pin_slot(a->slot);
     free(a);
     for (;;) {
-        pthread_mutex_lock(&e->lock);
-        while (!e->qhead && !e->stopping) {
-            pthread_cond_wait(&e->cond, &e->lock);
+        pthread_mutex_lock(&e->queue.lock);
+        while (!e->queue.qhead && !e->queue.stopping) {
+            pthread_cond_wait(&e->queue.cond, &e->queue.lock);
         }
-        if (e->stopping) {
-            pthread_mutex_unlock(&e->lock);
+        if (e->queue.stopping) {
+            pthread_mutex_unlock(&e->queue.lock);
             return NULL;
         }
-        job *j = e->qhead;
-        e->qhead = j->next;
-        if (!e->qhead) {
-            e->qtail = NULL;
+        job *j = e->queue.qhead;
+        e->queue.qhead = j->next;
+        if (!e->queue.qhead) {
+            e->queue.qtail = NULL;
         }
-        e->queued--;
-        e->running++;
-        pthread_mutex_unlock(&e->lock);
-        if (j->gen == atomic_load(&e->gen)) {
+        e->queue.queued--;
+        e->queue.running++;
+        pthread_mutex_unlock(&e->queue.lock);
+        if (j->gen == atomic_load(&e->queue.gen)) {
             fk_exec x;
             if (fk_staging_needed(&j->spec)) {
                 fk_staging_run(&e->staging, r, j->task_id, &j->spec, j->hints, j->nhints, j->bypass, &x);
@@ -101,35 +101,35 @@ static void *slot_main(void *p) {
             ex_finish(e, j->task_id, j->attempt, j->gen, &x);
         }
         /* after finish: its result is counted in ndone before it stops counting as running */
-        pthread_mutex_lock(&e->lock);
-        e->running--;
-        pthread_mutex_unlock(&e->lock);
+        pthread_mutex_lock(&e->queue.lock);
+        e->queue.running--;
+        pthread_mutex_unlock(&e->queue.lock);
         ex_job_free(j);
     }
 }
 
 /* Appends received jobs (head..tail, added of them) and wakes as many slots. */
 void ex_enqueue(ex *e, job *head, job *tail, size_t added) {
-    pthread_mutex_lock(&e->lock);
-    if (e->qtail) {
-        e->qtail->next = head;
+    pthread_mutex_lock(&e->queue.lock);
+    if (e->queue.qtail) {
+        e->queue.qtail->next = head;
     } else {
-        e->qhead = head;
+        e->queue.qhead = head;
     }
-    e->qtail = tail;
-    e->queued += added;
+    e->queue.qtail = tail;
+    e->queue.queued += added;
     if (added == 1) {
-        pthread_cond_signal(&e->cond);
+        pthread_cond_signal(&e->queue.cond);
     } else {
-        pthread_cond_broadcast(&e->cond);
+        pthread_cond_broadcast(&e->queue.cond);
     }
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&e->queue.lock);
 }
 
 /* Cancels a task whether it is waiting or running; its result is still reported. */
 void ex_cancel_task(ex *e, uint64_t id) {
-    pthread_mutex_lock(&e->lock);
-    job *prev = NULL, *j = e->qhead;
+    pthread_mutex_lock(&e->queue.lock);
+    job *prev = NULL, *j = e->queue.qhead;
     while (j && j->task_id != id) {
         prev = j;
         j = j->next;
@@ -138,21 +138,21 @@ void ex_cancel_task(ex *e, uint64_t id) {
         if (prev) {
             prev->next = j->next;
         } else {
-            e->qhead = j->next;
+            e->queue.qhead = j->next;
         }
-        if (e->qtail == j) {
-            e->qtail = prev;
+        if (e->queue.qtail == j) {
+            e->queue.qtail = prev;
         }
-        e->queued--;
+        e->queue.queued--;
     }
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&e->queue.lock);
     if (j) {
         ex_finish_unrun(e, j->task_id, j->attempt, j->gen, FK_CANCELLED, "cancelled before it started");
         ex_job_free(j);
         return;
     }
-    for (int i = 0; i < e->nthreads; i++) {
-        if (fk_runner_cancel(&e->runners[i], id)) {
+    for (int i = 0; i < e->queue.nthreads; i++) {
+        if (fk_runner_cancel(&e->queue.runners[i], id)) {
             return;
         }
     }
@@ -160,14 +160,14 @@ void ex_cancel_task(ex *e, uint64_t id) {
 
 /* Drops every waiting job and kills every running one: the connection they came on is gone. */
 void ex_cancel_all(ex *e) {
-    pthread_mutex_lock(&e->lock);
-    job *j = e->qhead;
-    e->qhead = e->qtail = NULL;
-    e->queued = 0;
-    done *d = e->dhead;
-    e->dhead = e->dtail = NULL;
-    e->ndone = 0;
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_lock(&e->queue.lock);
+    job *j = e->queue.qhead;
+    e->queue.qhead = e->queue.qtail = NULL;
+    e->queue.queued = 0;
+    done *d = e->queue.dhead;
+    e->queue.dhead = e->queue.dtail = NULL;
+    e->queue.ndone = 0;
+    pthread_mutex_unlock(&e->queue.lock);
     while (j) {
         job *next = j->next;
         ex_job_free(j);
@@ -179,8 +179,8 @@ void ex_cancel_all(ex *e) {
         free(d);
         d = next;
     }
-    for (int i = 0; i < e->nthreads; i++) {
-        fk_runner_kill(&e->runners[i]);
+    for (int i = 0; i < e->queue.nthreads; i++) {
+        fk_runner_kill(&e->queue.runners[i]);
     }
 }
 
@@ -190,14 +190,14 @@ void ex_start_slots(ex *e) {
     if (cfg->no_exec) {
         return;
     }
-    e->nthreads = cfg->slots;
-    e->runners = calloc((size_t)cfg->slots, sizeof(fk_runner));
-    e->threads = calloc((size_t)cfg->slots, sizeof(pthread_t));
-    if (!e->runners || !e->threads) {
+    e->queue.nthreads = cfg->slots;
+    e->queue.runners = calloc((size_t)cfg->slots, sizeof(fk_runner));
+    e->queue.threads = calloc((size_t)cfg->slots, sizeof(pthread_t));
+    if (!e->queue.runners || !e->queue.threads) {
         abort();
     }
     for (int i = 0; i < cfg->slots; i++) {
-        fk_runner_init(&e->runners[i], cfg->output_cap, cfg->workdir);
+        fk_runner_init(&e->queue.runners[i], cfg->output_cap, cfg->workdir);
     }
     int cpus;
     if (fk_affinity_init(cfg->pin_slots, cfg->slots, &cpus)) {
@@ -214,7 +214,7 @@ void ex_start_slots(ex *e) {
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setstacksize(&attr, 256 * 1024);
-        if (pthread_create(&e->threads[i], &attr, slot_main, a) != 0) {
+        if (pthread_create(&e->queue.threads[i], &attr, slot_main, a) != 0) {
             abort();
         }
         pthread_attr_destroy(&attr);
@@ -223,32 +223,32 @@ void ex_start_slots(ex *e) {
 
 /* Stops the slots: nothing more is taken, what runs is killed, the threads are joined. */
 void ex_stop_slots(ex *e) {
-    pthread_mutex_lock(&e->lock);
-    e->stopping = 1;
-    pthread_cond_broadcast(&e->cond);
-    pthread_mutex_unlock(&e->lock);
-    for (int i = 0; i < e->nthreads; i++) {
-        fk_runner_close(&e->runners[i]);
+    pthread_mutex_lock(&e->queue.lock);
+    e->queue.stopping = 1;
+    pthread_cond_broadcast(&e->queue.cond);
+    pthread_mutex_unlock(&e->queue.lock);
+    for (int i = 0; i < e->queue.nthreads; i++) {
+        fk_runner_close(&e->queue.runners[i]);
     }
     ex_cancel_all(e);
-    for (int i = 0; i < e->nthreads; i++) {
-        pthread_join(e->threads[i], NULL);
+    for (int i = 0; i < e->queue.nthreads; i++) {
+        pthread_join(e->queue.threads[i], NULL);
     }
     ex_cancel_all(e); /* anything a slot finished while stopping */
-    for (int i = 0; i < e->nthreads; i++) {
-        fk_runner_destroy(&e->runners[i]);
+    for (int i = 0; i < e->queue.nthreads; i++) {
+        fk_runner_destroy(&e->queue.runners[i]);
     }
-    free(e->runners);
-    free(e->threads);
-    e->runners = NULL;
-    e->threads = NULL;
-    e->nthreads = 0;
+    free(e->queue.runners);
+    free(e->queue.threads);
+    e->queue.runners = NULL;
+    e->queue.threads = NULL;
+    e->queue.nthreads = 0;
 }
 
 /* Tasks the executor holds: waiting, running, or finished and not yet reported (--idle-exit). */
 size_t ex_holding(ex *e) {
-    pthread_mutex_lock(&e->lock);
-    size_t n = e->queued + e->running + e->ndone;
-    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_lock(&e->queue.lock);
+    size_t n = e->queue.queued + e->queue.running + e->queue.ndone;
+    pthread_mutex_unlock(&e->queue.lock);
     return n;
 }

@@ -48,28 +48,28 @@ static void test_shutting_down_read_before_a_failed_write(void) {
     ex e;
     memset(&e, 0, sizeof e);
     e.cfg = &cfg;
-    e.disconnected_at = -1;
-    e.next_dial = -1;
-    e.linger_until = -1;
-    e.max_frame = FK_MAX_FRAME;
-    e.wake_fd = -1;
-    pthread_mutex_init(&e.lock, NULL);
-    pthread_cond_init(&e.cond, NULL);
-    fk_conn_init(&e.conn, NULL);
+    e.session.disconnected_at = -1;
+    e.session.next_dial = -1;
+    e.reports.linger_until = -1;
+    e.session.max_frame = FK_MAX_FRAME;
+    e.queue.wake_fd = -1;
+    pthread_mutex_init(&e.queue.lock, NULL);
+    pthread_cond_init(&e.queue.cond, NULL);
+    fk_conn_init(&e.session.conn, NULL);
     char why[256] = "";
-    CHECK(fk_conn_dial(&e.conn, "127.0.0.1", port, why, sizeof why) == 0, "dial: %s", why);
+    CHECK(fk_conn_dial(&e.session.conn, "127.0.0.1", port, why, sizeof why) == 0, "dial: %s", why);
     int d = accept(l, NULL, NULL);
     int progressed;
-    while ((progressed = fk_conn_progress(&e.conn, why, sizeof why)) == 0) {
-        struct pollfd p = {.fd = e.conn.fd, .events = POLLOUT};
+    while ((progressed = fk_conn_progress(&e.session.conn, why, sizeof why)) == 0) {
+        struct pollfd p = {.fd = e.session.conn.fd, .events = POLLOUT};
         poll(&p, 1, -1);
     }
     CHECK(progressed == 1, "connect: %s", why);
-    e.registered = e.registered_once = 1;
+    e.session.registered = e.session.registered_once = 1;
 
     /* something of the executor's the dispatcher never reads: its close becomes a reset */
     const char unread[] = "credit";
-    CHECK(send(e.conn.fd, unread, sizeof unread, 0) == (ssize_t)sizeof unread, "send: %s", strerror(errno));
+    CHECK(send(e.session.conn.fd, unread, sizeof unread, 0) == (ssize_t)sizeof unread, "send: %s", strerror(errno));
     struct pollfd arrived = {.fd = d, .events = POLLIN};
     poll(&arrived, 1, -1);
     fk_msg m;
@@ -87,7 +87,7 @@ static void test_shutting_down_read_before_a_failed_write(void) {
     close(l);
     /* the reset has arrived once the socket reports the hang-up */
     for (;;) {
-        struct pollfd p = {.fd = e.conn.fd, .events = 0};
+        struct pollfd p = {.fd = e.session.conn.fd, .events = 0};
         poll(&p, 1, -1);
         if (p.revents & (POLLHUP | POLLERR)) {
             break;
@@ -95,15 +95,15 @@ static void test_shutting_down_read_before_a_failed_write(void) {
     }
 
     /* a heartbeat, say, waits to go out: the write fails first */
-    fk_buf_put(&e.conn.out, "heartbeat", 9);
+    fk_buf_put(&e.session.conn.out, "heartbeat", 9);
     ex_write_out(&e);
-    CHECK(e.terminated, "the executor did not stop: it read %s", e.next_dial >= 0 ? "nothing and dials again" : "?");
+    CHECK(e.terminated, "the executor did not stop: it read %s", e.session.next_dial >= 0 ? "nothing and dials again" : "?");
     CHECK(e.exit_status == 0, "exit status %d (%s)", e.exit_status, e.exit_why);
     CHECK(strstr(e.exit_why, "SHUTTING_DOWN") != NULL, "why: %s", e.exit_why);
     ex_close_conn(&e);
-    fk_conn_destroy(&e.conn);
-    pthread_mutex_destroy(&e.lock);
-    pthread_cond_destroy(&e.cond);
+    fk_conn_destroy(&e.session.conn);
+    pthread_mutex_destroy(&e.queue.lock);
+    pthread_cond_destroy(&e.queue.cond);
 }
 
 int main(void) {
