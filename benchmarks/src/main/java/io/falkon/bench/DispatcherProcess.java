@@ -1,6 +1,5 @@
 package io.falkon.bench;
 
-import io.falkon.dispatcher.DispatcherCommand;
 import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;
 
@@ -18,6 +17,11 @@ import java.util.regex.Pattern;
 
 /** A dispatcher in its own JVM (so its heap can be capped and measured), on 127.0.0.1. */
 final class DispatcherProcess implements AutoCloseable {
+    /**
+     * {@code falkon dispatcher}, run by name: a command of the cli module, which is above this one
+     * (the benchmarks run through {@code falkon bench}, whose class path has it).
+     */
+    static final String DISPATCHER_COMMAND = "io.falkon.cli.DispatcherCommand";
     private static final Pattern LISTENING = Pattern.compile("falkon dispatcher listening on [^:]+:(\\d+)");
     private final Process process;
     private final int port;
@@ -41,7 +45,7 @@ final class DispatcherProcess implements AutoCloseable {
         cmd.add("-XX:+ExitOnOutOfMemoryError"); // as bin/falkon runs it
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-Dfalkon.log.level=WARN", "-cp", System.getProperty("java.class.path"),
-                DispatcherCommand.class.getName(), "--host", "127.0.0.1", "--port", "0"));
+                DISPATCHER_COMMAND, "--host", "127.0.0.1", "--port", "0"));
         cmd.addAll(dispatcherArgs);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectInput(new File("/dev/null"));
         pb.environment().put(TokenSource.ENV, token.value());

@@ -50,33 +50,6 @@ class BenchmarkSmokeTest {
     }
 
     @Test
-    void queueFillsAndDrainsADispatcherInItsOwnJvm() throws Exception {
-        int rc = new CommandLine(new BenchCommand()).execute("queue", "--tasks", "20000", "--heap", "128m",
-                "--out", out.toString());
-        assertThat(rc).isZero();
-        JsonNode row = new ObjectMapper().readTree(out.resolve("queue.json").toFile()).get("rows").get(0);
-        assertThat(row.get("tasks").asInt()).isEqualTo(20000);
-        assertThat(row.get("liveBytesPerQueuedTask").asDouble()).isPositive();
-        assertThat(row.get("drainTasksPerSecond").asDouble()).isPositive();
-    }
-
-    @Test
-    void latticeHoldsEveryLaterLayerWaitingThenReleasesItLayerByLayer() throws Exception {
-        int rc = new CommandLine(new BenchCommand()).execute("lattice", "--width", "30", "--depth", "20",
-                "--heap", "128m", "--out", out.toString());
-        assertThat(rc).isZero();
-        JsonNode rows = new ObjectMapper().readTree(out.resolve("lattice.json").toFile()).get("rows");
-        assertThat(rows.findValuesAsText("form")).containsExactly("independent", "lattice");
-        assertThat(rows.get(0).get("waiting").asInt()).isZero();
-        assertThat(rows.get(1).get("waiting").asInt()).isEqualTo(30 * 19);
-        for (JsonNode r : rows) {
-            assertThat(r.get("tasks").asInt()).isEqualTo(600);
-            assertThat(r.get("tasksPerSecond").asDouble()).as(r.toString()).isPositive();
-        }
-        assertThat(rows.get(1).get("releasesPerSecond").asDouble()).isPositive();
-    }
-
-    @Test
     void wsMeasuresSequentialCallsAndEachBundleSize() throws Exception {
         int rc = new CommandLine(new BenchCommand()).execute("ws", "--bundles", "1,50", "--tasks", "500",
                 "--small-tasks", "100", "--calls", "20", "--rounds", "1", "--out", out.toString());
@@ -160,21 +133,6 @@ class BenchmarkSmokeTest {
         assertThat(row.get("overheadP50ms").asDouble()).isLessThanOrEqualTo(row.get("overheadMaxMs").asDouble());
         assertPercentileCurves("scale-overhead", 2);
         assertReportPlots("scale.png");
-    }
-
-    @Test
-    void distributedSpreadsTasksOverDispatcherProcessesAndChargesEachTier() throws Exception {
-        int rc = new CommandLine(new BenchCommand()).execute("distributed", "--dispatchers", "2",
-                "--executors-per-dispatcher", "20", "--tasks", "3000", "--out", out.toString());
-        assertThat(rc).isZero();
-        JsonNode row = rows("distributed").get(0);
-        assertThat(row.get("executors").asInt()).isEqualTo(40);
-        assertThat(row.get("tasks").asInt()).isEqualTo(3000);
-        assertThat(row.get("tasksPerSecond").asDouble()).isPositive();
-        // every tier did work for the tasks: the client, the dispatcher processes, the executor JVMs
-        assertThat(row.get("clientCpuMicrosPerTask").asDouble()).isPositive();
-        assertThat(row.get("dispatcherCpuMicrosPerTask").asDouble()).isPositive();
-        assertThat(row.get("executorCpuMicrosPerTask").asDouble()).isPositive();
     }
 
     @Test

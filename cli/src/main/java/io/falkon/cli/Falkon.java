@@ -1,7 +1,6 @@
 package io.falkon.cli;
 
 import io.falkon.client.FalkonException;
-import io.falkon.dispatcher.DispatcherCommand;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorCommand;
 import io.falkon.executor.LogConfigurator;

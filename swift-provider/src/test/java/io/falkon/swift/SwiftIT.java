@@ -87,7 +87,7 @@ class SwiftIT {
     private Process startDispatcher() throws Exception {
         Path log = dir.resolve("dispatcher-" + System.nanoTime() + ".log");
         Process p = new ProcessBuilder(System.getProperty("java.home") + "/bin/java", "-cp",
-                System.getProperty("java.class.path"), "io.falkon.dispatcher.DispatcherCommand", "--host", "127.0.0.1",
+                System.getProperty("java.class.path"), "io.falkon.cli.DispatcherCommand", "--host", "127.0.0.1",
                 "--port", Integer.toString(port), "--token", token, "--journal", dir.resolve("journal").toString())
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         await().atMost(Duration.ofSeconds(60)).until(() -> {

@@ -1,4 +1,7 @@
-package io.falkon.dispatcher;
+package io.falkon.cli;
+
+import io.falkon.dispatcher.Dispatcher;
+import io.falkon.dispatcher.DispatcherConfig;
 
 import io.falkon.dispatcher.core.SchedulerConfig;
 import io.falkon.dispatcher.journal.FsyncPolicy;
