@@ -7,20 +7,25 @@ import java.util.List;
 
 /**
  * A {@link Link} that gathers a batch's messages and hands them over as one list: a transport
- * says only how a batch is sent and what closing means.
+ * says only how a batch is sent and what closing means. Once closed it takes nothing more (what the
+ * scheduler still enqueues before it hears of the end is dropped) and closes only once.
  */
 public abstract class BufferedLink implements Link {
     private List<Message> buffered = new ArrayList<>();
+    private boolean closed;
 
     @Override
     public final boolean enqueue(Message message) {
+        if (closed) {
+            return false;
+        }
         buffered.add(message);
         return buffered.size() == 1;
     }
 
     @Override
     public final Runnable takeFlush() {
-        if (buffered.isEmpty()) {
+        if (closed || buffered.isEmpty()) {
             return null;
         }
         List<Message> out = take();
@@ -29,6 +34,10 @@ public abstract class BufferedLink implements Link {
 
     @Override
     public final void close(Message.ErrorMessage error) {
+        if (closed) {
+            return;
+        }
+        closed = true;
         List<Message> out = take();
         if (!out.isEmpty()) {
             deliver(out);

@@ -3,6 +3,7 @@ package io.falkon.dispatcher.inprocess;
 import io.falkon.dispatcher.admission.Admission;
 import io.falkon.dispatcher.admission.Caller;
 import io.falkon.dispatcher.core.BufferedLink;
+import io.falkon.dispatcher.core.Link;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
 
@@ -54,6 +55,11 @@ final class InProcessClient implements AutoCloseable {
         if (refused != null) {
             throw new IllegalArgumentException(refused);
         }
+    }
+
+    /** The scheduler's side of this connection (for the link contract test). */
+    Link link() {
+        return caller.link();
     }
 
     /** The client hung up: its instances are treated as after a lost TCP connection. */

@@ -1,0 +1,51 @@
+package io.falkon.dispatcher.inprocess;
+
+import io.falkon.dispatcher.admission.Admission;
+import io.falkon.dispatcher.core.Link;
+import io.falkon.dispatcher.core.LinkContract;
+import io.falkon.dispatcher.core.Scheduler;
+import io.falkon.dispatcher.core.SchedulerLoop;
+import io.falkon.dispatcher.policy.FirstAvailable;
+import io.falkon.protocol.Message;
+import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.time.Clock;
+import org.junit.jupiter.api.AfterEach;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * The link of a client in the dispatcher's own process: its peer is the client's end, which gets
+ * each batch as a list and hears the close with its reason. Against the real scheduler loop.
+ */
+class InProcessLinkTest extends LinkContract {
+    private final SchedulerLoop loop = new SchedulerLoop(new Scheduler(new FirstAvailable(), Clock.SYSTEM, "d")).start();
+    private final Admission admission = new Admission(loop, Token.random(), 1 << 20);
+    private final List<Message> received = new CopyOnWriteArrayList<>();
+    private volatile boolean ended;
+
+    @AfterEach
+    void stopLoop() {
+        loop.close();
+    }
+
+    @Override
+    protected Link open() {
+        return InProcessClient.connect(admission, received::addAll, error -> {
+            if (error != null) {
+                received.add(error);
+            }
+            ended = true;
+        }, () -> { }).link();
+    }
+
+    @Override
+    protected List<Message> received() {
+        return received;
+    }
+
+    @Override
+    protected boolean ended() {
+        return ended;
+    }
+}
