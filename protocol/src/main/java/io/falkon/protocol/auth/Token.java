@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Objects;
 
@@ -104,6 +105,26 @@ public final class Token {
     /** The value to present ("" when none is required). */
     public String value() {
         return secret == null ? "" : new String(secret, StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * Tokens are values: two with the same secret are equal (compared in constant time), so that
+     * the options that carry one can key a cache of connections (the Swift provider's links).
+     */
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof Token other)) {
+            return false;
+        }
+        if (secret == null || other.secret == null) {
+            return secret == other.secret;
+        }
+        return MessageDigest.isEqual(secret, other.secret);
+    }
+
+    @Override
+    public int hashCode() {
+        return secret == null ? 0 : Arrays.hashCode(secret);
     }
 
     @Override

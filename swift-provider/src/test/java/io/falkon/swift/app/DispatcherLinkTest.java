@@ -39,9 +39,10 @@ class DispatcherLinkTest {
         dispatcher.close();
     }
 
+    /** Made afresh for every job, as the provider does from Swift's configuration: equal, never the same objects. */
     private DispatcherLink.Options options(Duration reconnectFor) {
         return new DispatcherLink.Options("127.0.0.1:" + dispatcher.port(), ClientOptions.defaults()
-                .withToken(dispatcher.token()).withReconnectFor(reconnectFor));
+                .withToken(dispatcher.token().value()).withReconnectFor(reconnectFor));
     }
 
     private static AppJob shell(String command, Duration wallTime) {
