@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -19,22 +20,23 @@ import static org.awaitility.Awaitility.await;
  * each with the real peer on the other side (a socket on 127.0.0.1 where there is one).
  */
 public abstract class LinkContract {
-
-    /** A new link, called on the test's thread as the scheduler thread. */
-    protected abstract Link open() throws Exception;
-
     /** What the peer has received so far, in order (the close's reason included, where it gets one). */
-    protected abstract List<Message> received();
+    protected final List<Message> received = new CopyOnWriteArrayList<>();
+    /** Set when the peer has seen the link end. */
+    protected volatile boolean ended;
 
-    /** Whether the peer has seen the link end. */
-    protected abstract boolean ended();
+    /**
+     * A new link, called on the test's thread as the scheduler thread, whose peer adds what it gets
+     * to {@link #received} and sets {@link #ended} when the link ends.
+     */
+    protected abstract Link open() throws Exception;
 
     private static Message status(int n) {
         return new Message.Status(n, "{\"n\":" + n + "}");
     }
 
     private void awaitReceived(int n) {
-        await().atMost(Duration.ofSeconds(30)).until(() -> received().size() >= n);
+        await().atMost(Duration.ofSeconds(30)).until(() -> received.size() >= n);
     }
 
     @Test
@@ -47,7 +49,7 @@ public abstract class LinkContract {
         Runnable flush = link.takeFlush();
         assertThat(flush).isNotNull();
         assertThat(link.takeFlush()).as("taken").isNull();
-        assertThat(received()).as("nothing goes before the flush runs").isEmpty();
+        assertThat(received).as("nothing goes before the flush runs").isEmpty();
         flush.run();
         awaitReceived(3);
 
@@ -55,7 +57,7 @@ public abstract class LinkContract {
         link.takeFlush().run();
         awaitReceived(4);
         List<Long> ids = new ArrayList<>();
-        for (Message m : received()) {
+        for (Message m : received) {
             ids.add(((Message.Status) m).requestId());
         }
         assertThat(ids).containsExactly(1L, 2L, 3L, 4L);
@@ -66,17 +68,17 @@ public abstract class LinkContract {
         Link link = open();
         link.enqueue(status(1));
         link.close(Message.ErrorMessage.of(0, ErrorCode.SHUTTING_DOWN, "the dispatcher is shutting down"));
-        await().atMost(Duration.ofSeconds(30)).until(this::ended);
-        assertThat(received()).first().isInstanceOfSatisfying(Message.Status.class,
+        await().atMost(Duration.ofSeconds(30)).until(() -> ended);
+        assertThat(received).first().isInstanceOfSatisfying(Message.Status.class,
                 s -> assertThat(s.requestId()).isEqualTo(1));
-        int seen = received().size();
+        int seen = received.size();
         link.enqueue(status(2)); // the scheduler may still enqueue before it hears of the end
         Runnable flush = link.takeFlush();
         if (flush != null) {
             flush.run();
         }
         link.close(null); // and close twice
-        assertThat(received()).hasSize(seen);
+        assertThat(received).hasSize(seen);
     }
 
     @Test

@@ -6,13 +6,10 @@ import io.falkon.dispatcher.core.LinkContract;
 import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.dispatcher.core.SchedulerLoop;
 import io.falkon.dispatcher.policy.FirstAvailable;
-import io.falkon.protocol.Message;
 import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.time.Clock;
 import org.junit.jupiter.api.AfterEach;
 
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The link of a client in the dispatcher's own process: its peer is the client's end, which gets
@@ -21,8 +18,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 class InProcessLinkTest extends LinkContract {
     private final SchedulerLoop loop = new SchedulerLoop(new Scheduler(new FirstAvailable(), Clock.SYSTEM, "d")).start();
     private final Admission admission = new Admission(loop, Token.random(), 1 << 20);
-    private final List<Message> received = new CopyOnWriteArrayList<>();
-    private volatile boolean ended;
 
     @AfterEach
     void stopLoop() {
@@ -37,15 +32,5 @@ class InProcessLinkTest extends LinkContract {
             }
             ended = true;
         }, () -> { }).link();
-    }
-
-    @Override
-    protected List<Message> received() {
-        return received;
-    }
-
-    @Override
-    protected boolean ended() {
-        return ended;
     }
 }

@@ -23,9 +23,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import org.junit.jupiter.api.AfterEach;
 
 import java.net.InetSocketAddress;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -35,8 +33,6 @@ import java.util.concurrent.TimeUnit;
 class NettyLinkTest extends LinkContract {
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(2, NioIoHandler.newFactory());
     private final ChannelGroup leaving = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
-    private final List<Message> received = new CopyOnWriteArrayList<>();
-    private volatile boolean ended;
     private Channel server;
     private Channel peer;
 
@@ -81,15 +77,5 @@ class NettyLinkTest extends LinkContract {
                     }
                 }).connect(server.localAddress()).sync().channel();
         return new NettyLink(accepted.get(30, TimeUnit.SECONDS), leaving);
-    }
-
-    @Override
-    protected List<Message> received() {
-        return received;
-    }
-
-    @Override
-    protected boolean ended() {
-        return ended;
     }
 }
