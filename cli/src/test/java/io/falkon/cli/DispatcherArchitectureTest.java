@@ -12,6 +12,7 @@ import static com.tngtech.archunit.base.DescribedPredicate.not;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.simpleName;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 /**
@@ -33,6 +34,15 @@ class DispatcherArchitectureTest {
             .should().dependOnClassesThat().resideInAnyPackage("io.netty..", "java.net..", "java.nio.channels..",
                     "org.apache.axis2..", "org.apache.axiom..")
             .because("the scheduler owns its state on one thread and does no I/O");
+
+    @ArchTest
+    static final ArchRule theCoreNeedsOnlyTheProtocol = classes()
+            .that().resideInAnyPackage("..dispatcher.core..", "..dispatcher.policy..", "..dispatcher.admission..")
+            .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "io.falkon.protocol..",
+                    "io.falkon.dispatcher.core..", "io.falkon.dispatcher.policy..", "io.falkon.dispatcher.admission..",
+                    "org.slf4j..")
+            .because("the core, its policies and the admission stage are a module of their own that depends on "
+                    + "the protocol alone: JSON, HTTP and the journal's files are its ports' implementations");
 
     @ArchTest
     static final ArchRule transportsGoThroughAdmission = noClasses()

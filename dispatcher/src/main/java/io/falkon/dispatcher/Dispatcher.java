@@ -6,11 +6,11 @@ import io.falkon.dispatcher.core.Journal;
 import io.falkon.dispatcher.core.ResultSpill;
 import io.falkon.dispatcher.core.Scheduler;
 import io.falkon.dispatcher.core.SchedulerLoop;
-import io.falkon.dispatcher.core.StatusReporter;
 import io.falkon.dispatcher.core.StatusSnapshot;
 import io.falkon.dispatcher.journal.FileJournal;
 import io.falkon.dispatcher.journal.SpillFiles;
 import io.falkon.dispatcher.monitor.MonitorTransport;
+import io.falkon.dispatcher.status.StatusReporter;
 import io.falkon.dispatcher.tcp.TcpTransport;
 import io.falkon.dispatcher.ws.WsTransport;
 import io.falkon.protocol.auth.Token;
@@ -61,13 +61,15 @@ public final class Dispatcher implements AutoCloseable {
     private final WsTransport ws;
     private final MonitorTransport monitor;
     private final SpillFiles spill;
+    private final StatusReporter reporter;
     private final ScheduledExecutorService sampler;
     private volatile boolean closed;
 
     private Dispatcher(DispatcherConfig config, SchedulerLoop loop, Admission admission,
                        List<ServerTransport> transports, TcpTransport tcp, FileJournal journal, WsTransport ws,
-                       MonitorTransport monitor, SpillFiles spill) {
+                       MonitorTransport monitor, SpillFiles spill, StatusReporter reporter) {
         this.config = config;
+        this.reporter = reporter;
         this.transports = new CopyOnWriteArrayList<>(transports);
         this.admission = admission;
         this.spill = spill;
@@ -82,7 +84,6 @@ public final class Dispatcher implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        StatusReporter reporter = loop.scheduler().reporter();
         sampler.scheduleWithFixedDelay(monitor == null ? reporter::refresh : this::sampleForMonitor, 0, 1,
                 TimeUnit.SECONDS);
         // a scheduler that failed stops the dispatcher without releasing the executors: whoever restarts
@@ -106,8 +107,9 @@ public final class Dispatcher implements AutoCloseable {
             }
         }
         SpillFiles spill = openSpill(config, id);
+        StatusReporter reporter = new StatusReporter();
         Scheduler scheduler = new Scheduler(config.policy(), config.clock(), id, config.scheduler(),
-                journal == null ? Journal.NONE : journal, spill == null ? ResultSpill.NONE : spill);
+                journal == null ? Journal.NONE : journal, spill == null ? ResultSpill.NONE : spill, reporter);
         if (journal != null) {
             journal.restoreInto(scheduler.recovery());
         }
@@ -138,7 +140,7 @@ public final class Dispatcher implements AutoCloseable {
                     config.bindHost(), tcp.port(), ws == null ? "" : " or the WS port " + ws.port());
         }
         log.info("dispatcher {} listening on {} (policy {})", id, tcp.localAddress(), config.policy().name());
-        return new Dispatcher(config, loop, admission, started, tcp, journal, ws, monitor, spill);
+        return new Dispatcher(config, loop, admission, started, tcp, journal, ws, monitor, spill, reporter);
     }
 
     private static <T extends ServerTransport> T started(List<ServerTransport> started, T transport) {
@@ -245,9 +247,8 @@ public final class Dispatcher implements AutoCloseable {
      */
     public String status() {
         StatusSnapshot snapshot = onLoop(loop.scheduler()::snapshot);
-        StatusReporter reporter = loop.scheduler().reporter();
         reporter.refresh();
-        return reporter.render(snapshot);
+        return reporter.dispatcher(snapshot);
     }
 
     /** The dashboard's address ({@code --http-port}), or null when it is off. */
@@ -264,9 +265,8 @@ public final class Dispatcher implements AutoCloseable {
     private void sampleForMonitor() {
         try {
             StatusSnapshot snapshot = onLoop(loop.scheduler()::snapshot);
-            StatusReporter reporter = loop.scheduler().reporter();
             reporter.refresh();
-            monitor.update(snapshot, reporter.render(snapshot));
+            monitor.update(snapshot, reporter.dispatcher(snapshot));
         } catch (RuntimeException e) {
             log.debug("no status sample this second: {}", e.toString()); // stopping, or the loop is gone
         }
@@ -277,7 +277,7 @@ public final class Dispatcher implements AutoCloseable {
      * scheduler thread, about once a second and for every {@link #status()}).
      */
     public void statusSection(String name, Supplier<String> json) {
-        loop.scheduler().reporter().section(name, json);
+        reporter.section(name, json);
     }
 
     /** Completes with the cause if the scheduler failed and the dispatcher stopped because of it. */

@@ -148,6 +148,11 @@ final class ExecutorPool {
 
     // ---- health ------------------------------------------------------------------------------
 
+    /** Counts a result {@code e} returned for a task it ran (the attempt still current). */
+    void returned(ExecutorState e) {
+        e.completed++;
+    }
+
     /**
      * Records an outcome; returns true when it suspended the executor: at least the configured
      * failures within the window, that share of its outcomes failed, and some other working

@@ -3,12 +3,19 @@ package io.falkon.dispatcher.core;
 import io.falkon.dispatcher.policy.ExecutorView;
 import io.falkon.protocol.Message;
 
+import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 
-/** A registered executor: its connection, credits and the tasks it is running. */
+/**
+ * A registered executor: its connection, credits and the tasks it is running. Its mutable fields
+ * belong to one part each, which alone writes them (CoreOwnershipTest holds the table): credits,
+ * suspension and outcomes to the {@link ExecutorPool}, the running tasks to the {@link TaskLedger},
+ * the cached objects to the {@link CacheIndex}. Everyone else reads them through the methods below.
+ */
 final class ExecutorState implements ExecutorView {
     final Link link;
     final String id;
@@ -20,8 +27,9 @@ final class ExecutorState implements ExecutorView {
     /** Monotonic tick of its registration. */
     final long connectedMicros;
     int credits;
-    /** Tasks dispatched to it whose results have not come back, by task id. */
+    /** Tasks dispatched to it whose results have not come back, by task id (the ledger's). */
     final Map<Long, Task> tasks = new HashMap<>();
+    /** Results it returned. */
     long completed;
     boolean alive = true;
     /** No work while suspended, until {@link #suspendedUntilMicros} (monotonic tick). */
@@ -49,6 +57,21 @@ final class ExecutorState implements ExecutorView {
         this.slots = reg.slots();
         this.noExec = reg.noExec();
         this.connectedMicros = tickMicros;
+    }
+
+    /** The task it runs under {@code taskId}, or null. */
+    Task task(long taskId) {
+        return tasks.get(taskId);
+    }
+
+    /** The tasks it is running, read-only (copy it to change the ledger while going through it). */
+    Collection<Task> runningTasks() {
+        return Collections.unmodifiableCollection(tasks.values());
+    }
+
+    /** How many objects its cache reports holding. */
+    int cachedObjects() {
+        return cached.size();
     }
 
     boolean suspended() {

@@ -5,10 +5,15 @@ import io.falkon.protocol.Message;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.ArrayDeque;
+import java.util.Collection;
+import java.util.Collections;
 
 /**
  * A client's instance (factory/instance pattern): its counters, its results on their way to the
  * client, and, when it has a lease, the delivered results the client has not acknowledged yet.
+ * Its mutable fields belong to one part each, which alone writes them (CoreOwnershipTest holds the
+ * table): its connection, lease and retained results to the {@link InstanceRegistry}, its task
+ * counts and dataflow to the {@link TaskLedger}; the rest to itself, behind the methods below.
  */
 final class Instance {
     final long id;
@@ -34,9 +39,10 @@ final class Instance {
     long completed;
     long succeeded;
     long cancelled;
-    long nextSeq = 1;
+    /** The sequence number its next retained result gets (from 1). */
+    private long nextSeq = 1;
     /** Client task ids accepted so far: a re-sent bundle is recognised, a reused id refused. */
-    final IdSet accepted = new IdSet();
+    private final IdSet accepted = new IdSet();
     /** Delivered but not acknowledged (only with a lease), in sequence order. */
     final ArrayDeque<Message.DeliveredResult> unacked = new ArrayDeque<>();
     long unackedBytes;
@@ -50,7 +56,7 @@ final class Instance {
     long ackedSeq;
     boolean gone;
     /** HALT: nothing more starts; new tasks are refused. */
-    boolean halted;
+    private boolean halted;
 
     Instance(long id, String secret, String name, Link owner, long leaseSeconds, long createdMicros) {
         this.id = id;
@@ -59,6 +65,52 @@ final class Instance {
         this.owner = owner;
         this.leaseMicros = leaseSeconds * 1_000_000L;
         this.createdMicros = createdMicros;
+    }
+
+    /** Its dataflow, made with the first task of it that others can wait for. */
+    Dataflow producing() {
+        if (dataflow == null) {
+            dataflow = new Dataflow();
+        }
+        return dataflow;
+    }
+
+    /** Records a client task id as taken. */
+    void accept(long clientTaskId) {
+        accepted.add(clientTaskId);
+    }
+
+    boolean hasAccepted(long clientTaskId) {
+        return accepted.contains(clientTaskId);
+    }
+
+    /** The ids a journal recorded (ranges from {@link InstanceRecord#acceptedRanges()}). */
+    void restoreAccepted(long[] ranges) {
+        accepted.addAll(ranges);
+    }
+
+    /** The sequence number of the next retained result, used up. */
+    long takeSeq() {
+        return nextSeq++;
+    }
+
+    /** A journal shows {@code seq} was given out: later results continue after it. */
+    void seqUsed(long seq) {
+        nextSeq = Math.max(nextSeq, seq + 1);
+    }
+
+    /** The last sequence number given out, 0 for none. */
+    long lastSeq() {
+        return nextSeq - 1;
+    }
+
+    /** HALT: nothing more of it starts. */
+    void halt() {
+        halted = true;
+    }
+
+    boolean halted() {
+        return halted;
     }
 
     /** The highest client task id accepted, -1 for none. */
@@ -84,6 +136,11 @@ final class Instance {
         }
         return owner != null && owner.leaseRunsWhileAttached() && leaseMicros > 0
                 && lastRequestMicros + leaseMicros <= tickMicros;
+    }
+
+    /** The results it keeps in memory for redelivery, read-only. */
+    Collection<Message.DeliveredResult> retainedInMemory() {
+        return Collections.unmodifiableCollection(unacked);
     }
 
     /** Results kept for redelivery, in memory and in the spill. */

@@ -199,7 +199,7 @@ final class InstanceRegistry {
     /** Re-creates an instance from the journal, detached, its lease starting at {@code tickMicros}. */
     Instance restore(InstanceRecord r, long tickMicros) {
         Instance in = new Instance(r.id(), r.secret(), r.name(), null, r.leaseSeconds(), r.createdMicros());
-        in.accepted.addAll(r.acceptedRanges());
+        in.restoreAccepted(r.acceptedRanges());
         detach(in, tickMicros);
         instances.put(r.id(), in);
         return in;

@@ -45,9 +45,8 @@ final class Invariants {
             if (e.eligible()) {
                 credits += e.credits;
             }
-            for (Map.Entry<Long, Task> entry : e.tasks.entrySet()) {
-                Task t = entry.getValue();
-                require(entry.getKey() == t.id, "executor %s lists task %d under id %d", e.id, t.id, entry.getKey());
+            for (Task t : e.runningTasks()) {
+                require(e.task(t.id) == t, "executor %s does not list task %d under its id", e.id, t.id);
                 require(t.executor == e, "task %d is on executor %s but points at %s", t.id, e.id,
                         t.executor == null ? "none" : t.executor.id);
                 require(!t.queued, "task %d is on executor %s and in the queue", t.id, e.id);
@@ -99,7 +98,7 @@ final class Invariants {
             require(in.running == counts[1], "instance %s counts %d running tasks, executors hold %d",
                     Long.toUnsignedString(in.id, 16), in.running, counts[1]);
             long bytes = 0;
-            for (var r : in.unacked) {
+            for (var r : in.retainedInMemory()) {
                 bytes += Instance.footprint(r);
             }
             require(bytes == in.unackedBytes, "instance %s counts %d retained bytes, holds %d",

@@ -40,7 +40,7 @@ public final class Recovery {
         if (in == null) {
             return;
         }
-        in.accepted.add(clientTaskId);
+        in.accept(clientTaskId);
         Dataflow.Key[] failed = new Dataflow.Key[1];
         Task t = ledger.accept(in, clientTaskId, spec, submittedMicros, TaskSpecCodec.scan(spec), failed);
         if (failed[0] != null) {
@@ -57,17 +57,15 @@ public final class Recovery {
         if (in == null) {
             return;
         }
-        if (in.dataflow == null) {
-            in.dataflow = new Dataflow();
-        }
+        Dataflow dataflow = in.producing();
         Dataflow.State state = ok ? Dataflow.State.PRODUCED : Dataflow.State.FAILED;
         if (objectIds != null) {
             for (String id : objectIds) {
-                in.dataflow.restore(id, false, state, failedProducer);
+                dataflow.restore(id, false, state, failedProducer);
             }
         }
         if (name != null) {
-            in.dataflow.restore(name, true, state, failedProducer);
+            dataflow.restore(name, true, state, failedProducer);
         }
     }
 
@@ -78,8 +76,8 @@ public final class Recovery {
             return;
         }
         instances.retain(in, r);
-        in.accepted.add(r.clientTaskId());
-        in.nextSeq = Math.max(in.nextSeq, r.seq() + 1);
+        in.accept(r.clientTaskId());
+        in.seqUsed(r.seq());
         ledger.finished(in, r.execution());
     }
 
@@ -87,7 +85,7 @@ public final class Recovery {
     public void nextSeq(long instanceId, long nextSeq) {
         Instance in = instances.get(instanceId);
         if (in != null) {
-            in.nextSeq = Math.max(in.nextSeq, nextSeq);
+            in.seqUsed(nextSeq - 1);
         }
     }
 
@@ -98,8 +96,8 @@ public final class Recovery {
                 continue;
             }
             out.instanceCreated(in.record());
-            if (in.nextSeq > 1 && in.unackedCount() == 0) {
-                out.acked(in.id, in.nextSeq - 1); // keeps the sequence counter
+            if (in.lastSeq() > 0 && in.unackedCount() == 0) {
+                out.acked(in.id, in.lastSeq()); // keeps the sequence counter
             }
             instances.forEachRetained(in, r -> out.completed(in.id, r));
             if (in.dataflow != null) {
@@ -112,7 +110,7 @@ public final class Recovery {
         ledger.forEachQueued(t -> t.instance.retainsResults(),
                 t -> out.accepted(t.instance.id, t.clientTaskId, t.submittedMicros, t.spec));
         for (ExecutorState e : pool.all()) {
-            for (Task t : e.tasks.values()) {
+            for (Task t : e.runningTasks()) {
                 if (t.instance.retainsResults()) {
                     out.accepted(t.instance.id, t.clientTaskId, t.submittedMicros, t.spec);
                 }

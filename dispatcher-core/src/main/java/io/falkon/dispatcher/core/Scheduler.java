@@ -67,7 +67,7 @@ public final class Scheduler {
     private final Round round;
     private final Recovery recovery;
     private final StatusBuilder statusBuilder;
-    private final StatusReporter reporter = new StatusReporter();
+    private final StatusRenderer renderer;
 
     private long staleResults;
     private final MemoryBudget memory;
@@ -82,15 +82,17 @@ public final class Scheduler {
     }
 
     public Scheduler(DispatchPolicy policy, Clock clock, String dispatcherId, SchedulerConfig config, Journal journal) {
-        this(policy, clock, dispatcherId, config, journal, ResultSpill.NONE);
+        this(policy, clock, dispatcherId, config, journal, ResultSpill.NONE, StatusRenderer.RECORDS);
     }
 
     /**
-     * @param spill where results awaiting acknowledgement go beyond a quarter of the memory budget
+     * @param spill    where results awaiting acknowledgement go beyond a quarter of the memory budget
+     * @param renderer writes the status documents clients ask for
      */
     public Scheduler(DispatchPolicy policy, Clock clock, String dispatcherId, SchedulerConfig config, Journal journal,
-                     ResultSpill spill) {
+                     ResultSpill spill, StatusRenderer renderer) {
         this.policy = policy;
+        this.renderer = renderer;
         this.instances = new InstanceRegistry(spill, config.memoryBudgetBytes() / 4);
         this.clock = clock;
         this.dispatcherId = dispatcherId;
@@ -130,11 +132,6 @@ public final class Scheduler {
     /** Where a replayed journal restores the state, and a compacted one reads it (before or between events). */
     public Recovery recovery() {
         return recovery;
-    }
-
-    /** Renders the status document; its JVM readings and extra sections are refreshed by its owner. */
-    public StatusReporter reporter() {
-        return reporter;
     }
 
     private void replyError(Link link, long requestId, ErrorCode code, String message) {
@@ -260,14 +257,14 @@ public final class Scheduler {
         List<Message.TaskResult> list = result.results();
         for (int i = 0, n = list.size(); i < n; i++) {
             Message.TaskResult r = list.get(i);
-            Task t = e.tasks.get(r.taskId());
+            Task t = e.task(r.taskId());
             if (t == null || t.attempt != r.attempt()) {
                 // cancelled meanwhile, or an answer for an attempt we no longer wait for
                 staleResults++;
                 continue;
             }
             ledger.unassign(t);
-            e.completed++;
+            pool.returned(e);
             Execution x = r.execution();
             if (x.status() != TaskStatus.CANCELLED) {
                 recordOutcome(e, !x.succeeded() && !x.permanent()); // a permanent failure is not the node's
@@ -313,7 +310,7 @@ public final class Scheduler {
             ledger.window().executorGone(e);
         }
         resizeWindow();
-        List<Task> lost = new ArrayList<>(e.tasks.values());
+        List<Task> lost = new ArrayList<>(e.runningTasks());
         int requeued = 0;
         for (Task t : lost) {
             ledger.unassign(t);
@@ -388,7 +385,7 @@ public final class Scheduler {
         }
         refreshClock();
         List<Message.SubmittedTask> tasks = req.tasks();
-        if (in.halted) {
+        if (in.halted()) {
             replyError(link, req.requestId(), ErrorCode.INVALID_TASK, "instance " + LogSafe.instance(in.id)
                     + " was halted: it starts nothing more; nothing of this bundle was queued");
             return;
@@ -417,7 +414,7 @@ public final class Scheduler {
         Dataflow.Key[] failed = new Dataflow.Key[1];
         for (int i = 0, n = tasks.size(); i < n; i++) {
             Message.SubmittedTask s = tasks.get(i);
-            in.accepted.add(s.clientTaskId());
+            in.accept(s.clientTaskId());
             if (in.retainsResults()) {
                 journal.accepted(in.id, s.clientTaskId(), nowMicros, s.spec());
             }
@@ -476,7 +473,7 @@ public final class Scheduler {
     private static String duplicates(Instance in, List<Message.SubmittedTask> tasks) {
         int seen = 0;
         for (int i = 0, n = tasks.size(); i < n; i++) {
-            if (in.accepted.contains(tasks.get(i).clientTaskId())) {
+            if (in.hasAccepted(tasks.get(i).clientTaskId())) {
                 seen++;
             }
         }
@@ -487,7 +484,7 @@ public final class Scheduler {
         long previous = Long.MIN_VALUE;
         for (int i = 0, n = tasks.size(); i < n; i++) {
             long id = tasks.get(i).clientTaskId();
-            if (in.accepted.contains(id)) {
+            if (in.hasAccepted(id)) {
                 return "task " + i + " of the bundle (clientTaskId " + Long.toUnsignedString(id)
                         + "): the id is already used in this instance";
             }
@@ -529,7 +526,7 @@ public final class Scheduler {
             return;
         }
         refreshClock();
-        in.halted = true;
+        in.halt();
         long before = in.cancelled;
         Execution cancelled = Execution.of(TaskStatus.CANCELLED, "the instance was halted before the task started",
                 nowMicros);
@@ -649,7 +646,7 @@ public final class Scheduler {
         if (in.running > 0) {
             for (ExecutorState e : pool.all()) {
                 List<Task> mine = null;
-                for (Task t : e.tasks.values()) {
+                for (Task t : e.runningTasks()) {
                     if (t.instance == in) {
                         (mine == null ? mine = new ArrayList<>() : mine).add(t);
                     }
@@ -674,11 +671,10 @@ public final class Scheduler {
     /** The task's final outcome: counted, journaled, delivered (and kept until acknowledged). */
     private void complete(Task t, String executorId, Execution x) {
         Instance in = t.instance;
-        t.finished = true;
-        ledger.finished(in, x);
+        ledger.finished(t, x);
         if (!in.gone) {
             Message.DeliveredResult r = new Message.DeliveredResult(t.clientTaskId,
-                    in.retainsResults() ? in.nextSeq++ : 0, t.attempt, executorId, t.submittedMicros,
+                    in.retainsResults() ? in.takeSeq() : 0, t.attempt, executorId, t.submittedMicros,
                     t.dispatchedMicros, nowMicros, x);
             if (in.retainsResults()) {
                 journal.completed(in.id, r);
@@ -738,9 +734,7 @@ public final class Scheduler {
                             continue; // failed meanwhile by another key it needed
                         }
                         if (ok) {
-                            if (--w.missing == 0) {
-                                ledger.release(w);
-                            }
+                            ledger.produced(w);
                         } else {
                             ledger.leaveWaiting(w);
                             complete(w, "", cancelled ? Execution.of(TaskStatus.CANCELLED, "not run: a task it "
@@ -770,18 +764,13 @@ public final class Scheduler {
         refreshClock();
         instances.client(link);
         if (req.instanceId() == 0) {
-            outbox.send(link, new Message.Status(req.requestId(), reporter.render(snapshot())));
+            outbox.send(link, new Message.Status(req.requestId(), renderer.dispatcher(snapshot())));
             return;
         }
         Instance in = ownedInstance(link, req.requestId(), req.instanceId());
         if (in != null) {
-            outbox.send(link, new Message.Status(req.requestId(), StatusReporter.render(StatusBuilder.row(in, tickMicros))));
+            outbox.send(link, new Message.Status(req.requestId(), renderer.instance(StatusBuilder.row(in, tickMicros))));
         }
-    }
-
-    /** The dispatcher-wide status document (docs/protocol.md section 7). */
-    public String statusJson() {
-        return reporter.render(snapshot());
     }
 
     /** The state at this moment, as an immutable copy that can be rendered on any thread. */

@@ -8,7 +8,7 @@ import java.util.List;
 
 /**
  * Builds the immutable {@link StatusSnapshot} from the scheduler's parts, on the scheduler thread:
- * what each part counts, read and copied, nothing changed. Rendering it ({@link StatusReporter})
+ * what each part counts, read and copied, nothing changed. Rendering it ({@link StatusRenderer})
  * happens on any thread.
  */
 final class StatusBuilder {
@@ -33,9 +33,9 @@ final class StatusBuilder {
     StatusSnapshot snapshot(long tickMicros, long startedTick, DataStats data) {
         List<StatusSnapshot.ExecutorRow> rows = new ArrayList<>(pool.size());
         for (ExecutorState e : pool.all()) {
-            rows.add(new StatusSnapshot.ExecutorRow(e.id, e.host, e.impl, e.slots, e.tasks.size(), e.credits, e.completed,
+            rows.add(new StatusSnapshot.ExecutorRow(e.id, e.host, e.impl, e.slots, e.running(), e.credits, e.completed,
                     e.failures, e.suspended(), (e.suspendedUntilMicros - tickMicros) / 1e6, e.suspensions, e.noExec,
-                    e.cached.size(), (tickMicros - e.connectedMicros) / 1e6));
+                    e.cachedObjects(), (tickMicros - e.connectedMicros) / 1e6));
         }
         List<StatusSnapshot.InstanceRow> listed = new ArrayList<>();
         for (Instance in : instances.all()) {
@@ -59,7 +59,7 @@ final class StatusBuilder {
         double leaseLeft = in.detached ? Math.max(0, in.detachedMicros + in.leaseMicros - tickMicros) / 1e6 : -1;
         return new StatusSnapshot.InstanceRow(in.id, in.name, in.queued, in.waiting, in.running, in.completed,
                 in.succeeded, in.cancelled, (int) Math.min(Integer.MAX_VALUE, in.unackedCount()),
-                in.leaseMicros / 1_000_000, leaseLeft, in.createdMicros, in.highestClientTaskId(), in.nextSeq - 1,
+                in.leaseMicros / 1_000_000, leaseLeft, in.createdMicros, in.highestClientTaskId(), in.lastSeq(),
                 in.owner != null);
     }
 }

@@ -6,9 +6,8 @@ import java.util.List;
 
 /**
  * The dispatcher's state at one moment, copied on the scheduler thread so that the status document
- * can be rendered anywhere (see {@link StatusReporter}).
- */
-/**
+ * can be rendered anywhere (see {@link StatusRenderer}).
+ *
  * @param waiting   tasks waiting for what other tasks of their instance produce (not in the queue)
  * @param completed tasks with a final result: {@code succeeded}, {@code cancelled} (their instance
  *                  was destroyed first) and the failed rest

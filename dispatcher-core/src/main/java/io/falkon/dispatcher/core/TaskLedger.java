@@ -58,10 +58,8 @@ final class TaskLedger {
         Task t = new Task(nextTaskId++, in, clientTaskId, spec, submittedMicros, retries, timeout, scan.inputIds(),
                 scan.inputSizes());
         t.retriesOnFailure = scan.retriesOnFailure();
-        Dataflow df = in.dataflow;
-        if (df == null && (scan.produces() || scan.after() != null)) {
-            df = in.dataflow = new Dataflow(); // the instance's first task that others can wait for
-        }
+        // the instance's first task that others can wait for gives it a dataflow
+        Dataflow df = scan.produces() || scan.after() != null ? in.producing() : in.dataflow;
         if (df != null) {
             t.outputIds = scan.outputIds();
             t.name = scan.name();
@@ -93,10 +91,12 @@ final class TaskLedger {
         t.instance.queued++;
     }
 
-    /** A waiting task whose last missing key was produced: to the tail of the queue. */
-    void release(Task t) {
-        leaveWaiting(t);
-        enqueue(t);
+    /** One key a waiting task missed was produced: when it was the last, the task goes to the tail of the queue. */
+    void produced(Task t) {
+        if (--t.missing == 0) {
+            leaveWaiting(t);
+            enqueue(t);
+        }
     }
 
     /** Takes a waiting task out of waiting for good (its dependency failed, or it is cancelled). */
@@ -176,6 +176,12 @@ final class TaskLedger {
             in.queued--;
             removed.accept(t);
         });
+    }
+
+    /** The task has its final outcome: counted; a dependency met later no longer concerns it. */
+    void finished(Task t, Execution x) {
+        t.finished = true;
+        finished(t.instance, x);
     }
 
     /** Counts a task's final outcome: succeeded, cancelled, or (the rest) failed. */

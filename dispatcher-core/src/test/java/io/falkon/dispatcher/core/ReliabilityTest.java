@@ -160,7 +160,8 @@ class ReliabilityTest {
         assertThat(delivered(client)).hasSize(40).allSatisfy(r -> assertThat(r.execution().succeeded()).isTrue());
         assertThat(badFailures).isEqualTo(5);
         assertThat(h.scheduler.suspended("bad")).isTrue();
-        assertThat(h.scheduler.statusJson()).contains("\"state\":\"suspended\"");
+        assertThat(h.scheduler.snapshot().executors()).filteredOn(e -> e.id().equals("bad"))
+                .singleElement().satisfies(e -> assertThat(e.suspended()).isTrue());
 
         h.clock.advanceMillis(120_000);
         h.scheduler.onTimer();
@@ -280,7 +281,7 @@ class ReliabilityTest {
         other.sent.clear();
         h.submit(other, otherInstance, 10);
         assertThat(other.sent(Message.Submitted.class)).hasSize(1);
-        assertThat(h.scheduler.statusJson()).contains("\"refusedBundles\":2");
+        assertThat(h.scheduler.snapshot().refusedBundles()).isEqualTo(2);
     }
 
     @Test

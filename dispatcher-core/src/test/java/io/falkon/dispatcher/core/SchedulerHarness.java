@@ -24,6 +24,8 @@ import java.util.function.Supplier;
 public final class SchedulerHarness {
     public final FakeClock clock = new FakeClock(1_000_000_000L);
     public final Scheduler scheduler;
+    /** The instance rows the scheduler had rendered for STATUS requests, in order. */
+    public final List<StatusSnapshot.InstanceRow> renderedRows = new ArrayList<>();
     private long requestIds = 1;
     private long clientTaskIds;
 
@@ -37,8 +39,20 @@ public final class SchedulerHarness {
 
     public SchedulerHarness(DispatchPolicy policy, SchedulerConfig config, Journal journal, ResultSpill spill) {
         Scheduler[] self = new Scheduler[1];
+        StatusRenderer renderer = new StatusRenderer() {
+            @Override
+            public String dispatcher(StatusSnapshot snapshot) {
+                return RECORDS.dispatcher(snapshot);
+            }
+
+            @Override
+            public String instance(StatusSnapshot.InstanceRow row) {
+                renderedRows.add(row);
+                return RECORDS.instance(row);
+            }
+        };
         this.scheduler = new Scheduler(policy, clock, "d-test", config, new CheckingJournal(journal, () -> self[0]),
-                spill);
+                spill, renderer);
         self[0] = scheduler;
     }
 

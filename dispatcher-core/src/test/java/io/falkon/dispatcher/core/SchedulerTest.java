@@ -1,7 +1,5 @@
 package io.falkon.dispatcher.core;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
@@ -247,27 +245,29 @@ class SchedulerTest {
     }
 
     @Test
-    void statusDescribesTheDispatcherAndAnInstance() throws Exception {
+    void statusDescribesTheDispatcherAndAnInstance() {
         FakeLink exec = h.executor("e1", 4, 4);
         FakeLink client = h.client("c");
         h.submit(client, 6);
         h.clock.advanceMillis(2500);
-        JsonNode st = new ObjectMapper().readTree(s.statusJson());
-        assertThat(st.get("queued").asInt()).isEqualTo(2);
-        assertThat(st.get("running").asInt()).isEqualTo(4);
-        assertThat(st.at("/executors/registered").asInt()).isEqualTo(1);
-        assertThat(st.at("/executors/slots").asInt()).isEqualTo(4);
-        assertThat(st.at("/executorList/0/id").asText()).isEqualTo("e1");
-        assertThat(st.get("uptimeSeconds").asDouble()).isEqualTo(2.5);
+        StatusSnapshot st = s.snapshot();
+        assertThat(st.queued()).isEqualTo(2);
+        assertThat(st.running()).isEqualTo(4);
+        assertThat(st.executorsRegistered()).isEqualTo(1);
+        assertThat(st.slots()).isEqualTo(4);
+        assertThat(st.executors()).extracting(StatusSnapshot.ExecutorRow::id).containsExactly("e1");
+        assertThat(st.uptimeSeconds()).isEqualTo(2.5);
 
+        // the reply carries what the renderer made of the instance's row
         s.handle(Event.client(client, new Message.StatusRequest(77, h.instanceOf(client))));
         s.endBatch();
         Message.Status reply = client.sent(Message.Status.class).get(0);
         assertThat(reply.requestId()).isEqualTo(77);
-        JsonNode in = new ObjectMapper().readTree(reply.json());
-        assertThat(in.get("queued").asInt()).isEqualTo(2);
-        assertThat(in.get("running").asInt()).isEqualTo(4);
-        assertThat(in.get("name").asText()).isEqualTo("c");
+        StatusSnapshot.InstanceRow in = h.renderedRows.get(0);
+        assertThat(reply.json()).isEqualTo(StatusRenderer.RECORDS.instance(in));
+        assertThat(in.queued()).isEqualTo(2);
+        assertThat(in.running()).isEqualTo(4);
+        assertThat(in.name()).isEqualTo("c");
         assertThat(exec.closed).isFalse();
     }
 

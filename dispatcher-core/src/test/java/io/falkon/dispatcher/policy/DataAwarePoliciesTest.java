@@ -195,9 +195,9 @@ class DataAwarePoliciesTest {
         SchedulerHarness h = new SchedulerHarness(new MaxCacheHit());
         FakeLink a = h.executor("a", 1, 0);
         h.cached(a, "x", "y");
-        assertThat(h.scheduler.statusJson()).contains("\"indexedObjects\":2");
+        assertThat(h.scheduler.snapshot().indexedObjects()).isEqualTo(2);
         h.scheduler.handle(Event.gone(a, true));
-        assertThat(h.scheduler.statusJson()).contains("\"indexedObjects\":0");
+        assertThat(h.scheduler.snapshot().indexedObjects()).isZero();
         FakeLink b = h.executor("b", 1, 1);
         FakeLink client = h.client("c");
         h.submit(client, 1, reading("x"));

@@ -1,8 +1,10 @@
-package io.falkon.dispatcher.core;
+package io.falkon.dispatcher.status;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.falkon.dispatcher.core.StatusRenderer;
+import io.falkon.dispatcher.core.StatusSnapshot;
 import io.falkon.protocol.LogSafe;
 
 import java.io.IOException;
@@ -17,12 +19,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
- * Renders the status document (docs/protocol.md section 7) from a {@link StatusSnapshot}. What is
- * not the scheduler's own state — the JVM's memory readings and the sections other components add
+ * Renders the status document (docs/protocol.md section 7) from a {@link StatusSnapshot} as JSON
+ * (a Jackson tree), on the scheduler thread for a client's {@code STATUS} and on the sampler's for
+ * the dashboard and {@code Dispatcher.status()}. What is not the scheduler's own state — the JVM's memory readings and the sections other components add
  * (the provisioner's allocations) — is sampled by {@link #refresh()}, which its owner calls from its
  * own thread: the scheduler thread never waits on JMX or on another component.
  */
-public final class StatusReporter {
+public final class StatusReporter implements StatusRenderer {
     /** Made with the first status document, not with every dispatcher (a short falkon run may never need one). */
     private static final class Json {
         static final ObjectMapper JSON = new ObjectMapper();
@@ -69,7 +72,8 @@ public final class StatusReporter {
     }
 
     /** The dispatcher-wide document. */
-    public String render(StatusSnapshot s) {
+    @Override
+    public String dispatcher(StatusSnapshot s) {
         ObjectNode o = Json.JSON.createObjectNode();
         o.put("dispatcherId", s.dispatcherId());
         o.put("uptimeSeconds", s.uptimeSeconds());
@@ -148,7 +152,8 @@ public final class StatusReporter {
     }
 
     /** One instance's document. */
-    static String render(StatusSnapshot.InstanceRow in) {
+    @Override
+    public String instance(StatusSnapshot.InstanceRow in) {
         return instanceNode(in).toString();
     }
 
