@@ -1,0 +1,121 @@
+package io.falkon.e2e.commands;
+
+import io.falkon.client.TaskResult;
+import io.falkon.dispatcher.Dispatcher;
+import io.falkon.dispatcher.policy.FirstAvailable;
+import io.falkon.executor.LocalExecutors;
+import io.falkon.protocol.TaskSpec;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The executor contract, run against the C executor (executor-c/, built by the normal build), and
+ * its leak check: the AddressSanitizer + LeakSanitizer build runs 10,000 real tasks and must exit
+ * cleanly with no report.
+ */
+class CExecutorIT extends ExecutorContract {
+    @Override
+    List<String> command() throws IOException {
+        return LocalExecutors.cCommand();
+    }
+
+    /** The sanitizer build next to the normal one (executor-c/target/build-asan). */
+    static Path sanitizerBuild() throws IOException {
+        Path normal = LocalExecutors.cExecutable();
+        Path asan = normal.getParent().resolveSibling("build-asan").resolve(normal.getFileName());
+        assertThat(asan).as("the sanitizer build of the C executor (built by ./mvnw verify)").isExecutable();
+        return asan;
+    }
+
+    /**
+     * With one slot per CPU (the default on a node), each slot thread keeps to its own CPU, one each,
+     * and the tasks it starts get the executor's whole CPU set back; with --pin-slots off nothing is
+     * pinned.
+     */
+    @Test
+    void slotThreadsKeepToOneCpuEachWhileTheirTasksGetEveryCpu() throws Exception {
+        Set<Integer> cpus = cpusAllowed(Files.readString(Path.of("/proc/self/status")));
+        assumeTrue(cpus.size() >= 2, "needs two CPUs to tell a pinned thread from an unpinned one");
+        Dispatcher d = dispatcher(new FirstAvailable());
+        int slots = cpus.size();
+        Process pinned = executor(d.port(), "pinned", "--slots", String.valueOf(slots));
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 20 * slots; i++) {
+            specs.add(TaskSpec.of("/bin/sh", "-c", "grep Cpus_allowed_list: /proc/self/status; sleep 0.05"));
+        }
+        for (TaskResult r : all(instance(d.port(), "pinned").submit(specs))) {
+            assertThat(r.exitCode()).as(r.toString()).isZero();
+            assertThat(cpusAllowed(r.stdout())).as("a task's CPUs").isEqualTo(cpus);
+        }
+        assertThat(threadCpus(pinned.pid())).as("the executor's threads' CPU sets")
+                .containsAll(cpus.stream().map(Set::of).toList())
+                .filteredOn(s -> s.size() == 1).hasSize(slots);
+
+        Process unpinned = executor(d.port(), "unpinned", "--slots", String.valueOf(slots), "--pin-slots", "off");
+        d.awaitExecutors(2, Duration.ofSeconds(60));
+        assertThat(all(instance(d.port(), "unpinned").submit(specs))).allSatisfy(r -> assertThat(r.exitCode()).isZero());
+        assertThat(threadCpus(unpinned.pid())).as("--pin-slots off").allSatisfy(s -> assertThat(s).isEqualTo(cpus));
+    }
+
+    /** The CPU set of every thread of a process. */
+    static List<Set<Integer>> threadCpus(long pid) throws IOException {
+        List<Set<Integer>> sets = new ArrayList<>();
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc", String.valueOf(pid), "task"))) {
+            for (Path t : tasks) {
+                sets.add(cpusAllowed(Files.readString(t.resolve("status"))));
+            }
+        }
+        return sets;
+    }
+
+    /** The CPUs of a Cpus_allowed_list line in /proc status text ("0-3,8"). */
+    static Set<Integer> cpusAllowed(String status) {
+        Matcher m = Pattern.compile("Cpus_allowed_list:\\s*(\\S+)").matcher(status);
+        assertThat(m.find()).as("a Cpus_allowed_list line in: " + status).isTrue();
+        Set<Integer> cpus = new TreeSet<>();
+        for (String range : m.group(1).split(",")) {
+            String[] ends = range.split("-");
+            for (int c = Integer.parseInt(ends[0]); c <= Integer.parseInt(ends[ends.length - 1]); c++) {
+                cpus.add(c);
+            }
+        }
+        return cpus;
+    }
+
+    @Test
+    void noLeaksOrMemoryErrorsUnderSanitizersOverTenThousandTasks() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        List<String> cmd = new ArrayList<>(List.of(sanitizerBuild().toString(), "--log-level", "warn"));
+        Process p = executor(cmd, d.port(), "asan", "--slots", "2", "--reconnect-for", "0");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            specs.add(i % 100 == 0 ? TaskSpec.of("/bin/sh", "-c", "echo out; echo err >&2; exit 3")
+                    : TaskSpec.of("/bin/true"));
+        }
+        assertThat(all(instance(d.port(), "asan").submit(specs)))
+                .allSatisfy(r -> assertThat(r.exitCode()).isIn(0, 3));
+        d.close(); // SHUTTING_DOWN: the executor stops, frees everything, and LeakSanitizer checks at exit
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the executor exits when its dispatcher shuts down").isTrue();
+        String log = Files.readString(log("asan"));
+        assertThat(log).doesNotContain("LeakSanitizer").doesNotContain("AddressSanitizer")
+                .doesNotContain("runtime error");
+        assertThat(p.exitValue()).as(log).isZero();
+    }
+}

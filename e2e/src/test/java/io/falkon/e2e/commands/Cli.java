@@ -1,0 +1,81 @@
+package io.falkon.e2e.commands;
+
+import io.falkon.cli.Falkon;
+import io.falkon.executor.LocalExecutors;
+import io.falkon.protocol.auth.TokenSource;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs the real {@code falkon} command as a separate process, as a user would. Every process a
+ * test starts in a directory shares {@link #home} as its {@code ~/.falkon}: the first dispatcher
+ * writes its token there and every later command finds it, as on a real account.
+ */
+final class Cli {
+    /** The {@code FALKON_HOME} of the processes started in {@code workDir}. */
+    static Path home(Path workDir) {
+        return workDir.resolve(".falkon-home");
+    }
+
+    /** Makes {@code pb} run as a user whose {@code ~/.falkon} is {@link #home}. */
+    static ProcessBuilder asUser(ProcessBuilder pb, Path workDir) {
+        pb.environment().put(TokenSource.ENV_HOME, home(workDir).toString());
+        pb.environment().remove(TokenSource.ENV);
+        pb.environment().remove(TokenSource.ENV_FILE);
+        return pb;
+    }
+
+    /** The token the dispatcher of {@code workDir} wrote. */
+    static String token(Path workDir) {
+        return TokenSource.read(home(workDir).resolve("token")).value();
+    }
+
+    record Result(int exit, String stdout, String stderr) {
+    }
+
+    /**
+     * {@code java ... io.falkon.cli.Falkon} with these JVM options, as bin/falkon runs it: the
+     * class path of this test, and where the C executor was built (the processes run in a temporary
+     * directory, where it could not be found by looking around).
+     */
+    static List<String> falkon(List<String> jvm) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(System.getProperty("java.home") + "/bin/java"));
+        cmd.addAll(jvm);
+        cmd.add("-D" + LocalExecutors.C_PROPERTY + "=" + LocalExecutors.cExecutable());
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Falkon.class.getName()));
+        return cmd;
+    }
+
+    static Result run(Path workDir, String... args) throws IOException, InterruptedException {
+        return runWithInput(workDir, null, args);
+    }
+
+    static Result runWithInput(Path workDir, String stdin, String... args) throws IOException, InterruptedException {
+        List<String> cmd = falkon(List.of("-XX:TieredStopAtLevel=1"));
+        cmd.addAll(List.of(args));
+        Path out = Files.createTempFile(workDir, "out", ".txt");
+        Path err = Files.createTempFile(workDir, "err", ".txt");
+        ProcessBuilder pb = asUser(new ProcessBuilder(cmd).directory(workDir.toFile())
+                .redirectOutput(out.toFile()).redirectError(err.toFile()), workDir);
+        if (stdin == null) {
+            pb.redirectInput(new File("/dev/null"));
+        }
+        Process p = pb.start();
+        if (stdin != null) {
+            p.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
+            p.getOutputStream().close();
+        }
+        if (!p.waitFor(5, TimeUnit.MINUTES)) {
+            p.destroyForcibly();
+            throw new IllegalStateException("falkon " + String.join(" ", args) + " did not finish in 5 minutes");
+        }
+        return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+    }
+}

@@ -1,0 +1,657 @@
+package io.falkon.e2e.commands;
+
+import io.falkon.client.ClientOptions;
+import io.falkon.client.FalkonClient;
+import io.falkon.client.Instance;
+import io.falkon.client.TaskResult;
+import io.falkon.dispatcher.Dispatcher;
+import io.falkon.dispatcher.DispatcherConfig;
+import io.falkon.dispatcher.policy.DispatchPolicy;
+import io.falkon.dispatcher.policy.FirstAvailable;
+import io.falkon.dispatcher.policy.GoodCacheCompute;
+import io.falkon.dispatcher.policy.MaxComputeUtil;
+import io.falkon.protocol.DataStats;
+import io.falkon.protocol.ShellLine;
+import io.falkon.protocol.TaskInput;
+import io.falkon.protocol.TaskOutput;
+import io.falkon.protocol.TaskSpec;
+import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.auth.TokenSource;
+import io.falkon.protocol.tls.ThrowawayCertificates;
+import io.falkon.protocol.tls.Tls;
+import io.falkon.protocol.TaskStatus;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import java.nio.file.NoSuchFileException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * What every executor implementation must do, checked against real executor processes dialling a
+ * real dispatcher on 127.0.0.1: thousands of real processes, wall-time kills of whole process
+ * trees, capped output, exit codes and launch failures, data diffusion with caches and peers,
+ * and surviving a dispatcher crash. One subclass per implementation (Java, C).
+ */
+abstract class ExecutorContract {
+    @TempDir
+    Path dir;
+    final List<AutoCloseable> closing = new ArrayList<>();
+    final List<Process> processes = new ArrayList<>();
+
+    /** The command that starts this implementation's executor, up to its options. */
+    abstract List<String> command() throws IOException;
+
+    @AfterEach
+    void stop() throws Exception {
+        for (int i = closing.size() - 1; i >= 0; i--) {
+            closing.get(i).close();
+        }
+        for (Process p : processes) {
+            p.destroyForcibly();
+            p.waitFor(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /** The deployment's token in these tests: executors get it in their environment, never as an argument. */
+    static final String TOKEN = "executor-contract-token";
+
+    Dispatcher dispatcher(DispatchPolicy policy) {
+        Dispatcher d = Dispatcher.start(DispatcherConfig.local().withPolicy(policy).withToken(TOKEN));
+        closing.add(d);
+        return d;
+    }
+
+    Process executor(List<String> base, int port, String id, String... extra) throws IOException {
+        List<String> cmd = new ArrayList<>(base);
+        cmd.addAll(List.of("--dispatcher", "127.0.0.1:" + port, "--id", id));
+        cmd.addAll(List.of(extra));
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log(id).toFile())
+                .redirectInput(new File("/dev/null"));
+        pb.environment().put(TokenSource.ENV, TOKEN);
+        Process p = pb.start();
+        processes.add(p);
+        return p;
+    }
+
+    Process executor(int port, String id, String... extra) throws IOException {
+        return executor(command(), port, id, extra);
+    }
+
+    Path log(String id) {
+        return dir.resolve("executor-" + id + ".log");
+    }
+
+    Instance instance(int port, String name) {
+        FalkonClient c = FalkonClient.connect("127.0.0.1:" + port, ClientOptions.defaults().withToken(TOKEN));
+        closing.add(c);
+        return c.createInstance(name);
+    }
+
+    static List<TaskResult> all(List<CompletableFuture<TaskResult>> fs) throws Exception {
+        CompletableFuture.allOf(fs.toArray(CompletableFuture<?>[]::new)).get(5, TimeUnit.MINUTES);
+        return fs.stream().map(CompletableFuture::join).toList();
+    }
+
+    @Test
+    void aDispatcherThatStopsForGoodIsNamedTheSameWayByEveryExecutor() throws Exception {
+        Dispatcher d = Dispatcher.start(DispatcherConfig.local().withToken(TOKEN));
+        // both log at INFO here (the local default is WARN: a planned stop is not a problem)
+        List<String> cmd = new ArrayList<>(command().stream().map(a -> a.equals("-Dfalkon.log.level=WARN")
+                ? "-Dfalkon.log.level=INFO" : a.equals("warn") ? "info" : a).toList());
+        Process p = executor(cmd, d.port(), "told-to-leave", "--slots", "1");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        d.close(); // tells its executors to leave: ERROR SHUTTING_DOWN
+        boolean left = p.waitFor(60, TimeUnit.SECONDS);
+        assertThat(left).as("the executor left; its log:%n%s", Files.readString(log("told-to-leave"))).isTrue();
+        assertThat(p.exitValue()).isZero();
+        assertThat(Files.readString(log("told-to-leave")))
+                .contains("dispatcher error SHUTTING_DOWN: the dispatcher is shutting down; stopping");
+    }
+
+    @Test
+    void runsTenThousandRealProcesses() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "many", "--slots", "2");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 10_000; i++) {
+            specs.add(TaskSpec.of("/bin/true"));
+        }
+        List<TaskResult> results = all(instance(d.port(), "many").submit(specs));
+        assertThat(results).hasSize(10_000).allSatisfy(r -> {
+            assertThat(r.succeeded()).as(r.toString()).isTrue();
+            assertThat(r.executorId()).isEqualTo("many");
+            assertThat(r.execution().noExec()).isFalse();
+        });
+    }
+
+    @Test
+    void withIdleExitItStaysWhileHoldingTasksAndLeavesOnceIdle() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        Process p = executor(d.port(), "idler", "--slots", "1", "--idle-exit", "1", "--reconnect-for", "0");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        // each task outlasts the idle time, and the second waits its turn: holding either, it stays
+        List<TaskResult> results = all(instance(d.port(), "idle").submit(List.of(TaskSpec.of("sleep", "1.5"),
+                TaskSpec.of("sleep", "1.5"))));
+        assertThat(results).allSatisfy(r -> {
+            assertThat(r.succeeded()).as(r.toString()).isTrue();
+            assertThat(r.executorId()).isEqualTo("idler");
+        });
+        // then it leaves by itself, cleanly, and the dispatcher no longer counts it
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("left after 1 s idle").isTrue();
+        assertThat(p.exitValue()).isZero();
+        await().atMost(Duration.ofSeconds(30)).until(() -> d.status().contains("\"registered\":0"));
+    }
+
+    @Test
+    void idleExitStillFiresAfterAReconnectThatCostItsTasks() throws Exception {
+        DispatcherConfig cfg = DispatcherConfig.local().withToken(TOKEN);
+        Dispatcher first = Dispatcher.start(cfg);
+        int port = first.port();
+        Process p = executor(port, "returner", "--slots", "1", "--idle-exit", "2", "--reconnect-for", "60");
+        first.awaitExecutors(1, Duration.ofSeconds(60));
+        instance(port, "held").submit(TaskSpec.of("sleep", "60")); // held when the dispatcher goes
+        await().atMost(Duration.ofSeconds(30)).until(() -> first.status().contains("\"running\":1"));
+        first.stopForRestart();
+        Dispatcher second = Dispatcher.start(cfg.withPort(port));
+        closing.add(second);
+        // it comes back, holds nothing (its task went with the old connection), and leaves when idle
+        second.awaitExecutors(1, Duration.ofSeconds(60));
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("left 2 s after coming back idle").isTrue();
+        assertThat(p.exitValue()).isZero();
+    }
+
+    @Test
+    void honoursTheHeartbeatIntervalTheDispatcherAnnounces() throws Exception {
+        // 300 ms: the dispatcher takes 900 ms of silence for a dead peer, so an executor still on its
+        // own 5 s beat would be cut while its one slot is busy, and the task run again
+        for (long heartbeat : new long[]{300, 0}) {
+            Dispatcher d = Dispatcher.start(DispatcherConfig.local().withToken(TOKEN).withHeartbeatMillis(heartbeat));
+            closing.add(d);
+            String id = "beat-" + heartbeat;
+            executor(d.port(), id, "--slots", "1", "--reconnect-for", "0");
+            d.awaitExecutors(1, Duration.ofSeconds(60));
+            TaskResult r = instance(d.port(), id).submit(TaskSpec.of("sleep", "2.5")).get(60, TimeUnit.SECONDS);
+            assertThat(r.succeeded()).as("heartbeat %d: %s", heartbeat, r).isTrue();
+            assertThat(r.attempt()).as("heartbeat %d: never cut, never retried", heartbeat).isZero();
+            assertThat(d.status()).contains("\"registered\":1");
+        }
+    }
+
+    @Test
+    void shellLinesRunWithoutTheShellEndExactlyAsTheyWouldThroughIt() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "lines", "--slots", "2");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Path script = Files.writeString(dir.resolve("noshebang.sh"), "echo from-script; exit 5\n");
+        script.toFile().setExecutable(true);
+        Path plain = Files.writeString(dir.resolve("not-executable"), "data\n");
+        Instance in = instance(d.port(), "lines");
+        for (String line : List.of("/bin/true", "/bin/sh -c exit", "no-such-program-anywhere arg",
+                script.toString(), plain.toString(), "/bin/ls /no/such/path", "ls " + dir)) {
+            TaskSpec direct = ShellLine.task(line).workDir(dir.toString()).build();
+            assertThat(ShellLine.of(direct)).as("%s runs directly", line).isNotNull();
+            TaskResult fast = in.submit(direct).get(60, TimeUnit.SECONDS);
+            TaskResult shell = in.submit(TaskSpec.builder("/bin/sh", "-c", line).workDir(dir.toString()).build())
+                    .get(60, TimeUnit.SECONDS);
+            assertThat(fast.status()).as(line).isEqualTo(shell.status());
+            assertThat(fast.exitCode()).as(line).isEqualTo(shell.exitCode());
+            assertThat(fast.stdout()).as(line).isEqualTo(shell.stdout());
+            assertThat(fast.stderr()).as(line).isEqualTo(shell.stderr());
+        }
+    }
+
+    @Test
+    void aLaunchFailureNoRetryCouldMendIsNotRetriedAndSaysWhy() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "launch", "--slots", "1");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "launch");
+        TaskResult missing = in.submit(TaskSpec.of("/no/such/program", "x")).get(60, TimeUnit.SECONDS);
+        TaskResult noDir = in.submit(TaskSpec.builder("/bin/true").workDir("/no/such/dir").build())
+                .get(60, TimeUnit.SECONDS);
+        for (TaskResult r : List.of(missing, noDir)) {
+            assertThat(r.status()).isEqualTo(TaskStatus.LAUNCH_FAILED);
+            assertThat(r.attempt()).as("not retried: %s", r).isZero();
+            assertThat(r.execution().permanent()).isTrue();
+        }
+        assertThat(missing.reason()).contains("/no/such/program");
+        assertThat(missing.toString()).contains("LAUNCH_FAILED").contains("/no/such/program");
+        assertThat(noDir.reason()).contains("/no/such/dir");
+    }
+
+    @Test
+    void aWallTimeLimitKillsTheWholeProcessTree() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "timeouts", "--slots", "2");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Path pidFile = dir.resolve("grandchild.pid");
+        TaskSpec spec = TaskSpec.builder("/bin/sh", "-c", "sleep 60 & echo $! > " + pidFile + "; wait")
+                .wallTime(Duration.ofMillis(300)).retries(0).build();
+        TaskResult r = instance(d.port(), "timeouts").submit(spec).get(60, TimeUnit.SECONDS);
+        assertThat(r.status()).isEqualTo(TaskStatus.TIMEOUT);
+        assertThat(r.execution().detail()).contains("wall time 300 ms exceeded");
+        long grandchild = Long.parseLong(Files.readString(pidFile).trim());
+        await().atMost(Duration.ofSeconds(10)).until(() -> deadOrZombie(grandchild));
+    }
+
+    /** Gone, or a zombie not yet reaped by whoever adopted it: either way no longer running. */
+    static boolean deadOrZombie(long pid) throws IOException {
+        Path stat = Path.of("/proc", Long.toString(pid), "stat");
+        if (!Files.exists(stat)) {
+            return true;
+        }
+        String s;
+        try {
+            s = Files.readString(stat);
+        } catch (NoSuchFileException e) {
+            return true;
+        }
+        char state = s.charAt(s.lastIndexOf(')') + 2);
+        return state == 'Z' || state == 'X';
+    }
+
+    /**
+     * Where a task's end and its output's end part: the result waits for the task's real exit when
+     * it closes its output early, takes what it wrote just before exiting, and does not wait for
+     * what it leaves running (its process group is killed; a process that left the group is given
+     * up on after a grace, its output so far kept).
+     */
+    @Test
+    void theResultWaitsForTheExitNotForWhatTheTaskLeavesRunning() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "endings", "--slots", "2");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "endings");
+        String big = "head -c 200000 /dev/zero | tr '\\0' y";
+        List<TaskResult> rs = all(in.submit(List.of(
+                TaskSpec.of("/bin/sh", "-c", "echo before; exec >/dev/null 2>&1; sleep 0.5; exit 3"),
+                TaskSpec.of("/bin/sh", "-c", "echo out; echo err >&2; " + big + " >&2; exit 4"),
+                TaskSpec.of("/bin/sh", "-c", "sleep 60 & echo $!"),
+                // the task ends once the child is in its own session (before, its group would take it along)
+                TaskSpec.of("/bin/sh", "-c", "setsid sleep 60 & p=$!; while [ \"$(cut -d' ' -f6 /proc/$p/stat)\" = "
+                        + "\"$(cut -d' ' -f6 /proc/$$/stat)\" ]; do :; done; echo $p"))));
+        assertThat(rs.get(0).exitCode()).isEqualTo(3);
+        assertThat(rs.get(0).stdout()).isEqualTo("before\n");
+        assertThat(rs.get(1).exitCode()).isEqualTo(4);
+        assertThat(rs.get(1).stdout()).isEqualTo("out\n");
+        assertThat(rs.get(1).stderr()).startsWith("err\nyyy");
+        assertThat(rs.get(2).succeeded()).isTrue();
+        long inGroup = Long.parseLong(rs.get(2).stdout().trim());
+        await().atMost(Duration.ofSeconds(10)).until(() -> deadOrZombie(inGroup));
+        assertThat(rs.get(3).succeeded()).isTrue();
+        long escaped = Long.parseLong(rs.get(3).stdout().trim());
+        assertThat(deadOrZombie(escaped)).as("a process in its own session is not the task's to kill").isFalse();
+        ProcessHandle.of(escaped).ifPresent(ProcessHandle::destroyForcibly);
+    }
+
+    @Test
+    void outputIsCappedAndTheTruncationMarked() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "capped", "--slots", "1", "--output-cap", "1000");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        TaskResult r = instance(d.port(), "capped").submit(TaskSpec.of("/bin/sh", "-c",
+                "head -c 300000 /dev/zero | tr '\\0' x; echo short >&2")).get(60, TimeUnit.SECONDS);
+        assertThat(r.succeeded()).isTrue();
+        assertThat(r.stdout()).hasSize(1000).matches("x+");
+        assertThat(r.execution().stdoutTruncated()).isTrue();
+        assertThat(r.stderr()).isEqualTo("short\n");
+        assertThat(r.execution().stderrTruncated()).isFalse();
+    }
+
+    @Test
+    void exitCodesEnvironmentDirectoriesAndLaunchFailures() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "basics", "--slots", "2");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "basics");
+        List<TaskResult> rs = all(in.submit(List.of(
+                TaskSpec.of("/bin/sh", "-c", "exit 7"),
+                TaskSpec.builder("/bin/sh", "-c", "echo \"$GREETING\"; pwd").env("GREETING", "hello")
+                        .workDir(dir.toString()).build(),
+                TaskSpec.builder("/no/such/program").retries(0).build(),
+                TaskSpec.builder("true").workDir("/no/such/dir").retries(0).build(),
+                TaskSpec.of("sh", "-c", "kill -9 $$"))));
+        assertThat(rs.get(0).status()).isEqualTo(TaskStatus.EXITED);
+        assertThat(rs.get(0).exitCode()).isEqualTo(7);
+        assertThat(rs.get(1).stdout()).isEqualTo("hello\n" + dir.toRealPath() + "\n");
+        assertThat(rs.get(2).status()).isEqualTo(TaskStatus.LAUNCH_FAILED);
+        assertThat(rs.get(2).execution().detail()).contains("/no/such/program");
+        assertThat(rs.get(3).status()).isEqualTo(TaskStatus.LAUNCH_FAILED);
+        assertThat(rs.get(3).execution().detail()).contains("/no/such/dir");
+        assertThat(rs.get(4).exitCode()).isEqualTo(137);
+        assertThat(rs.get(4).execution().detail()).contains("signal 9");
+    }
+
+    /**
+     * The executor got the deployment's token in its environment (as the embedded run and the
+     * provisioner give it); its tasks do not inherit it, so a task that prints its environment
+     * cannot leak it into results. A task that sets the variable itself keeps its own value.
+     */
+    @Test
+    void tasksDoNotInheritTheExecutorsToken() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "env", "--slots", "1");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        List<TaskResult> rs = all(instance(d.port(), "env").submit(List.of(
+                TaskSpec.of("/bin/sh", "-c", "echo \"${" + TokenSource.ENV + "-unset}\""),
+                TaskSpec.of("env"),
+                TaskSpec.builder("/bin/sh", "-c", "echo \"$" + TokenSource.ENV + "\"").env(TokenSource.ENV, "its-own")
+                        .build())));
+        assertThat(rs).allSatisfy(r -> assertThat(r.exitCode()).as(r.toString()).isZero());
+        assertThat(rs.get(0).stdout()).isEqualTo("unset\n");
+        assertThat(rs.get(1).stdout()).contains("PATH=").doesNotContain(TOKEN);
+        assertThat(rs.get(2).stdout()).isEqualTo("its-own\n");
+    }
+
+    @Test
+    void runsTasksOverTlsTrustingTheGivenCaAndRefusesADispatcherItCannotVerify() throws Exception {
+        ThrowawayCertificates.Pem pem = ThrowawayCertificates.generate(dir.resolve("pki"));
+        ThrowawayCertificates.Pem other = ThrowawayCertificates.generate(dir.resolve("other-pki"));
+        Dispatcher d = Dispatcher.start(DispatcherConfig.local().withToken(TOKEN)
+                .withTls(Tls.server(pem.chain(), pem.key())));
+        closing.add(d);
+        Process stranger = executor(d.port(), "wrong-ca", "--tls-ca", other.ca().toString(), "--reconnect-for", "0");
+        executor(d.port(), "tls", "--slots", "2", "--tls-ca", pem.ca().toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        FalkonClient c = FalkonClient.connect("127.0.0.1:" + d.port(), ClientOptions.defaults().withToken(TOKEN)
+                .withTls(Tls.client(pem.ca())));
+        closing.add(c);
+        List<TaskResult> rs = all(c.createInstance("tls").submit(List.of(TaskSpec.of("/bin/echo", "sealed"),
+                TaskSpec.of("/bin/sh", "-c", "exit 4"))));
+        assertThat(rs.get(0).stdout()).isEqualTo("sealed\n");
+        assertThat(rs.get(1).exitCode()).isEqualTo(4);
+        assertThat(stranger.waitFor(60, TimeUnit.SECONDS)).as("an executor that cannot verify the dispatcher gives up")
+                .isTrue();
+        assertThat(stranger.exitValue()).isNotZero();
+        assertThat(Files.readString(log("wrong-ca")).toLowerCase()).containsAnyOf("certif", "verify", "trust");
+        assertThat(d.status()).doesNotContain("wrong-ca");
+    }
+
+    static String sha256(byte[] b) throws Exception {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
+    }
+
+    static TaskSpec hashing(String id, String source, long size, String checksum) {
+        return TaskSpec.builder("/bin/sh", "-c", "sha256sum in.bin | cut -d' ' -f1")
+                .inputs(List.of(new TaskInput(id, source, size, checksum, TaskInput.AS_STORED, "in.bin"))).build();
+    }
+
+    @Test
+    void aStaleCachedCopyIsNeverServed() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new GoodCacheCompute(0.9));
+        executor(d.port(), "stat", "--slots", "1", "--cache-size", "4m", "--store", store.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "stale");
+        byte[] v1 = new byte[100_000];
+        new Random(1).nextBytes(v1);
+        Path file = Files.write(store.resolve("obj"), v1);
+        assertThat(in.submit(hashing("obj", "obj", -1, "")).get(60, TimeUnit.SECONDS).stdout().trim())
+                .isEqualTo(sha256(v1));
+        // the store file is replaced under the same id: the default revalidation (stat) sees it
+        byte[] v2 = new byte[120_000];
+        new Random(2).nextBytes(v2);
+        Files.write(file, v2);
+        TaskResult r = in.submit(hashing("obj", "obj", -1, "")).get(60, TimeUnit.SECONDS);
+        assertThat(r.stdout().trim()).isEqualTo(sha256(v2));
+        assertThat(r.data().refetched()).isEqualTo(1);
+        // replaced again, this time keeping size and modification time: only a declared checksum tells
+        byte[] v3 = new byte[120_000];
+        new Random(3).nextBytes(v3);
+        FileTime mtime = Files.getLastModifiedTime(file);
+        Files.write(file, v3);
+        Files.setLastModifiedTime(file, mtime);
+        r = in.submit(hashing("obj", "obj", -1, "sha256:" + sha256(v3))).get(60, TimeUnit.SECONDS);
+        assertThat(r.succeeded()).as(r.execution().detail()).isTrue();
+        assertThat(r.stdout().trim()).isEqualTo(sha256(v3));
+        assertThat(r.data().refetched()).isEqualTo(1);
+        // and a declared size the cached copy does not have
+        Files.write(file, new byte[5]);
+        r = in.submit(hashing("obj", "obj", 5, "")).get(60, TimeUnit.SECONDS);
+        assertThat(r.stdout().trim()).isEqualTo(sha256(new byte[5]));
+    }
+
+    @Test
+    void aTaskCannotChangeTheCachedCopyAndAChangedCopyDoesNotSpreadToPeers() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Path cacheA = dir.resolve("cache-a");
+        Dispatcher d = dispatcher(new MaxComputeUtil());
+        executor(d.port(), "a", "--slots", "1", "--cache-size", "4m", "--store", store.toString(), "--cache-dir",
+                cacheA.toString(), "--cache-host", "127.0.0.1");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        byte[] bytes = new byte[50_000];
+        new Random(5).nextBytes(bytes);
+        Files.write(store.resolve("obj"), bytes);
+        Instance in = instance(d.port(), "tamper");
+        // a task (as the executor's user, here root) that writes to its input
+        TaskSpec vandal = TaskSpec.builder("/bin/sh", "-c", "chmod u+w in.bin; echo CORRUPT >> in.bin; "
+                + "sha256sum in.bin | cut -d' ' -f1")
+                .inputs(List.of(new TaskInput("obj", "obj", -1, "", TaskInput.AS_STORED, "in.bin"))).build();
+        TaskResult v = in.submit(vandal).get(60, TimeUnit.SECONDS);
+        assertThat(v.stdout().trim()).as("its own copy changed").isNotEqualTo(sha256(bytes));
+        assertThat(in.submit(hashing("obj", "obj", -1, "")).get(60, TimeUnit.SECONDS).stdout().trim())
+                .as("the next task on the same executor").isEqualTo(sha256(bytes));
+        // now the cache's own copy is changed behind its back (as root could): a peer that fetches it
+        // refuses the bytes, which no longer match a's record, and reads the store instead
+        try (var files = Files.walk(cacheA.resolve("objects"))) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                f.toFile().setWritable(true);
+                Files.writeString(f, "CORRUPT", java.nio.file.StandardOpenOption.APPEND);
+            }
+        }
+        executor(d.port(), "b", "--slots", "1", "--cache-size", "4m", "--store", store.toString(),
+                "--cache-host", "127.0.0.1");
+        d.awaitExecutors(2, Duration.ofSeconds(60));
+        in.submit(TaskSpec.of("sleep", "3")); // keeps a busy: max-compute-util sends the next task to b
+        await().atMost(Duration.ofSeconds(30)).until(() -> d.status().contains("\"running\":1"));
+        TaskResult b = in.submit(hashing("obj", "obj", -1, "")).get(60, TimeUnit.SECONDS);
+        assertThat(b.executorId()).isEqualTo("b");
+        assertThat(b.stdout().trim()).isEqualTo(sha256(bytes));
+        assertThat(b.data().peerHits()).as("the peer's copy was refused").isZero();
+        assertThat(b.data().misses()).isEqualTo(1);
+        assertThat(Files.readString(log("b"))).as("b tried a and refused its copy")
+                .contains("do not match its own record");
+    }
+
+    @Test
+    void declaredOutputsReachTheStoreUnderFirstAvailableAndWithoutACacheOrTheTaskFails() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new FirstAvailable());
+        Process p = executor(d.port(), "plain", "--slots", "1", "--store", store.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "outputs");
+        TaskResult ok = in.submit(TaskSpec.builder("/bin/sh", "-c", "mkdir -p sub && echo kept > sub/r.txt")
+                .outputs(List.of(new TaskOutput("sub/r.txt", "results/r.txt"))).build()).get(60, TimeUnit.SECONDS);
+        assertThat(ok.succeeded()).as(ok.execution().detail()).isTrue();
+        assertThat(store.resolve("results/r.txt")).hasContent("kept");
+        TaskResult missing = in.submit(TaskSpec.builder("/bin/true")
+                .outputs(List.of(new TaskOutput("never.txt", "results/never"))).build()).get(60, TimeUnit.SECONDS);
+        assertThat(missing.status()).isEqualTo(TaskStatus.OUTPUT_FAILED);
+        assertThat(missing.succeeded()).isFalse();
+        assertThat(missing.execution().detail()).contains("never.txt").contains("was not written");
+        // the output outlives its executor: it is in the store, not only in a cache
+        d.close();
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(store.resolve("results/r.txt")).hasContent("kept");
+    }
+
+    @Test
+    void anOutputThatNamesAFileOutsideTheSandboxIsCopiedIntoTheStoreAndTheFileLeftAsItWas() throws Exception {
+        // a sandbox's own file may be moved into the store (it goes with the sandbox); a link, or a
+        // name of a file held elsewhere, must not carry the outside file into the store, or away
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Path outside = Files.writeString(Files.createDirectories(dir.resolve("outside")).resolve("ext.txt"), "mine\n");
+        Path absolute = dir.resolve("outside").resolve("abs.txt");
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "links", "--slots", "1", "--store", store.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "links");
+        TaskResult r = in.submit(TaskSpec.builder("/bin/sh", "-c", "ln '" + outside + "' hard.txt && ln -s '" + outside
+                + "' soft.txt && echo own > own.txt && echo abs > '" + absolute + "'")
+                .outputs(List.of(new TaskOutput("hard.txt", "o/hard"), new TaskOutput("soft.txt", "o/soft"),
+                        new TaskOutput("own.txt", "o/own"), new TaskOutput(absolute.toString(), "o/abs")))
+                .build()).get(60, TimeUnit.SECONDS);
+        assertThat(r.succeeded()).as(r.execution().detail()).isTrue();
+        for (String id : List.of("hard", "soft")) {
+            Path saved = store.resolve("o").resolve(id);
+            assertThat(saved).as(id).hasContent("mine");
+            assertThat(Files.isSymbolicLink(saved)).as(id + " is a file of its own").isFalse();
+            assertThat(Files.isSameFile(saved, outside)).as(id + " is not the outside file").isFalse();
+        }
+        assertThat(store.resolve("o/own")).hasContent("own");
+        assertThat(store.resolve("o/abs")).hasContent("abs");
+        assertThat(outside).as("the outside file stays where it was").hasContent("mine");
+        assertThat(absolute).as("an output named by an absolute path stays too").hasContent("abs");
+        Files.writeString(outside, "changed\n");
+        assertThat(store.resolve("o/hard")).as("the store's copy does not follow the outside file").hasContent("mine");
+    }
+
+    @Test
+    void anObjectLargerThanTheCacheIsReadThroughWithoutFailureOrSuspension() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new GoodCacheCompute(0.9));
+        executor(d.port(), "small", "--slots", "2", "--cache-size", "1m", "--store", store.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        byte[] big = new byte[2 << 20];
+        new Random(7).nextBytes(big);
+        Files.write(store.resolve("big"), big);
+        Instance in = instance(d.port(), "big");
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            specs.add(hashing("big", "big", big.length, ""));
+        }
+        for (TaskResult r : all(in.submit(specs))) {
+            assertThat(r.succeeded()).as(r.execution().detail()).isTrue();
+            assertThat(r.stdout().trim()).isEqualTo(sha256(big));
+            assertThat(r.data().misses()).isEqualTo(1);
+        }
+        assertThat(d.status()).contains("\"suspended\":0").doesNotContain("\"state\":\"suspended\"");
+    }
+
+    @Test
+    void aFetchFailureThatWouldRecurAnywhereIsNotRetried() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "perm", "--slots", "1", "--cache-size", "1m", "--store", store.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "perm");
+        for (String source : List.of("../outside", "no-such-object", "file:relative")) {
+            TaskResult r = in.submit(TaskSpec.builder("/bin/true")
+                    .inputs(List.of(new TaskInput("x-" + source, source, -1, "", TaskInput.AS_STORED, "x"))).build())
+                    .get(60, TimeUnit.SECONDS);
+            assertThat(r.status()).isEqualTo(TaskStatus.FETCH_FAILED);
+            assertThat(r.attempt()).as("%s: not retried", source).isZero();
+            assertThat(r.execution().permanent()).isTrue();
+        }
+        assertThat(d.status()).contains("\"retried\":0");
+    }
+
+    String object(Path store, String name, int size) throws Exception {
+        byte[] b = new byte[size];
+        new Random(name.hashCode()).nextBytes(b);
+        Files.write(store.resolve(name), b);
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
+    }
+
+    @Test
+    void cachesServeRepeatedInputsLocallyAndFromPeersAndOutputsBecomeObjects() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new GoodCacheCompute(0.9));
+        for (int i = 0; i < 2; i++) {
+            executor(d.port(), "cache" + i, "--slots", "2", "--cache-size", "4m", "--store", store.toString(),
+                    "--cache-host", "127.0.0.1");
+        }
+        d.awaitExecutors(2, Duration.ofSeconds(60));
+        List<String> digests = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            digests.add(object(store, "obj-" + i, 200_000));
+        }
+        Instance in = instance(d.port(), "data");
+        List<TaskSpec> specs = new ArrayList<>();
+        List<Integer> which = new ArrayList<>();
+        Random rnd = new Random(3);
+        for (int i = 0; i < 200; i++) {
+            int k = rnd.nextInt(6);
+            which.add(k);
+            String id = "obj-" + k;
+            specs.add(TaskSpec.builder("/bin/sh", "-c", "sha256sum " + id + " | cut -d' ' -f1")
+                    .inputs(List.of(new TaskInput(id, id, 200_000, "", TaskInput.AS_STORED, ""))).build());
+        }
+        List<TaskResult> rs = all(in.submit(specs));
+        DataStats total = DataStats.ZERO;
+        for (int i = 0; i < rs.size(); i++) {
+            TaskResult r = rs.get(i);
+            assertThat(r.succeeded()).as(r.stderr() + r.execution().detail()).isTrue();
+            assertThat(r.stdout().trim()).isEqualTo(digests.get(which.get(i)));
+            total = total.plus(r.data());
+        }
+        assertThat(total.accesses()).isEqualTo(200);
+        assertThat(total.misses()).as("each object comes from the store about once").isLessThanOrEqualTo(12);
+        assertThat(total.localHits()).isGreaterThan(150);
+        assertThat(total.bytesStore()).isEqualTo(total.misses() * 200_000);
+
+        // an output registered on one executor is read by a later task as an input
+        TaskSpec produce = TaskSpec.builder("/bin/sh", "-c", "echo made-by-task > out.txt")
+                .outputs(List.of(new TaskOutput("out.txt", "derived/1"))).build();
+        assertThat(in.submit(produce).get(60, TimeUnit.SECONDS).succeeded()).isTrue();
+        assertThat(store.resolve("derived/1")).as("written through to the store").hasContent("made-by-task");
+        TaskSpec consume = TaskSpec.builder("/bin/sh", "-c", "cat \"$FALKON_INPUT_0\"")
+                .inputs(List.of(new TaskInput("derived/1", "derived/1", -1, "", TaskInput.AS_STORED,
+                        "data.txt"))).build();
+        TaskResult r = in.submit(consume).get(60, TimeUnit.SECONDS);
+        assertThat(r.succeeded()).as(r.execution().detail()).isTrue();
+        assertThat(r.stdout()).isEqualTo("made-by-task\n");
+        assertThat(r.data().localHits() + r.data().peerHits()).isEqualTo(1);
+    }
+
+    @Test
+    void survivesADispatcherCrashAndRegistersWithItsSuccessor() throws Exception {
+        int port = ClusterProcesses.freePort();
+        Path journal = dir.resolve("journal");
+        try (ClusterProcesses procs = new ClusterProcesses(dir)) {
+            Path tokenFile = dir.resolve("token");
+            TokenSource.write(tokenFile, Token.of(TOKEN));
+            Process dispatcher = procs.dispatcher(port, "--journal", journal.toString(), "--fsync", "BATCH",
+                    "--token-file", tokenFile.toString());
+            Process executor = executor(port, "survivor", "--slots", "2", "--reconnect-for", "120");
+            try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port,
+                    ClientOptions.defaults().withReconnectFor(Duration.ofSeconds(120)).withToken(TOKEN));
+                 Instance in = client.createInstance("restart")) {
+                List<TaskSpec> specs = new ArrayList<>();
+                for (int i = 0; i < 1000; i++) {
+                    specs.add(TaskSpec.builder("sleep", "0.01").retries(10).build());
+                }
+                AtomicInteger done = new AtomicInteger();
+                in.onResult(x -> done.incrementAndGet());
+                List<CompletableFuture<TaskResult>> fs = in.submit(specs);
+                await().atMost(Duration.ofMinutes(2)).until(() -> done.get() >= 200);
+                ClusterProcesses.kill9(dispatcher);
+                procs.dispatcher(port, "--journal", journal.toString(), "--fsync", "BATCH", "--token-file",
+                        tokenFile.toString());
+                List<TaskResult> rs = all(fs);
+                assertThat(rs).allSatisfy(x -> assertThat(x.succeeded()).as(x.toString()).isTrue());
+                assertThat(done.get()).as("one result per task").isEqualTo(1000);
+                assertThat(rs.get(rs.size() - 1).executorId()).isEqualTo("survivor");
+            }
+            assertThat(executor.isAlive()).as("the same executor process carried on").isTrue();
+        }
+    }
+}
