@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,13 +22,30 @@ int fk_staging_needed(const fk_spec *spec) {
     return fk_ext_find(&spec->ext, FK_EXT_INPUTS) != NULL || fk_ext_find(&spec->ext, FK_EXT_OUTPUTS) != NULL;
 }
 
-/* The name an input gets in the sandbox: its name, else the last part of its id. */
+/* The name an input gets in the sandbox: its name, else the last part of its id ("input" when
+ * that is empty, "." or "..", as in TaskInput.fileName). */
 static const char *file_name(const fk_input *in) {
     if (in->name.len) {
         return in->name.s;
     }
     const char *slash = strrchr(in->id.s, '/');
-    return slash ? slash + 1 : in->id.s;
+    const char *base = slash ? slash + 1 : in->id.s;
+    return !*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ? "input" : base;
+}
+
+/* Whether two inputs would be staged under one file name (the dispatcher refuses such a task; a
+ * spec from elsewhere is checked here too): 0, else -1 with the reason. */
+static int staging_clash(const fk_input *inputs, size_t n, char *err, size_t errlen) {
+    for (size_t i = 1; i < n; i++) {
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(file_name(&inputs[i]), file_name(&inputs[j])) == 0) {
+                snprintf(err, errlen, "inputs[%zu] would be staged as '%s', like inputs[%zu]: give one of them "
+                         "another name", i, file_name(&inputs[i]), j);
+                return -1;
+            }
+        }
+    }
+    return 0;
 }
 
 static void fetch_failed(fk_exec *out, const char *why, int permanent) {
@@ -118,6 +136,80 @@ static int stage(fk_staging *st, const fk_input *in, const fk_hint *hints, size_
     }
     fk_cache_release(st->cache, &lease);
     return rc;
+}
+
+/* A task's inputs staged by several threads: each takes the next input not yet taken; after the
+ * first failure none is started. The counts and the first error are merged under the lock. */
+typedef struct {
+    fk_staging *st;
+    const fk_input *inputs;
+    char **paths;
+    size_t n;
+    const fk_hint *hints;
+    size_t nhints;
+    int bypass;
+    pthread_mutex_t lock;
+    size_t next;
+    int failed;
+    int permanent;
+    uint64_t counts[7];
+    char err[1024];
+} fk_gather;
+
+static void *stage_some(void *arg) {
+    fk_gather *g = arg;
+    for (;;) {
+        pthread_mutex_lock(&g->lock);
+        size_t i = g->next++;
+        int stop = g->failed || i >= g->n;
+        pthread_mutex_unlock(&g->lock);
+        if (stop) {
+            return NULL;
+        }
+        uint64_t counts[7] = {0};
+        int permanent = 0;
+        char err[1024];
+        int rc = stage(g->st, &g->inputs[i], g->hints, g->nhints, g->bypass, g->paths[i], counts, &permanent, err,
+                       sizeof err);
+        pthread_mutex_lock(&g->lock);
+        for (int k = 0; k < 7; k++) {
+            g->counts[k] += counts[k];
+        }
+        if (rc != 0 && !g->failed) {
+            g->failed = 1;
+            g->permanent = permanent;
+            snprintf(g->err, sizeof g->err, "%s", err);
+        }
+        pthread_mutex_unlock(&g->lock);
+    }
+}
+
+/* Stages every input, up to FK_CONCURRENT_FETCHES at once: this thread and helpers it starts (as
+ * the Java executor's Staging does). Returns once every fetch under way has ended, so none writes
+ * into a sandbox being removed: 0, or -1 with the first error. */
+static int stage_all(fk_gather *g, uint64_t *counts, int *permanent, char *err, size_t errlen) {
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_t helpers[FK_CONCURRENT_FETCHES - 1];
+    size_t started = 0;
+    size_t want = g->n < FK_CONCURRENT_FETCHES ? g->n : FK_CONCURRENT_FETCHES;
+    for (size_t h = 1; h < want; h++) {
+        if (pthread_create(&helpers[started], NULL, stage_some, g) != 0) {
+            break; /* fewer helpers: still correct, only slower */
+        }
+        started++;
+    }
+    stage_some(g);
+    for (size_t h = 0; h < started; h++) {
+        pthread_join(helpers[h], NULL);
+    }
+    pthread_mutex_destroy(&g->lock);
+    memcpy(counts, g->counts, sizeof g->counts);
+    if (g->failed) {
+        *permanent = g->permanent;
+        snprintf(err, errlen, "%s", g->err);
+        return -1;
+    }
+    return 0;
 }
 
 /* Moves file to partial when rename can (the same file system), forcing it to disk: 0, else -1
@@ -251,11 +343,18 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         snprintf(err, sizeof err, "cannot create the sandbox %s: %s", sandbox, strerror(errno));
         failed = 1;
     }
+    if (!failed && staging_clash(inputs, nin, err, sizeof err) != 0) {
+        failed = permanent = 1;
+    }
     size_t joined = 0;
-    for (size_t i = 0; i < nin && !failed; i++) {
+    for (size_t i = 0; i < nin; i++) {
         paths[i] = join(sandbox, file_name(&inputs[i]));
         joined += strlen(paths[i]) + 1;
-        failed = stage(st, &inputs[i], hints, nhints, bypass, paths[i], counts, &permanent, err, sizeof err) != 0;
+    }
+    if (!failed && nin > 0) {
+        fk_gather g = {.st = st, .inputs = inputs, .paths = paths, .n = nin, .hints = hints, .nhints = nhints,
+                       .bypass = bypass};
+        failed = stage_all(&g, counts, &permanent, err, sizeof err) != 0;
     }
     if (failed) {
         fetch_failed(out, err, permanent);

@@ -2,13 +2,17 @@
  * peer or shared store) and copied into a fresh sandbox (the task's own copies) that becomes the
  * working directory unless the task names one; FALKON_INPUT_DIR, FALKON_INPUT_<i> and
  * FALKON_INPUTS set; after exit 0, declared outputs saved to the output store (written through)
- * and kept in the cache, else the result is OUTPUT_FAILED; a DATA_STATS extension on the result;
+ * and kept in the cache, else the result is OUTPUT_FAILED; a task's inputs fetched concurrently (up to
+ * FK_CONCURRENT_FETCHES at once), two inputs of one file name refused; a DATA_STATS extension on the result;
  * fetch failures that would recur anywhere flagged permanent. */
 #ifndef FK_STAGING_H
 #define FK_STAGING_H
 
 #include "cache.h"
 #include "runner.h"
+
+/* How many inputs of one task are fetched at once (the Java executor's Staging.CONCURRENT_FETCHES). */
+#define FK_CONCURRENT_FETCHES 4
 
 typedef struct {
     fk_cache *cache;       /* NULL: inputs copied from the store for each task */

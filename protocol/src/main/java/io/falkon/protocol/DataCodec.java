@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +37,26 @@ public final class DataCodec {
             WireWriter.str(b, i.name());
         }
         return bytes(b);
+    }
+
+    /**
+     * Why a task's inputs cannot all be staged, or null: each is put in the task's sandbox under its
+     * {@link TaskInput#fileName()}, fetched concurrently, so two of the same file name would
+     * overwrite each other.
+     */
+    public static String stagingClash(List<TaskInput> inputs) {
+        if (inputs.size() < 2) {
+            return null;
+        }
+        Map<String, Integer> seen = new HashMap<>();
+        for (int i = 0; i < inputs.size(); i++) {
+            Integer before = seen.putIfAbsent(inputs.get(i).fileName(), i);
+            if (before != null) {
+                return "inputs[" + i + "] would be staged as '" + LogSafe.text(inputs.get(i).fileName())
+                        + "', like inputs[" + before + "]: give one of them another name";
+            }
+        }
+        return null;
     }
 
     public static List<TaskInput> decodeInputs(byte[] value) {

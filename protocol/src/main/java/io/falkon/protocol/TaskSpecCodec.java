@@ -148,6 +148,10 @@ public final class TaskSpecCodec {
                     onFailure = in.u8("retries on failure");
                 } else if (tag == ExtTags.INPUTS) {
                     List<TaskInput> inputs = DataCodec.decodeInputs(in.blob("inputs"));
+                    String clash = DataCodec.stagingClash(inputs);
+                    if (clash != null) {
+                        return Scan.invalid(clash);
+                    }
                     ids = new String[inputs.size()];
                     sizes = new long[inputs.size()];
                     for (int k = 0; k < ids.length; k++) {

@@ -623,6 +623,44 @@ abstract class ExecutorContract {
     }
 
     @Test
+    void aGatherTasksInputsAreFetchedConcurrentlyEachVerifiedWithAndWithoutACache() throws Exception {
+        try (HoldingStore http = new HoldingStore(2)) {
+            List<String> digests = new ArrayList<>();
+            List<TaskInput> inputs = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                byte[] b = new byte[100_000];
+                new Random(i).nextBytes(b);
+                digests.add(sha256(b));
+                inputs.add(new TaskInput("gather/part-" + i, http.put("part-" + i, b), b.length, "sha256:"
+                        + digests.get(i), TaskInput.AS_STORED, "part-" + i));
+            }
+            StringBuilder parts = new StringBuilder();
+            for (int i = 0; i < 8; i++) {
+                parts.append(" part-").append(i);
+            }
+            TaskSpec gather = TaskSpec.builder("/bin/sh", "-c", "sha256sum" + parts + " | cut -d' ' -f1")
+                    .inputs(inputs).build();
+            for (boolean cached : new boolean[]{true, false}) {
+                http.reset();
+                Dispatcher d = dispatcher(new FirstAvailable());
+                String id = cached ? "gather-cached" : "gather-plain";
+                if (cached) {
+                    executor(d.port(), id, "--slots", "1", "--cache-size", "4m");
+                } else {
+                    executor(d.port(), id, "--slots", "1");
+                }
+                d.awaitExecutors(1, Duration.ofSeconds(60));
+                TaskResult r = instance(d.port(), id).submit(gather).get(5, TimeUnit.MINUTES);
+                assertThat(r.succeeded()).as("%s: %s %s", id, r.stderr(), r.execution().detail()).isTrue();
+                assertThat(r.stdout().lines().toList()).as(id).isEqualTo(digests);
+                assertThat(r.data().misses()).as(id).isEqualTo(8);
+                assertThat(http.peak()).as("%s: inputs fetched at once", id).isBetween(2, 4);
+                assertThat(http.served()).as(id).isEqualTo(8);
+            }
+        }
+    }
+
+    @Test
     void survivesADispatcherCrashAndRegistersWithItsSuccessor() throws Exception {
         int port = ClusterProcesses.freePort();
         Path journal = dir.resolve("journal");

@@ -32,7 +32,13 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
 /**
@@ -47,6 +53,9 @@ import java.util.stream.Stream;
  *   <li>{@code FALKON_INPUT_DIR} = the sandbox, {@code FALKON_INPUT_0}, {@code FALKON_INPUT_1}, ... =
  *       the inputs' paths in order, {@code FALKON_INPUTS} = all of them separated by colons.</li>
  * </ul>
+ * A task's inputs are staged concurrently, up to {@link #CONCURRENT_FETCHES} at a time (seed 004:
+ * staging a gather task's inputs one after another made it several times slower), each still
+ * verified on arrival by the cache or the copy.
  * Without a cache (or when the dispatcher says to bypass it) inputs are copied from the shared
  * store into the sandbox for this task alone. A failure to fetch that would recur anywhere is
  * flagged permanent (not retried); a declared output that is missing or cannot be saved makes the
@@ -54,6 +63,17 @@ import java.util.stream.Stream;
  */
 public final class Staging {
     private static final Logger log = LoggerFactory.getLogger(Staging.class);
+    /** How many inputs of one task are fetched at once (the C executor's FK_CONCURRENT_FETCHES too). */
+    public static final int CONCURRENT_FETCHES = 4;
+    /**
+     * Threads that help a task's own thread fetch its inputs: made on demand, gone when idle, so
+     * their number follows the slots staging at once (at most three helpers each).
+     */
+    private static final ExecutorService HELPERS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "falkon-fetch");
+        t.setDaemon(true);
+        return t;
+    });
     private final CacheStore cache;
     private final StoreFetcher store;
     private final OutputStore outputs;
@@ -86,7 +106,13 @@ public final class Staging {
         final long[] bytes = new long[3];
         long refetched;
 
-        DataStats stats() {
+        synchronized void add(int source, long n, boolean wasRefetched) {
+            hits[source]++;
+            bytes[source] += n;
+            refetched += wasRefetched ? 1 : 0;
+        }
+
+        synchronized DataStats stats() {
             return new DataStats(hits[0], hits[1], hits[2], bytes[0], bytes[1], bytes[2], refetched);
         }
     }
@@ -97,14 +123,17 @@ public final class Staging {
         List<TaskInput> inputs = spec.inputs();
         Path sandbox = sandboxes.resolve("task-" + job.taskId() + "-" + seq.incrementAndGet());
         Counts counts = new Counts();
+        String clash = DataCodec.stagingClash(inputs);
+        if (clash != null) { // the dispatcher refuses such a task; a spec from elsewhere is checked here too
+            return Execution.of(TaskStatus.FETCH_FAILED, Execution.PERMANENT, clash, Clock.SYSTEM.nowMicros());
+        }
         try {
             Files.createDirectories(sandbox);
             List<String> paths = new ArrayList<>();
             for (TaskInput in : inputs) {
-                Path target = sandbox.resolve(in.fileName());
-                stage(in, job, target, counts);
-                paths.add(target.toString());
+                paths.add(sandbox.resolve(in.fileName()).toString());
             }
+            stageAll(inputs, paths, job, counts);
             TaskSpec.Builder b = spec.toBuilder();
             if (spec.workDir().isEmpty()) {
                 b.workDir(sandbox.toString());
@@ -136,6 +165,52 @@ public final class Staging {
         }
     }
 
+    /**
+     * Stages every input: this thread and up to {@link #CONCURRENT_FETCHES} - 1 helpers each take
+     * the next input not yet taken. After the first failure no new input is started; the failure
+     * is thrown once every fetch under way has ended (none writes into a sandbox being removed).
+     */
+    private void stageAll(List<TaskInput> inputs, List<String> paths, Job job, Counts counts)
+            throws FetchException, IOException {
+        int n = inputs.size();
+        AtomicInteger next = new AtomicInteger();
+        AtomicReference<Exception> failure = new AtomicReference<>();
+        Runnable worker = () -> {
+            int i;
+            while (failure.get() == null && (i = next.getAndIncrement()) < n) {
+                try {
+                    stage(inputs.get(i), job, Path.of(paths.get(i)), counts);
+                } catch (FetchException | IOException | RuntimeException e) {
+                    failure.compareAndSet(null, e);
+                }
+            }
+        };
+        int helpers = Math.min(n, CONCURRENT_FETCHES) - 1;
+        List<Future<?>> started = new ArrayList<>(Math.max(helpers, 0));
+        for (int h = 0; h < helpers; h++) {
+            started.add(HELPERS.submit(worker));
+        }
+        worker.run();
+        for (Future<?> f : started) {
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                failure.compareAndSet(null, new IOException(e.getCause()));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                failure.compareAndSet(null, new IOException("interrupted while staging the inputs"));
+            }
+        }
+        Exception e = failure.get();
+        if (e instanceof FetchException fe) {
+            throw fe;
+        } else if (e instanceof IOException io) {
+            throw io;
+        } else if (e instanceof RuntimeException re) {
+            throw re;
+        }
+    }
+
     /** Puts the task's own copy of one input at {@code target}. */
     private void stage(TaskInput in, Job job, Path target, Counts counts) throws FetchException, IOException {
         ObjectRef ref = new ObjectRef(in.id(), in.source(), in.size(), in.checksum(),
@@ -149,8 +224,7 @@ public final class Staging {
                 Unpacker.unpack(packed, ref.unpack(), target);
                 Files.delete(packed);
             }
-            counts.hits[2]++;
-            counts.bytes[2] += n;
+            counts.add(2, n, false);
             return;
         }
         // the lease pins the cached copy only while this task's copy is made
@@ -158,9 +232,7 @@ public final class Staging {
             lease.copyTo(target);
             Source src = lease.source();
             int k = src == Source.LOCAL ? 0 : src == Source.PEER ? 1 : 2;
-            counts.hits[k]++;
-            counts.bytes[k] += src == Source.LOCAL ? lease.size() : lease.bytesMoved();
-            counts.refetched += lease.refetched() ? 1 : 0;
+            counts.add(k, src == Source.LOCAL ? lease.size() : lease.bytesMoved(), lease.refetched());
         }
     }
 

@@ -1,0 +1,35 @@
+package io.falkon.protocol;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Inputs are staged concurrently into one sandbox, so no two may land under one file name. */
+class StagingClashTest {
+    private static TaskInput input(String id, String name) {
+        return new TaskInput(id, id, -1, "", TaskInput.AS_STORED, name);
+    }
+
+    private static String problem(TaskInput... inputs) {
+        return TaskSpecCodec.validate(TaskSpecCodec.encode(TaskSpec.builder("/bin/true").inputs(List.of(inputs))
+                .build()));
+    }
+
+    @Test
+    void twoInputsOfOneFileNameAreRefusedNamingBoth() {
+        assertThat(problem(input("night1/x.fits", ""), input("y", ""), input("night2/x.fits", "")))
+                .isEqualTo("inputs[2] would be staged as 'x.fits', like inputs[0]: give one of them another name");
+        assertThat(problem(input("a/..", ""), input("b/", ""))).as("both become 'input'")
+                .contains("inputs[1] would be staged as 'input', like inputs[0]");
+        assertThat(problem(input("a", "same"), input("b", "same"))).contains("as 'same'");
+    }
+
+    @Test
+    void aNameSetsTwoInputsOfOneBaseNameApart() {
+        assertThat(problem(input("night1/x.fits", ""), input("night2/x.fits", "x2.fits"))).isNull();
+        assertThat(problem(input("x", ""))).isNull();
+        assertThat(DataCodec.stagingClash(List.of())).isNull();
+    }
+}
