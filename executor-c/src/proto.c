@@ -477,6 +477,22 @@ void fk_inputs_free(fk_input *in, size_t n) {
     free(in);
 }
 
+/* As TaskInput's rule: empty, a plain file name, or a plain directory name and one slash ("diffs/");
+ * never "." or "..". */
+static int input_name_ok(const fk_str *name) {
+    size_t n = name->len;
+    if (n == 0) {
+        return 1;
+    }
+    if (name->s[n - 1] == '/') {
+        n--;
+    }
+    if (n == 0 || memchr(name->s, '/', n) || memchr(name->s, '\0', n)) {
+        return 0;
+    }
+    return !(n == 1 && name->s[0] == '.') && !(n == 2 && name->s[0] == '.' && name->s[1] == '.');
+}
+
 int fk_inputs_decode(const fk_str *value, fk_input **out, size_t *count, char *err, size_t errlen) {
     fk_reader r;
     fk_reader_init(&r, (const uint8_t *)value->s, value->len);
@@ -491,8 +507,9 @@ int fk_inputs_decode(const fk_str *value, fk_input **out, size_t *count, char *e
         in[i].unpack = fk_rd_u8(&r, "inputs.unpack");
         in[i].name = rd_str(&r, "inputs.name");
         done = i + 1u;
-        if (fk_reader_ok(&r) && (in[i].id.len == 0 || in[i].unpack > 3 || strchr(in[i].name.s, '/'))) {
-            fk_reader_fail(&r, "inputs[%u]: an input needs an id, an unpack mode 0..3 and a plain name", i);
+        if (fk_reader_ok(&r) && (in[i].id.len == 0 || in[i].unpack > 3 || !input_name_ok(&in[i].name))) {
+            fk_reader_fail(&r, "inputs[%u]: an input needs an id, an unpack mode 0..3 and a plain name (or a "
+                           "directory's name and a slash)", i);
         }
     }
     fk_rd_end(&r, "inputs");

@@ -22,25 +22,51 @@ int fk_staging_needed(const fk_spec *spec) {
     return fk_ext_find(&spec->ext, FK_EXT_INPUTS) != NULL || fk_ext_find(&spec->ext, FK_EXT_OUTPUTS) != NULL;
 }
 
-/* The name an input gets in the sandbox: its name, else the last part of its id ("input" when
- * that is empty, "." or "..", as in TaskInput.fileName). */
-static const char *file_name(const fk_input *in) {
-    if (in->name.len) {
-        return in->name.s;
+/* Whether the input goes into a directory of the sandbox (its name is "DIR/"). */
+static int in_directory(const fk_input *in) {
+    return in->name.len && in->name.s[in->name.len - 1] == '/';
+}
+
+/* Where an input goes, relative to the sandbox (as TaskInput.fileName): its name; else the last
+ * part of its id ("input" when that is empty, "." or ".."), after the name when that is "DIR/".
+ * A new string. */
+static char *file_name(const fk_input *in) {
+    if (in->name.len && !in_directory(in)) {
+        char *s = strdup(in->name.s);
+        if (!s) {
+            abort();
+        }
+        return s;
     }
     const char *slash = strrchr(in->id.s, '/');
     const char *base = slash ? slash + 1 : in->id.s;
-    return !*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ? "input" : base;
+    if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+        base = "input";
+    }
+    size_t n = in->name.len + strlen(base) + 1;
+    char *s = malloc(n);
+    if (!s) {
+        abort();
+    }
+    snprintf(s, n, "%s%s", in->name.len ? in->name.s : "", base);
+    return s;
 }
 
-/* Whether two inputs would be staged under one file name (the dispatcher refuses such a task; a
- * spec from elsewhere is checked here too): 0, else -1 with the reason. */
-static int staging_clash(const fk_input *inputs, size_t n, char *err, size_t errlen) {
-    for (size_t i = 1; i < n; i++) {
-        for (size_t j = 0; j < i; j++) {
-            if (strcmp(file_name(&inputs[i]), file_name(&inputs[j])) == 0) {
+/* Whether two inputs would be staged under one name, or one where another's directory goes (the
+ * dispatcher refuses such a task; a spec from elsewhere is checked here too): 0, else -1 with the
+ * reason. names[i] is file_name(&inputs[i]). */
+static int staging_clash(const fk_input *inputs, char *const *names, size_t n, char *err, size_t errlen) {
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < n; j++) {
+            if (j < i && strcmp(names[i], names[j]) == 0) {
                 snprintf(err, errlen, "inputs[%zu] would be staged as '%s', like inputs[%zu]: give one of them "
-                         "another name", i, file_name(&inputs[i]), j);
+                         "another name", i, names[i], j);
+                return -1;
+            }
+            size_t d = inputs[j].name.len - 1;
+            if (in_directory(&inputs[j]) && strlen(names[i]) == d && memcmp(names[i], inputs[j].name.s, d) == 0) {
+                snprintf(err, errlen, "inputs[%zu] would be staged as '%s', the directory inputs[%zu] goes into: give "
+                         "one of them another name", i, names[i], j);
                 return -1;
             }
         }
@@ -343,13 +369,29 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         snprintf(err, sizeof err, "cannot create the sandbox %s: %s", sandbox, strerror(errno));
         failed = 1;
     }
-    if (!failed && staging_clash(inputs, nin, err, sizeof err) != 0) {
-        failed = permanent = 1;
+    char **names = calloc(nin ? nin : 1, sizeof *names);
+    if (!names) {
+        abort();
     }
     size_t joined = 0;
     for (size_t i = 0; i < nin; i++) {
-        paths[i] = join(sandbox, file_name(&inputs[i]));
+        names[i] = file_name(&inputs[i]);
+        paths[i] = join(sandbox, names[i]);
         joined += strlen(paths[i]) + 1;
+    }
+    if (!failed && staging_clash(inputs, names, nin, err, sizeof err) != 0) {
+        failed = permanent = 1;
+    }
+    /* the directories inputs go into (gather), made before the fetches start */
+    for (size_t i = 0; i < nin && !failed; i++) {
+        if (in_directory(&inputs[i])) {
+            char *d = join(sandbox, inputs[i].name.s);
+            if (mkdir(d, 0755) != 0 && errno != EEXIST) {
+                snprintf(err, sizeof err, "cannot create %s in the sandbox: %s", d, strerror(errno));
+                failed = 1;
+            }
+            free(d);
+        }
     }
     if (!failed && nin > 0) {
         fk_gather g = {.st = st, .inputs = inputs, .paths = paths, .n = nin, .hints = hints, .nhints = nhints,
@@ -401,7 +443,9 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
     }
     for (size_t i = 0; i < nin; i++) {
         free(paths[i]);
+        free(names[i]);
     }
+    free(names);
     for (size_t i = 0; i < nenv; i++) {
         free(env[i]);
     }

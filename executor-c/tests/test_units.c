@@ -465,6 +465,42 @@ static void test_cache(void) {
     free_input(&o2);
 }
 
+/* ---- input names: the rule TaskInput has ---- */
+
+/* Decodes an INPUTS value of one input named `name`: 0 if accepted. */
+static int decode_named(const char *name) {
+    fk_buf b;
+    fk_buf_init(&b);
+    fk_buf_u16(&b, 1);
+    fk_buf_blob(&b, "data/x", 6);
+    fk_buf_blob(&b, "data/x", 6);
+    fk_buf_u64(&b, (uint64_t)-1);
+    fk_buf_blob(&b, "", 0);
+    fk_buf_u8(&b, 0);
+    fk_buf_blob(&b, name, strlen(name));
+    fk_str value = {(char *)b.data, b.len};
+    fk_input *in = NULL;
+    size_t n = 0;
+    char err[256];
+    int rc = fk_inputs_decode(&value, &in, &n, err, sizeof err);
+    if (rc == 0) {
+        fk_inputs_free(in, n);
+    }
+    fk_buf_free(&b);
+    return rc;
+}
+
+static void test_input_names(void) {
+    const char *good[] = {"", "x.fits", "diffs/", "..x", ".hidden"};
+    const char *bad[] = {"a/b", "/", "a//", "./", "../", ".", "..", "/x", "diffs/x"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        CHECK(decode_named(good[i]) == 0, "input name '%s' refused", good[i]);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        CHECK(decode_named(bad[i]) != 0, "input name '%s' accepted", bad[i]);
+    }
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(scratch, sizeof scratch, "%s/falkon-c-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -473,6 +509,7 @@ int main(void) {
         return 2;
     }
     test_hashes();
+    test_input_names();
     test_pin_decision();
     test_runner();
     test_cache();

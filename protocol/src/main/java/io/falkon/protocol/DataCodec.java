@@ -49,11 +49,23 @@ public final class DataCodec {
             return null;
         }
         Map<String, Integer> seen = new HashMap<>();
+        Map<String, Integer> directories = new HashMap<>();
         for (int i = 0; i < inputs.size(); i++) {
-            Integer before = seen.putIfAbsent(inputs.get(i).fileName(), i);
+            TaskInput in = inputs.get(i);
+            Integer before = seen.putIfAbsent(in.fileName(), i);
             if (before != null) {
-                return "inputs[" + i + "] would be staged as '" + LogSafe.text(inputs.get(i).fileName())
+                return "inputs[" + i + "] would be staged as '" + LogSafe.text(in.fileName())
                         + "', like inputs[" + before + "]: give one of them another name";
+            }
+            if (in.directory() != null) {
+                directories.putIfAbsent(in.directory(), i);
+            }
+        }
+        for (Map.Entry<String, Integer> d : directories.entrySet()) {
+            Integer file = seen.get(d.getKey());
+            if (file != null) {
+                return "inputs[" + file + "] would be staged as '" + LogSafe.text(d.getKey()) + "', the directory "
+                        + "inputs[" + d.getValue() + "] goes into: give one of them another name";
             }
         }
         return null;

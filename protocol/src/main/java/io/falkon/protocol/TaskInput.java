@@ -12,7 +12,9 @@ import java.util.Objects;
  * @param size     bytes, checked after fetching; -1 if unknown
  * @param checksum {@code sha256:HEX}, {@code md5:HEX}, or empty
  * @param unpack   0 as stored, 1 gunzip, 2 untar, 3 gunzip and untar
- * @param name     the file name the task sees; empty: the last part of the id
+ * @param name     the file name the task sees; empty: the last part of the id; a directory's name and
+ *                 a slash ({@code diffs/}): the object goes into that directory of the sandbox under
+ *                 the last part of its id, so that a gather program finds all of them in one place
  */
 public record TaskInput(String id, String source, long size, String checksum, int unpack, String name) {
     public static final int AS_STORED = 0;
@@ -31,21 +33,36 @@ public record TaskInput(String id, String source, long size, String checksum, in
         if (unpack < 0 || unpack > 3) {
             throw new IllegalArgumentException("unpack must be 0..3, got " + unpack);
         }
-        if (name.contains("/") || name.equals("..") || name.equals(".")) {
-            throw new IllegalArgumentException("input name '" + name + "' must be a plain file name");
+        if (!nameAllowed(name)) {
+            throw new IllegalArgumentException("input name '" + name + "' must be a plain file name, or a "
+                    + "directory's name and a slash (\"diffs/\": the object goes into that directory)");
         }
+    }
+
+    private static boolean nameAllowed(String name) {
+        String plain = name.endsWith("/") ? name.substring(0, name.length() - 1) : name;
+        if (plain.isEmpty()) {
+            return name.isEmpty();
+        }
+        return plain.indexOf('/') < 0 && !plain.equals("..") && !plain.equals(".");
+    }
+
+    /** The directory of the sandbox it goes into (its name without the slash), or null for the sandbox itself. */
+    public String directory() {
+        return name.endsWith("/") ? name.substring(0, name.length() - 1) : null;
     }
 
     public static TaskInput of(String id, String source) {
         return new TaskInput(id, source, -1, "", AS_STORED, "");
     }
 
-    /** The file name the task sees. */
+    /** Where the task sees it, relative to its sandbox: {@code name}, {@code directory/base}, or {@code base}. */
     public String fileName() {
-        if (!name.isEmpty()) {
+        if (!name.isEmpty() && !name.endsWith("/")) {
             return name;
         }
         String base = id.substring(id.lastIndexOf('/') + 1);
-        return base.isEmpty() || base.equals("..") || base.equals(".") ? "input" : base;
+        base = base.isEmpty() || base.equals("..") || base.equals(".") ? "input" : base;
+        return name + base;
     }
 }

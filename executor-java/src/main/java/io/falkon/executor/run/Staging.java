@@ -215,6 +215,9 @@ public final class Staging {
     private void stage(TaskInput in, Job job, Path target, Counts counts) throws FetchException, IOException {
         ObjectRef ref = new ObjectRef(in.id(), in.source(), in.size(), in.checksum(),
                 ObjectRef.Unpack.values()[in.unpack()]);
+        if (in.directory() != null) {
+            Files.createDirectories(target.getParent()); // a directory several inputs go into (gather)
+        }
         if (cache == null || job.bypass()) {
             // no data diffusion: this task's own copy, straight from the shared store
             Path packed = in.unpack() == TaskInput.AS_STORED ? target
