@@ -599,6 +599,7 @@ void fk_stats_encode(const fk_data_stats *s, fk_buf *b) {
     fk_buf_u64(b, s->bytes_peer);
     fk_buf_u64(b, s->bytes_store);
     fk_buf_u32(b, (uint32_t)s->refetched);
+    fk_buf_u64(b, s->bytes_written);
 }
 
 const char *fk_error_name(int code) {

@@ -217,7 +217,8 @@ typedef struct {
 
 typedef struct {
     uint64_t local_hits, peer_hits, misses, bytes_local, bytes_peer, bytes_store;
-    uint64_t refetched; /* cached copies found stale and fetched again */
+    uint64_t refetched;     /* cached copies found stale and fetched again */
+    uint64_t bytes_written; /* bytes of declared outputs written to the shared store */
 } fk_data_stats;
 
 /* Decodes one frame body (the type byte and what follows). Returns 0, or -1 with err filled

@@ -294,9 +294,10 @@ static int save_output(const char *root, const char *id, const char *file, int m
     return 0;
 }
 
-/* Saves the task's declared outputs (written through), then keeps them in the cache; returns what
- * went wrong (malloc'd), or NULL. */
-static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, const char *sandbox, int bypass) {
+/* Saves the task's declared outputs (written through), then keeps them in the cache; adds the bytes
+ * saved to *written; returns what went wrong (malloc'd), or NULL. */
+static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, const char *sandbox, int bypass,
+                          uint64_t *written) {
     const fk_ext *x = fk_ext_find(&spec->ext, FK_EXT_OUTPUTS);
     if (!x) {
         return NULL;
@@ -328,9 +329,12 @@ static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, 
             why = err;
         } else if (save_output(st->outputs, outs[i].id.s, file, movable, err, sizeof err) != 0) {
             why = err;
-        } else if (st->cache && !bypass && fk_cache_register(st->cache, outs[i].id.s, file, err, sizeof err) != 0) {
-            /* saved already: the cache only keeps a copy for later tasks here */
-            fk_debug("output %s not kept in the cache: %s", outs[i].id.s, err);
+        } else {
+            *written += (uint64_t)s.st_size;
+            if (st->cache && !bypass && fk_cache_register(st->cache, outs[i].id.s, file, err, sizeof err) != 0) {
+                /* saved already: the cache only keeps a copy for later tasks here */
+                fk_debug("output %s not kept in the cache: %s", outs[i].id.s, err);
+            }
         }
         if (why && k < sizeof problems) {
             k += (size_t)snprintf(problems + k, sizeof problems - k, "%s%s", k ? "; " : "", why);
@@ -361,7 +365,7 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
     if (!env || !paths) {
         abort();
     }
-    uint64_t counts[7] = {0};
+    uint64_t counts[8] = {0}; /* by source: hits [0..2], bytes [3..5]; refetched [6]; bytes written [7] */
     size_t nenv = 0;
     int failed = 0;
     int permanent = 0;
@@ -421,7 +425,7 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         free(all);
         const char *dir = spec->workdir.len ? spec->workdir.s : sandbox;
         fk_run(r, task_id, spec, env, sandbox, out);
-        char *problem = out->status == FK_EXITED && out->exit_code == 0 ? save_outputs(st, spec, dir, sandbox, bypass) : NULL;
+        char *problem = out->status == FK_EXITED && out->exit_code == 0 ? save_outputs(st, spec, dir, sandbox, bypass, &counts[7]) : NULL;
         if (problem) {
             /* exit 0 is not success while a declared output is missing or unsaved */
             out->status = FK_OUTPUT_FAILED;
@@ -429,7 +433,7 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
             out->detail = fk_str_of(problem);
             free(problem);
         }
-        fk_data_stats stats = {counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6]};
+        fk_data_stats stats = {counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6], counts[7]};
         fk_buf b;
         fk_buf_init(&b);
         fk_stats_encode(&stats, &b);

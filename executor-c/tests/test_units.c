@@ -490,6 +490,21 @@ static int decode_named(const char *name) {
     return rc;
 }
 
+/* DATA_STATS as the Java codec writes it (DataStatsCodecTest): 48 bytes, bytes written last. */
+static void test_stats_layout(void) {
+    fk_data_stats s = {3, 2, 1, 300, 200, 100, 4, 5000000000ull};
+    fk_buf b;
+    fk_buf_init(&b);
+    fk_stats_encode(&s, &b);
+    CHECK(b.len == 48, "DATA_STATS is %zu bytes", b.len);
+    uint64_t written = 0;
+    for (int i = 40; i < 48 && b.len == 48; i++) {
+        written = written << 8 | b.data[i];
+    }
+    CHECK(written == 5000000000ull, "bytes written read back as %llu", (unsigned long long)written);
+    fk_buf_free(&b);
+}
+
 static void test_input_names(void) {
     const char *good[] = {"", "x.fits", "diffs/", "..x", ".hidden"};
     const char *bad[] = {"a/b", "/", "a//", "./", "../", ".", "..", "/x", "diffs/x"};
@@ -510,6 +525,7 @@ int main(void) {
     }
     test_hashes();
     test_input_names();
+    test_stats_layout();
     test_pin_decision();
     test_runner();
     test_cache();

@@ -89,6 +89,7 @@ final class Workload {
                 d.put("bytesLocal", data.bytesLocal());
                 d.put("bytesPeer", data.bytesPeer());
                 d.put("bytesStore", data.bytesStore());
+                d.put("bytesWritten", data.bytesWritten());
             }
             return o.toString();
         }
@@ -106,6 +107,9 @@ final class Workload {
                 line += String.format("; inputs: %d local hits, %d from peers, %d from the store (%.0f%% hits)",
                         data.localHits(), data.peerHits(), data.misses(),
                         100.0 * (data.localHits() + data.peerHits()) / data.accesses());
+            }
+            if (data != null && data.bytesWritten() > 0) {
+                line += String.format("; outputs: %,d bytes written to the store", data.bytesWritten());
             }
             return line;
         }
@@ -211,8 +215,8 @@ final class Workload {
             while (file.hasNext()) {
                 TaskFile.Entry e = file.next();
                 read++;
-                if (!e.spec().inputs().isEmpty()) {
-                    sawInputs = true; // the summary then says where inputs came from, even if none arrived
+                if (!e.spec().inputs().isEmpty() || !e.spec().outputs().isEmpty()) {
+                    sawInputs = true; // the summary then says where data came from and went, even if none did
                 }
                 if (halting) {
                     notStarted++; // --halt: nothing more starts
@@ -502,7 +506,7 @@ final class Workload {
             answered.set((int) r.taskId());
         }
         DataStats d = r.data();
-        if (d.accesses() > 0) {
+        if (d.accesses() > 0 || d.bytesWritten() > 0) {
             sawInputs = true;
             synchronized (this) {
                 data = data.plus(d);

@@ -17,6 +17,7 @@ import java.util.Map;
  * OUTPUTS    = count:u16 (path:str id:str)*
  * HINTS      = count:u16 (id:str peers:u16 (peer:str)*)*       peer = "host:port" of a cache server
  * DATA_STATS = localHits:u32 peerHits:u32 misses:u32 bytesLocal:u64 bytesPeer:u64 bytesStore:u64
+ *              [refetched:u32 [bytesWritten:u64]]      (later fields optional: older executors omit them)
  * AFTER      = count:u16 (name:str)*
  * DEPENDENCY = producer:u64 what:str
  * </pre>
@@ -214,7 +215,7 @@ public final class DataCodec {
     }
 
     public static byte[] encodeStats(DataStats s) {
-        ByteBuf b = Unpooled.buffer(40);
+        ByteBuf b = Unpooled.buffer(48);
         WireWriter.u32(b, Math.min(s.localHits(), 0xFFFF_FFFFL), "localHits");
         WireWriter.u32(b, Math.min(s.peerHits(), 0xFFFF_FFFFL), "peerHits");
         WireWriter.u32(b, Math.min(s.misses(), 0xFFFF_FFFFL), "misses");
@@ -222,10 +223,11 @@ public final class DataCodec {
         b.writeLong(s.bytesPeer());
         b.writeLong(s.bytesStore());
         WireWriter.u32(b, Math.min(s.refetched(), 0xFFFF_FFFFL), "refetched");
+        b.writeLong(s.bytesWritten());
         return bytes(b);
     }
 
-    /** Decodes DATA_STATS; {@code refetched} is optional (absent in the first form: 0). */
+    /** Decodes DATA_STATS; {@code refetched} and {@code bytesWritten} are optional (absent in older forms: 0). */
     public static DataStats decodeStats(byte[] value) {
         WireReader in = new WireReader(Unpooled.wrappedBuffer(value));
         long localHits = in.u32("localHits");
@@ -235,8 +237,10 @@ public final class DataCodec {
         long bytesPeer = in.u64("bytesPeer");
         long bytesStore = in.u64("bytesStore");
         long refetched = value.length > 36 ? in.u32("refetched") : 0;
+        long bytesWritten = value.length > 40 ? in.u64("bytesWritten") : 0;
         in.end("data stats");
-        return new DataStats(localHits, peerHits, misses, bytesLocal, bytesPeer, bytesStore, refetched);
+        return new DataStats(localHits, peerHits, misses, bytesLocal, bytesPeer, bytesStore, refetched,
+                bytesWritten);
     }
 
     /** The DATA_STATS of an execution, or {@link DataStats#ZERO} if it has none (or an undecodable one). */

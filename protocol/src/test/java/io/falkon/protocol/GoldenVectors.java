@@ -168,7 +168,9 @@ public final class GoldenVectors {
                 + "one read from the shared store",
                 new Message.Result(1, List.of(new Message.TaskResult(40, 0, new Execution(TaskStatus.EXITED, 0, 0,
                         1000, 2000, utf8("10485760 tile.fits\n"), new byte[0], "", List.of(new ExtField(
-                        ExtTags.DATA_STATS, DataCodec.encodeStats(new DataStats(1, 0, 1, 10_485_760L, 0, 4096))))))))));
+                        // the form before bytesWritten was added (40 bytes): still read
+                        ExtTags.DATA_STATS, java.util.Arrays.copyOf(DataCodec.encodeStats(
+                                new DataStats(1, 0, 1, 10_485_760L, 0, 4096)), 40)))))))));
         v.add(new Vector("33_dispatch_bypass_cache", "first-available: read inputs from the shared store, cache "
                 + "nothing",
                 new Message.Dispatch(List.of(new Message.DispatchedTask(41, 0, TaskSpecCodec.encode(dataTask),
@@ -193,6 +195,11 @@ public final class GoldenVectors {
                         "not run: it needs its input 'diffs/d12.fits', and task 3 did not succeed", List.of(new ExtField(
                         ExtTags.DEPENDENCY, DataCodec.encodeDependency(new DataCodec.Dependency(3,
                         "diffs/d12.fits"))))))))));
+        v.add(new Vector("38_result_data_stats_written", "a result whose inputs came from a peer and the store "
+                + "(one stale cached copy fetched again) and whose outputs wrote 2 MiB to the store",
+                new Message.Result(1, List.of(new Message.TaskResult(41, 0, new Execution(TaskStatus.EXITED, 0, 0,
+                        1000, 2000, new byte[0], new byte[0], "", List.of(new ExtField(ExtTags.DATA_STATS,
+                        DataCodec.encodeStats(new DataStats(0, 1, 1, 0, 65_536, 4096, 1, 2_097_152L))))))))));
         return v;
     }
 

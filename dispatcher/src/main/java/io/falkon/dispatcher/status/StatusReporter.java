@@ -99,6 +99,7 @@ public final class StatusReporter implements StatusRenderer {
         dd.put("bytesLocal", s.data().bytesLocal());
         dd.put("bytesPeer", s.data().bytesPeer());
         dd.put("bytesStore", s.data().bytesStore());
+        dd.put("bytesWritten", s.data().bytesWritten());
         dd.put("indexedObjects", s.indexedObjects());
         if (s.window() > 0) {
             dd.put("window", s.window());

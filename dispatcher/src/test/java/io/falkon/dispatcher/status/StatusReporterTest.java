@@ -27,7 +27,7 @@ class StatusReporterTest {
                 new StatusSnapshot.ExecutorRow("e2\u001b[31m", "node2", "java", 2, 0, 0, 5, 5, true, 30, 1, false, 0,
                         3));
         return new StatusSnapshot("d-1", 2.5, "first-available", 2, 1, 3, 20, 15, 2, 4, 1, 0, 2, 1, 6,
-                new DataStats(1, 2, 3, 4, 5, 6, 0), 12, 0, 100, 200, 300, 0, 1 << 20, false, false, 7,
+                new DataStats(1, 2, 3, 4, 5, 6, 0, 7), 12, 0, 100, 200, 300, 0, 1 << 20, false, false, 7,
                 LatencyHistogram.Snapshot.EMPTY, executors, List.of(row("mine", -1)));
     }
 
@@ -41,6 +41,7 @@ class StatusReporterTest {
         assertThat(st.at("/executors/registered").asInt()).isEqualTo(2);
         assertThat(st.at("/executors/busySlots").asInt()).isEqualTo(3);
         assertThat(st.at("/data/bytesStore").asLong()).isEqualTo(6);
+        assertThat(st.at("/data/bytesWritten").asLong()).isEqualTo(7);
         assertThat(st.at("/data/indexedObjects").asInt()).isEqualTo(12);
         assertThat(st.at("/data").has("window")).as("no window for a policy without one").isFalse();
         assertThat(st.at("/memory/refusedBundles").asLong()).isEqualTo(7);

@@ -482,11 +482,14 @@ abstract class ExecutorContract {
                 .outputs(List.of(new TaskOutput("sub/r.txt", "results/r.txt"))).build()).get(60, TimeUnit.SECONDS);
         assertThat(ok.succeeded()).as(ok.execution().detail()).isTrue();
         assertThat(store.resolve("results/r.txt")).hasContent("kept");
+        assertThat(ok.data().bytesWritten()).as("the store's traffic for it").isEqualTo("kept\n".length());
+        assertThat(ok.data().bytesStore()).isZero();
         TaskResult missing = in.submit(TaskSpec.builder("/bin/true")
                 .outputs(List.of(new TaskOutput("never.txt", "results/never"))).build()).get(60, TimeUnit.SECONDS);
         assertThat(missing.status()).isEqualTo(TaskStatus.OUTPUT_FAILED);
         assertThat(missing.succeeded()).isFalse();
         assertThat(missing.execution().detail()).contains("never.txt").contains("was not written");
+        assertThat(missing.data().bytesWritten()).isZero();
         // the output outlives its executor: it is in the store, not only in a cache
         d.close();
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();

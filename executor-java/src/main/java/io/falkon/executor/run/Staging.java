@@ -105,6 +105,7 @@ public final class Staging {
         final long[] hits = new long[3];
         final long[] bytes = new long[3];
         long refetched;
+        long written;
 
         synchronized void add(int source, long n, boolean wasRefetched) {
             hits[source]++;
@@ -112,8 +113,12 @@ public final class Staging {
             refetched += wasRefetched ? 1 : 0;
         }
 
+        synchronized void wrote(long n) {
+            written += n;
+        }
+
         synchronized DataStats stats() {
-            return new DataStats(hits[0], hits[1], hits[2], bytes[0], bytes[1], bytes[2], refetched);
+            return new DataStats(hits[0], hits[1], hits[2], bytes[0], bytes[1], bytes[2], refetched, written);
         }
     }
 
@@ -145,7 +150,7 @@ public final class Staging {
             b.env("FALKON_INPUTS", String.join(":", paths));
             TaskSpec staged = b.build();
             Execution x = runner.run(job.taskId(), staged);
-            String outputProblem = x.succeeded() ? save(staged, spec.outputs(), job.bypass()) : null;
+            String outputProblem = x.succeeded() ? save(staged, spec.outputs(), job.bypass(), counts) : null;
             List<ExtField> ext = new ArrayList<>(x.ext());
             ext.add(new ExtField(ExtTags.DATA_STATS, DataCodec.encodeStats(counts.stats())));
             if (outputProblem == null) {
@@ -243,7 +248,7 @@ public final class Staging {
      * Saves the task's declared outputs for good (written through to the output store), then keeps
      * them in the cache; returns what went wrong, or null.
      */
-    private String save(TaskSpec staged, List<TaskOutput> declared, boolean bypass) {
+    private String save(TaskSpec staged, List<TaskOutput> declared, boolean bypass, Counts counts) {
         if (declared.isEmpty()) {
             return null;
         }
@@ -260,7 +265,9 @@ public final class Staging {
                 continue;
             }
             try {
+                long n = Files.size(file);
                 outputs.save(o.id(), file);
+                counts.wrote(n);
             } catch (IOException e) {
                 problems.add(e.getMessage());
                 continue;

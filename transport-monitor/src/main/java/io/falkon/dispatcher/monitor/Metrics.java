@@ -93,6 +93,8 @@ public final class Metrics {
                         .dataPoint(labelled("kind", "local", s.data().bytesLocal()))
                         .dataPoint(labelled("kind", "peer", s.data().bytesPeer()))
                         .dataPoint(labelled("kind", "store", s.data().bytesStore())).build(),
+                counter("falkon_store_written_bytes", "Bytes of tasks' declared outputs written to the shared store",
+                        s.data().bytesWritten()),
                 histogram("falkon_dispatch_latency_seconds",
                         "From a task's acceptance to its first dispatch to an executor", s.dispatchLatency()));
     }
