@@ -281,7 +281,9 @@ class DistributedDispatchersIT {
         Lrms.requireSlurm();
         // one allocation of both of its nodes: the dispatcher on one, the executor on the other
         tieredRun(1, "--provisioner", "slurm", "--min-nodes", "2", "--max-nodes", "2", "--nodes-per-allocation", "2");
-        assertThat(new Shell().check(List.of("squeue", "-h", "-o", "%i %j %T")).strip()).as("squeue").isEmpty();
+        // the allocation is released: a job whose steps ended shows COMPLETING for a moment, then goes
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+                .until(() -> new Shell().check(List.of("squeue", "-h", "-o", "%i %j %T")).isBlank());
     }
 
     @Test
