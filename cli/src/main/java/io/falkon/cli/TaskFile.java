@@ -49,7 +49,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         static final ObjectReader JSON = new ObjectMapper().readerFor(JsonNode.class);
     }
     private static final Set<String> JSON_FIELDS = Set.of("shell", "args", "env", "dir", "timeout", "retries",
-            "retriesOnFailure", "name", "after",
+            "retriesOnFailure", "name", "after", "priority",
             "inputs", "outputs");
     private static final Set<String> INPUT_FIELDS = Set.of("id", "source", "size", "checksum", "unpack", "name");
     private static final Set<String> OUTPUT_FIELDS = Set.of("path", "id");
@@ -412,7 +412,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             String f = it.next();
             if (!JSON_FIELDS.contains(f)) {
                 throw new BadLine(name, lineNo, "unknown field \"" + f + "\" (known: shell, args, env, dir, timeout, "
-                        + "retries, retriesOnFailure, name, after, inputs, outputs)");
+                        + "retries, retriesOnFailure, name, after, priority, inputs, outputs)");
             }
         }
         JsonNode shell = node.get("shell");
@@ -460,6 +460,13 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
                 throw new BadLine(name, lineNo, "\"dir\" must be a string");
             }
             b.workDir(dir.asText());
+        }
+        JsonNode priority = node.get("priority");
+        if (priority != null) {
+            if (!priority.isIntegralNumber() || !priority.canConvertToInt()) {
+                throw new BadLine(name, lineNo, "\"priority\" must be a whole number (higher starts first; default 0)");
+            }
+            b.priority(priority.asInt());
         }
         JsonNode retries = node.get("retries");
         if (retries != null) {

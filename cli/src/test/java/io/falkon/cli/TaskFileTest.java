@@ -122,4 +122,22 @@ class TaskFileTest {
         assertThat(c.tasks()).isEqualTo(TaskFile.KEEP_CHECKED_TASKS + 1);
         assertThat(c.entries()).isNull();
     }
+
+    @Test
+    void aJsonlTaskCarriesItsPriorityAndABadOneIsRefusedNamingTheLine() throws Exception {
+        Path file = Files.writeString(dir.resolve("p.jsonl"), "{\"shell\": \"true\", \"priority\": 10}\n"
+                + "{\"shell\": \"true\", \"priority\": -3}\n{\"shell\": \"true\"}\n");
+        List<TaskFile.Entry> entries = new ArrayList<>();
+        try (TaskFile f = TaskFile.open(file.toString(), TaskFile.Format.PLAIN)) {
+            f.forEachRemaining(entries::add);
+        }
+        assertThat(entries).extracting(e -> e.spec().priority()).containsExactly(10, -3, 0);
+        for (String bad : new String[]{"\"high\"", "1.5", "4294967296"}) {
+            Path b = Files.writeString(dir.resolve("bad.jsonl"), "{\"shell\": \"true\"}\n{\"shell\": \"true\", "
+                    + "\"priority\": " + bad + "}\n");
+            assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(b.toString(),
+                    TaskFile.Format.PLAIN, null))).as(bad).isInstanceOf(TaskFile.BadLine.class)
+                    .hasMessageContaining("bad.jsonl:2:").hasMessageContaining("\"priority\" must be a whole number");
+        }
+    }
 }

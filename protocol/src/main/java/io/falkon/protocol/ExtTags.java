@@ -46,6 +46,13 @@ public final class ExtTags {
      */
     public static final int AFTER = 0x0007;
 
+    /**
+     * In a TaskSpec: {@code i32}, the task's priority: the dispatcher starts a queued task of a higher
+     * priority before any of a lower one, in submission order within a priority. Absent: 0 (negative
+     * values come after it). Executors ignore it.
+     */
+    public static final int PRIORITY = 0x0008;
+
     /** In a DispatchedTask: peers believed to cache the task's inputs ({@link DataCodec#encodeHints}). */
     public static final int HINTS = 0x0010;
 

@@ -94,6 +94,17 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
         return -1;
     }
 
+    /** The task's priority ({@link ExtTags#PRIORITY}), 0 if unset. */
+    public int priority() {
+        for (ExtField f : ext) {
+            if (f.tag() == ExtTags.PRIORITY) {
+                byte[] v = f.value();
+                return v.length == 4 ? (v[0] << 24) | (v[1] & 0xFF) << 16 | (v[2] & 0xFF) << 8 | (v[3] & 0xFF) : 0;
+            }
+        }
+        return 0;
+    }
+
     /** How many more times the task runs after failing on its own ({@link ExtTags#RETRIES_ON_FAILURE}), 0 if unset. */
     public int retriesOnFailure() {
         for (ExtField f : ext) {
@@ -217,6 +228,19 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
                 throw new IllegalArgumentException("retries on failure must be 0..255, got " + n);
             }
             return n == 0 ? this : ext(new ExtField(ExtTags.RETRIES_ON_FAILURE, new byte[]{(byte) n}));
+        }
+
+        /**
+         * The task's priority: a queued task of a higher priority starts before any of a lower one
+         * (submission order within a priority). 0 by default; negative values come after it.
+         */
+        public Builder priority(int priority) {
+            if (priority == 0) {
+                ext.removeIf(f -> f.tag() == ExtTags.PRIORITY);
+                return this;
+            }
+            return ext(new ExtField(ExtTags.PRIORITY, new byte[]{(byte) (priority >>> 24), (byte) (priority >>> 16),
+                    (byte) (priority >>> 8), (byte) priority}));
         }
 
         /**

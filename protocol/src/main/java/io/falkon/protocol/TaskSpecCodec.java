@@ -69,9 +69,9 @@ public final class TaskSpecCodec {
      * many times it runs again after failing on its own.
      */
     public record Scan(String problem, int retries, long wallTimeMillis, String[] inputIds, long[] inputSizes,
-                       int retriesOnFailure, String[] outputIds, String name, String[] after) {
+                       int retriesOnFailure, String[] outputIds, String name, String[] after, int priority) {
         static Scan invalid(String problem) {
-            return new Scan(problem, -1, 0, null, null, 0, null, null, null);
+            return new Scan(problem, -1, 0, null, null, 0, null, null, null, 0);
         }
 
         /** Whether the task takes part in its instance's dataflow: it produces something others can wait for. */
@@ -132,6 +132,7 @@ public final class TaskSpecCodec {
             String[] outputIds = null;
             String name = null;
             String[] after = null;
+            int priority = 0;
             String[] ids = null;
             long[] sizes = null;
             for (int i = 0; i < extc; i++) {
@@ -172,6 +173,11 @@ public final class TaskSpecCodec {
                     }
                 } else if (tag == ExtTags.AFTER) {
                     after = DataCodec.decodeNames(in.blob("after")).toArray(String[]::new);
+                } else if (tag == ExtTags.PRIORITY) {
+                    if (in.u32("priority length") != 4) {
+                        return Scan.invalid("ext PRIORITY must hold four bytes (a signed 32-bit integer)");
+                    }
+                    priority = (int) in.u32("priority");
                 } else {
                     in.skipBlob("ext value");
                 }
@@ -179,7 +185,7 @@ public final class TaskSpecCodec {
             in.end("spec");
             return new Scan(null, retries, wallTime, ids, sizes, onFailure,
                     outputIds == null || outputIds.length == 0 ? null : outputIds, name,
-                    after == null || after.length == 0 ? null : after);
+                    after == null || after.length == 0 ? null : after, priority);
         } catch (ProtocolException e) {
             return Scan.invalid(e.getMessage());
         }

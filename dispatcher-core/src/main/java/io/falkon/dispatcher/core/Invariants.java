@@ -21,7 +21,14 @@ final class Invariants {
         long[] queuedBytes = {0};
         int[] queued = {0};
         Set<Task> seen = new HashSet<>();
+        Map<Integer, int[]> perPriority = new HashMap<>();
+        Task[] previous = {null};
         ledger.forEachQueued(t -> true, t -> {
+            require(previous[0] == null || previous[0].priority >= t.priority,
+                    "task %d of priority %d is queued after task %d of priority %d", t.id, t.priority,
+                    previous[0] == null ? 0 : previous[0].id, previous[0] == null ? 0 : previous[0].priority);
+            previous[0] = t;
+            perPriority.computeIfAbsent(t.priority, k -> new int[1])[0]++;
             queued[0]++;
             queuedBytes[0] += t.footprint();
             require(t.queued, "task %d is in the queue but not marked queued", t.id);
@@ -31,6 +38,10 @@ final class Invariants {
             perInstance.computeIfAbsent(t.instance, k -> new int[2])[0]++;
         });
         require(queued[0] == ledger.queued(), "queue length %d, but %d tasks in it", ledger.queued(), queued[0]);
+        require(perPriority.size() == ledger.queuedPriorities(), "the queue counts %d priorities, holds %d",
+                ledger.queuedPriorities(), perPriority.size());
+        perPriority.forEach((p, n) -> require(n[0] == ledger.queuedAt(p),
+                "the queue counts %d tasks of priority %d, holds %d", ledger.queuedAt(p), p, n[0]));
         require(queuedBytes[0] == ledger.queuedBytes(), "queued bytes %d, but the queued tasks hold %d",
                 ledger.queuedBytes(), queuedBytes[0]);
 

@@ -24,6 +24,8 @@ final class Task implements QueuedTask {
     int retriesOnFailure;
     /** Attempts that ended in a failure of the task's own, run again: not the framework's retries. */
     int ownFailures;
+    /** Higher starts first ({@link TaskQueue}); 0 unless the spec says otherwise. */
+    final int priority;
     /** 0: none; else how long a dispatch may go without a result. */
     final long dispatchTimeoutMillis;
     int attempt;
@@ -55,7 +57,8 @@ final class Task implements QueuedTask {
     boolean hasDeadline;
 
     Task(long id, Instance instance, long clientTaskId, byte[] spec, long submittedMicros, int retries,
-         long dispatchTimeoutMillis, String[] inputIds, long[] inputSizes) {
+         long dispatchTimeoutMillis, String[] inputIds, long[] inputSizes, int priority) {
+        this.priority = priority;
         this.inputIds = inputIds;
         this.inputSizes = inputSizes;
         this.id = id;

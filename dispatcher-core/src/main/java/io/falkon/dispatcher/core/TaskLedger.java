@@ -56,7 +56,7 @@ final class TaskLedger {
         long timeout = config.dispatchTimeoutMillis() > 0 ? config.dispatchTimeoutMillis()
                 : wall > 0 ? wall + config.dispatchGraceMillis() : 0;
         Task t = new Task(nextTaskId++, in, clientTaskId, spec, submittedMicros, retries, timeout, scan.inputIds(),
-                scan.inputSizes());
+                scan.inputSizes(), scan.priority());
         t.retriesOnFailure = scan.retriesOnFailure();
         // the instance's first task that others can wait for gives it a dataflow
         Dataflow df = scan.produces() || scan.after() != null ? in.producing() : in.dataflow;
@@ -83,9 +83,13 @@ final class TaskLedger {
     }
 
     private void enqueue(Task t) {
-        queue.addLast(t);
+        boolean atTail = queue.addLast(t);
         if (window != null) {
-            window.appended(t);
+            if (atTail) {
+                window.appended(t);
+            } else {
+                window.prepended(t); // ahead of queued tasks of lower priority: it belongs in the window now
+            }
         }
         queuedBytes += t.footprint();
         t.instance.queued++;
@@ -111,7 +115,7 @@ final class TaskLedger {
     void requeue(Task t) {
         t.attempt++;
         retried++;
-        queue.addFirst(t); // ahead of new work: it has waited already
+        queue.addFirst(t); // ahead of new work of its priority: it has waited already
         if (window != null) {
             window.prepended(t);
         }
@@ -212,6 +216,16 @@ final class TaskLedger {
 
     int queued() {
         return queue.size();
+    }
+
+    /** How many priorities have queued tasks. */
+    int queuedPriorities() {
+        return queue.levels();
+    }
+
+    /** How many queued tasks have {@code priority}. */
+    int queuedAt(int priority) {
+        return queue.countAt(priority);
     }
 
     int running() {

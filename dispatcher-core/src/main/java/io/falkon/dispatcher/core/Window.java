@@ -9,9 +9,9 @@ import java.util.function.Predicate;
  * order), each placed on a list: the executor that caches the most of its inputs, or "unplaced"
  * when no executor caches any. Placement is computed when a task enters the window and checked
  * again against the current index when a policy asks for a task (the index changes all the time),
- * so a task is only handed to the executor that is best for it now. Each list is in queue order,
- * which makes "the oldest task best placed on this executor" O(1) amortized instead of a scan of
- * the whole window.
+ * so a task is only handed to the executor that is best for it now. Each list is in queue order
+ * (priority, then age: {@link #ahead}), which makes "the first task best placed on this executor"
+ * O(1) amortized instead of a scan of the whole window.
  */
 final class Window {
     /** A task's membership of a list (only window tasks have one). */
@@ -26,7 +26,12 @@ final class Window {
         }
     }
 
-    /** A doubly linked list of nodes in queue (task id) order. */
+    /** Whether {@code a} starts before {@code b}: a higher priority, or the same and older (the queue's order). */
+    static boolean ahead(Task a, Task b) {
+        return a.priority != b.priority ? a.priority > b.priority : a.id < b.id;
+    }
+
+    /** A doubly linked list of nodes in queue order. */
     static final class TaskList {
         Node head;
         Node tail;
@@ -34,8 +39,8 @@ final class Window {
         void insertInOrder(Node n) {
             n.list = this;
             Node after = tail;
-            while (after != null && after.task.id > n.task.id) {
-                after = after.prev; // a retried task is older than what is listed
+            while (after != null && ahead(n.task, after.task)) {
+                after = after.prev; // a retried task is older than what is listed, an urgent one ahead of it
             }
             n.prev = after;
             n.next = after == null ? head : after.next;
@@ -154,7 +159,7 @@ final class Window {
     static final int LOOKAHEAD = 16;
 
     /**
-     * The oldest window task to run on {@code e} under max-cache-hit: one that {@code e} caches the
+     * The first window task (by priority, then age) to run on {@code e} under max-cache-hit: one that {@code e} caches the
      * most of, or one that no executor caches any of, and that {@code refused} does not rule out (a
      * retry avoiding {@code e}). {@code null} if there is none.
      */
@@ -164,7 +169,7 @@ final class Window {
         if (mine == null) {
             return anyone;
         }
-        return anyone == null || mine.id < anyone.id ? mine : anyone;
+        return anyone == null || ahead(mine, anyone) ? mine : anyone;
     }
 
     /**
