@@ -47,6 +47,17 @@ class GoldenVectorTest(unittest.TestCase):
         self.assertEqual(spec, wire.decode(frame)["tasks"][0]["spec"])
 
 
+    def test_priority_is_the_signed_32_bit_field_the_java_client_writes(self):
+        tasks = wire.decode((VECTORS / "39_submit_priority.bin").read_bytes())["tasks"]
+        self.assertEqual([(wire.EXT_PRIORITY, b"\x00\x00\x00\x0a")], wire.priority_ext(10))
+        self.assertEqual(wire.priority_ext(10), tasks[0]["spec"]["ext"])
+        self.assertEqual(wire.priority_ext(-1), tasks[1]["spec"]["ext"])
+        self.assertEqual([], wire.priority_ext(0))
+        for bad in (2**31, -2**31 - 1, 1.5, True, "10"):
+            with self.assertRaises(ValueError):
+                wire.priority_ext(bad)
+
+
 class MalformedFrameTest(unittest.TestCase):
     def submit_frame(self):
         return (VECTORS / "18_submit.bin").read_bytes()

@@ -128,7 +128,8 @@ class Instance:
 
     # --- submitting ---
 
-    def submit(self, argv, env=None, cwd="", walltime=None, retries=None, callback=None, name=None, after=()):
+    def submit(self, argv, env=None, cwd="", walltime=None, retries=None, callback=None, name=None, after=(),
+               priority=None):
         """Runs ``argv`` (a list; ``argv[0]`` looked up on the executor's PATH) as one task.
 
         :param env: variables added to the executor's environment
@@ -140,12 +141,14 @@ class Instance:
         :param name: the task's name in this instance (workflows: others can run ``after`` it)
         :param after: names of tasks of this instance, submitted before, that must succeed first; if one
             fails, this task ends ``DEPENDENCY_FAILED`` without running (docs/workflows.md)
+        :param priority: a whole number (default 0): a queued task of a higher priority starts before
+            every queued task of a lower one (docs/cli.md, "Priorities")
         :return: a Future of its :class:`Result` (None with ``callback``)
         """
         env = env or {}
         wire.check_task(argv, env, retries)
         wall = 0 if walltime is None else max(1, int(round(float(walltime) * 1000)))
-        ext = wire.retries_ext(retries) + wire.workflow_ext(name, after)
+        ext = wire.retries_ext(retries) + wire.workflow_ext(name, after) + wire.priority_ext(priority)
         return self._submit_encoded(wire.encode_task(argv, env, cwd, wall, ext), callback)
 
     def shell(self, command, **kw):

@@ -30,6 +30,7 @@ EXT_RETRIES = 0x0001
 EXT_RETRIES_ON_FAILURE = 0x0005
 EXT_NAME = 0x0006
 EXT_AFTER = 0x0007
+EXT_PRIORITY = 0x0008
 # Execution.ext: which task a DEPENDENCY_FAILED result needed
 EXT_DEPENDENCY = 0x0021
 MAX_NAME_BYTES = 1024
@@ -228,6 +229,15 @@ def check_task(argv, env, retries):
 
 def retries_ext(retries):
     return [] if retries is None else [(EXT_RETRIES, bytes([retries]))]
+
+
+def priority_ext(priority):
+    """The PRIORITY field (docs/protocol.md): a signed 32-bit integer, higher starts first; 0 is left out."""
+    if priority is None or priority == 0:
+        return []
+    if isinstance(priority, bool) or not isinstance(priority, int) or not -2**31 <= priority < 2**31:
+        raise ValueError(f"priority must be a whole number within a signed 32-bit integer, got {priority!r}")
+    return [(EXT_PRIORITY, struct.pack(">i", priority))]
 
 
 def _check_name(name, where):

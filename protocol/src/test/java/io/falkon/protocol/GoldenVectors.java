@@ -200,6 +200,13 @@ public final class GoldenVectors {
                 new Message.Result(1, List.of(new Message.TaskResult(41, 0, new Execution(TaskStatus.EXITED, 0, 0,
                         1000, 2000, new byte[0], new byte[0], "", List.of(new ExtField(ExtTags.DATA_STATS,
                         DataCodec.encodeStats(new DataStats(0, 1, 1, 0, 65_536, 4096, 1, 2_097_152L))))))))));
+        v.add(new Vector("39_submit_priority", "request 9: an urgent task (priority 10) and one that may wait "
+                + "behind everything else (priority -1)",
+                new Message.Submit(9, 0x1234_5678_9abc_def0L, List.of(
+                        new Message.SubmittedTask(20, TaskSpecCodec.encode(TaskSpec.builder("/bin/true").priority(10)
+                                .build())),
+                        new Message.SubmittedTask(21, TaskSpecCodec.encode(TaskSpec.builder("/bin/true").priority(-1)
+                                .build()))))));
         return v;
     }
 
