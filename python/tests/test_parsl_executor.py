@@ -105,6 +105,12 @@ class FalkonExecutorTest(unittest.TestCase):
         self.assertEqual(os.path.realpath(os.getcwd()), os.path.realpath(cwd))
         self.assertIsNone(mark, "the task's environment is the executor's, as with every Falkon task")
 
+    def test_a_priority_is_honoured_and_a_bad_one_fails_its_app_only(self):
+        self.assertEqual("woke", self.slow_python(0, parsl_resource_specification={"priority": 7}).result(60))
+        with self.assertRaises(ValueError) as ctx:
+            self.slow_python(0, parsl_resource_specification={"priority": 2**40}).result(60)
+        self.assertIn("priority", str(ctx.exception))
+
     def test_resource_keys_it_cannot_honour_are_refused(self):
         with self.assertRaises(InvalidResourceSpecification) as ctx:
             self.slow_python(0, parsl_resource_specification={"cores": 4, "memory": 100}).result(60)

@@ -9,7 +9,8 @@
 
 Tasks run in the submitting process's working directory. ``walltime`` (an app keyword for bash
 apps, or ``parsl_resource_specification={"walltime": seconds}`` for any app) becomes the task's
-wall-time limit; Parsl's ``retries`` stay Parsl's (the DFK submits again), while Falkon itself
+wall-time limit, and ``"priority"`` (a whole number, default 0) the task's place in the
+dispatcher's queue: higher starts first (docs/cli.md, "Priorities"). Parsl's ``retries`` stay Parsl's (the DFK submits again), while Falkon itself
 re-dispatches a task after framework failures (a lost executor) up to ``falkon_retries`` times.
 Shutting down destroys the instance, which cancels every unfinished task.
 """
@@ -28,13 +29,14 @@ from parsl.executors.errors import InvalidResourceSpecification
 from parsl.serialize import deserialize, pack_apply_message
 from parsl.utils import RepresentationMixin
 
+from .. import wire
 from ..client import Client, FalkonError
 from ..local import LocalDispatcher
 from . import _pyrun, bash
 
 logger = logging.getLogger(__name__)
 
-RESOURCE_KEYS = {"walltime", "retries"}
+RESOURCE_KEYS = {"walltime", "retries", "priority"}
 _PYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pyrun.py")
 
 
@@ -162,11 +164,13 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
             raise InvalidResourceSpecification(unknown, f"the Falkon executor understands {sorted(RESOURCE_KEYS)}")
         walltime = resource_specification.get("walltime")
         retries = resource_specification.get("retries", self.falkon_retries)
+        priority = resource_specification.get("priority", 0)
         future = Future()
         n = next(self._ids)
         future.parsl_executor_task_id = n
         user_function = bash.bash_function(func)
         try:
+            wire.priority_ext(priority)  # a bad priority fails this app's future, not the submitting thread
             if user_function is not None:
                 call = bash.format_call(user_function, args, kwargs)
                 argv = ["/bin/bash", "-c", call.command]
@@ -179,7 +183,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
             return future
         with self._lock:
             self._outstanding += 1
-        self._instance.submit(argv, cwd=os.getcwd(), walltime=walltime, retries=retries,
+        self._instance.submit(argv, cwd=os.getcwd(), walltime=walltime, retries=retries, priority=priority,
                               callback=lambda result, error: self._completions.put((result, error, future, finish)))
         return future
 

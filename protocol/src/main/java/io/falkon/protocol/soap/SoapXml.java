@@ -114,6 +114,9 @@ public final class SoapXml {
         for (String a : spec.after()) {
             text(w, "after", a);
         }
+        if (spec.priority() != 0) {
+            text(w, "priority", Integer.toString(spec.priority()));
+        }
         w.writeEndElement();
     }
 
@@ -156,6 +159,7 @@ public final class SoapXml {
         int retriesOnFailure = 0;
         String taskName = null;
         List<String> after = null;
+        int priority = 0;
         while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
             String name = r.getLocalName();
             switch (name) {
@@ -234,9 +238,11 @@ public final class SoapXml {
                     }
                     (after == null ? after = new ArrayList<>(2) : after).add(a);
                 }
+                case "priority" -> priority = (int) parseBounded(r.getElementText(), where + ": <priority>",
+                        Integer.MIN_VALUE, Integer.MAX_VALUE);
                 default -> throw new SoapInputException(where + ": unknown element <" + name + "> (expected command, "
                         + "arg, env, workDir, wallTimeMillis, retries, input, output, shellLine, retriesOnFailure, "
-                        + "name or after)");
+                        + "name, after or priority)");
             }
         }
         if (command == null || command.isEmpty()) {
@@ -272,6 +278,7 @@ public final class SoapXml {
         if (after != null) {
             b.after(after);
         }
+        b.priority(priority);
         try {
             return new ParsedTask(id, b.build());
         } catch (IllegalArgumentException e) {
