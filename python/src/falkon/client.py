@@ -142,7 +142,7 @@ class Instance:
         :param after: names of tasks of this instance, submitted before, that must succeed first; if one
             fails, this task ends ``DEPENDENCY_FAILED`` without running (docs/workflows.md)
         :param priority: a whole number (default 0): a queued task of a higher priority starts before
-            every queued task of a lower one (docs/cli.md, "Priorities")
+            every queued task of a lower one (docs/cli.md, "Priorities and fair share")
         :return: a Future of its :class:`Result` (None with ``callback``)
         """
         env = env or {}

@@ -10,7 +10,7 @@
 Tasks run in the submitting process's working directory. ``walltime`` (an app keyword for bash
 apps, or ``parsl_resource_specification={"walltime": seconds}`` for any app) becomes the task's
 wall-time limit, and ``"priority"`` (a whole number, default 0) the task's place in the
-dispatcher's queue: higher starts first (docs/cli.md, "Priorities"). Parsl's ``retries`` stay Parsl's (the DFK submits again), while Falkon itself
+dispatcher's queue: higher starts first (docs/cli.md, "Priorities and fair share"). Parsl's ``retries`` stay Parsl's (the DFK submits again), while Falkon itself
 re-dispatches a task after framework failures (a lost executor) up to ``falkon_retries`` times.
 Shutting down destroys the instance, which cancels every unfinished task.
 """

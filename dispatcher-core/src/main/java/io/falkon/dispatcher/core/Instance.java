@@ -34,6 +34,14 @@ final class Instance {
     int running;
     /** Tasks waiting for what other tasks of the instance produce. */
     int waiting;
+    /**
+     * The queue's fair-share bookkeeping ({@link TaskQueue}): the key of its last task queued at
+     * priority 0 and that task (where its next one goes, found in O(instances)); the keys at other
+     * priorities, made when it first uses one.
+     */
+    long lastFairKey;
+    Task lastQueued;
+    java.util.Map<Integer, Long> otherFairKeys;
     /** Its dependencies by data and by name; null until a task of it produces something (most instances). */
     Dataflow dataflow;
     long completed;

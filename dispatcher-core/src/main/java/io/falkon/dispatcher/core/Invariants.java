@@ -24,9 +24,12 @@ final class Invariants {
         Map<Integer, int[]> perPriority = new HashMap<>();
         Task[] previous = {null};
         ledger.forEachQueued(t -> true, t -> {
-            require(previous[0] == null || previous[0].priority >= t.priority,
-                    "task %d of priority %d is queued after task %d of priority %d", t.id, t.priority,
-                    previous[0] == null ? 0 : previous[0].id, previous[0] == null ? 0 : previous[0].priority);
+            Task p = previous[0];
+            require(p == null || p.priority >= t.priority, "task %d of priority %d is queued after task %d of "
+                    + "priority %d", t.id, t.priority, p == null ? 0 : p.id, p == null ? 0 : p.priority);
+            require(p == null || p.priority != t.priority || p.fairKey <= t.fairKey, "task %d (fair-share key %d) is "
+                    + "queued after task %d (key %d) of its priority", t.id, t.fairKey, p == null ? 0 : p.id,
+                    p == null ? 0 : p.fairKey);
             previous[0] = t;
             perPriority.computeIfAbsent(t.priority, k -> new int[1])[0]++;
             queued[0]++;

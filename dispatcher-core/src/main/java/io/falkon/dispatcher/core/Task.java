@@ -35,6 +35,8 @@ final class Task implements QueuedTask {
     Task prev;
     Task next;
     boolean queued;
+    /** Its place among the queued tasks of its priority: fair share between instances ({@link TaskQueue}). */
+    long fairKey;
     /** Executors an attempt failed on (null until one does). */
     ExecutorState[] failedOn;
     /** Input object ids and sizes (data diffusion), null for a task without inputs. */

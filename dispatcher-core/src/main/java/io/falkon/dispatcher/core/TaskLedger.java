@@ -83,13 +83,9 @@ final class TaskLedger {
     }
 
     private void enqueue(Task t) {
-        boolean atTail = queue.addLast(t);
+        queue.addLast(t);
         if (window != null) {
-            if (atTail) {
-                window.appended(t);
-            } else {
-                window.prepended(t); // ahead of queued tasks of lower priority: it belongs in the window now
-            }
+            window.queued(t);
         }
         queuedBytes += t.footprint();
         t.instance.queued++;
@@ -157,12 +153,12 @@ final class TaskLedger {
         t.executor = null;
     }
 
-    /** Removes a task from the queue (dispatched, or cancelled while queued). */
+    /** Takes a task off the queue for an executor. */
     private void dequeue(Task t) {
-        queue.remove(t);
         if (window != null) {
-            window.removed(t);
+            window.removed(t); // while it is still in place: the window may need its successor
         }
+        queue.dispatched(t);
         queuedBytes -= t.footprint();
         t.instance.queued--;
     }
@@ -174,8 +170,9 @@ final class TaskLedger {
         }
         queue.removeIf(t -> t.instance == in, t -> {
             if (window != null) {
-                window.removed(t);
+                window.removed(t); // while it is still in place: the window may need its successor
             }
+        }, t -> {
             queuedBytes -= t.footprint();
             in.queued--;
             removed.accept(t);

@@ -1,6 +1,7 @@
 package io.falkon.dispatcher.core;
 
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Consumer;
@@ -8,10 +9,20 @@ import java.util.function.Predicate;
 
 /**
  * The dispatcher's wait queue: an intrusive doubly-linked list of {@link Task}s in the order they
- * start, by priority (higher first) and, within a priority, first in first out — a task put back
- * for another attempt goes to the head of its priority. Each priority present is a run of the
- * list; the queue keeps where each run ends, so that adding a task is O(1) while every task has
- * priority 0 (the default costs nothing more than a FIFO) and O(log levels) otherwise.
+ * start. Higher priorities first; within a priority, the instances share the executors in turn
+ * (fair share, equal shares), and each instance's tasks go in the order it submitted them.
+ *
+ * <p>Fair share is virtual time: each priority keeps the key of the last task taken from it for
+ * dispatch; a task queued by an instance gets the key after both that and its instance's previous
+ * key there, and the tasks of a priority are kept in key order (ties: the one queued first). So an
+ * instance that queues a million tasks gets keys 1..1,000,000, and one that comes later with 100
+ * gets keys starting where dispatching has got to, interleaved one for one with the first's
+ * instead of behind all of them. An idle instance saves no credit: its next key is never behind
+ * the current one. A task put back for another attempt goes ahead of every task of its priority.
+ *
+ * <p>Each priority present is a run of the list; the queue keeps where each run ends, so that
+ * adding a task of the only instance at the default priority is O(1) (the default costs nothing
+ * more than a FIFO), and O(instances) with several.
  */
 final class TaskQueue {
     /** One priority's run of the list. */
@@ -19,6 +30,8 @@ final class TaskQueue {
         Task first;
         Task last;
         int count;
+        /** The key of the last task taken from this priority for dispatch. */
+        long virtualTime;
     }
 
     private Task head;
@@ -28,6 +41,8 @@ final class TaskQueue {
     private final Level zero = new Level();
     /** The runs of other priorities present, highest first. */
     private final TreeMap<Integer, Level> levels = new TreeMap<>(Comparator.reverseOrder());
+    /** The highest virtual time of any priority: where a priority that appears again starts. */
+    private long latestTime;
 
     int size() {
         return size;
@@ -41,31 +56,63 @@ final class TaskQueue {
         return head;
     }
 
-    /** Queues {@code t} after every task of its priority; returns whether it went to the tail of the queue. */
+    /**
+     * Queues {@code t} after the tasks its instance queued before at its priority, in its turn among
+     * the other instances'; returns whether it went to the tail of the queue.
+     */
     boolean addLast(Task t) {
         Level level = level(t.priority);
-        if (level != null && level.count > 0) {
-            insertAfter(t, level.last);
+        if (level == null) {
+            level = newLevel(t.priority);
+        }
+        long key = Math.max(lastKey(t.instance, t.priority), level.virtualTime) + 1;
+        t.fairKey = key;
+        if (level.count == 0) {
+            insertBefore(t, firstBelow(t.priority));
+            level.first = level.last = t;
+        } else if (level.last.fairKey <= key) {
+            insertAfter(t, level.last); // the only instance, or its turn is last: the common case
             level.last = t;
         } else {
-            insertBefore(t, firstBelow(t.priority));
-            level = begin(t);
+            Task after = placeFor(t, level);
+            if (after == null) {
+                insertBefore(t, level.first);
+                level.first = t;
+            } else {
+                insertAfter(t, after);
+            }
         }
         level.count++;
+        setLastKey(t.instance, t, key);
         return t.next == null;
     }
 
     /** Queues {@code t} ahead of every task of its priority (a retry: it has waited already). */
     void addFirst(Task t) {
         Level level = level(t.priority);
-        if (level != null && level.count > 0) {
+        if (level == null) {
+            level = newLevel(t.priority);
+        }
+        if (level.count == 0) {
+            t.fairKey = level.virtualTime;
+            insertBefore(t, firstBelow(t.priority));
+            level.first = level.last = t;
+        } else {
+            t.fairKey = Math.min(level.virtualTime, level.first.fairKey);
             insertBefore(t, level.first);
             level.first = t;
-        } else {
-            insertBefore(t, firstBelow(t.priority));
-            level = begin(t);
         }
         level.count++;
+    }
+
+    /** {@code t} leaves the queue for an executor: its priority's virtual time moves up to it. */
+    void dispatched(Task t) {
+        Level level = level(t.priority);
+        if (level != null && t.fairKey > level.virtualTime) {
+            level.virtualTime = t.fairKey;
+            latestTime = Math.max(latestTime, t.fairKey);
+        }
+        remove(t);
     }
 
     void remove(Task t) {
@@ -99,12 +146,16 @@ final class TaskQueue {
         size--;
     }
 
-    /** Removes every task matching {@code filter}, calling {@code removed} for each, in queue order. */
-    void removeIf(Predicate<Task> filter, Consumer<Task> removed) {
+    /**
+     * Removes every task matching {@code filter}, in queue order, calling {@code leaving} for each
+     * while it is still in place and {@code removed} once it is out.
+     */
+    void removeIf(Predicate<Task> filter, Consumer<Task> leaving, Consumer<Task> removed) {
         Task t = head;
         while (t != null) {
             Task next = t.next;
             if (filter.test(t)) {
+                leaving.accept(t);
                 remove(t);
                 removed.accept(t);
             }
@@ -127,19 +178,56 @@ final class TaskQueue {
         return priority == 0 ? zero : levels.get(priority);
     }
 
-    /** A new run, of {@code t} alone. */
-    private Level begin(Task t) {
-        Level level = t.priority == 0 ? zero : new Level();
-        level.first = level.last = t;
-        if (t.priority != 0) {
-            levels.put(t.priority, level);
-        }
+    /** A priority that has no queued task: its virtual time starts at the latest, so no instance's key is stale. */
+    private Level newLevel(int priority) {
+        Level level = new Level();
+        level.virtualTime = latestTime;
+        levels.put(priority, level);
         return level;
+    }
+
+    private static long lastKey(Instance in, int priority) {
+        if (priority == 0) {
+            return in.lastFairKey;
+        }
+        Long k = in.otherFairKeys == null ? null : in.otherFairKeys.get(priority);
+        return k == null ? 0 : k;
+    }
+
+    private static void setLastKey(Instance in, Task t, long key) {
+        if (t.priority == 0) {
+            in.lastFairKey = key;
+            in.lastQueued = t;
+        } else {
+            if (in.otherFairKeys == null) {
+                in.otherFairKeys = new HashMap<>();
+            }
+            in.otherFairKeys.put(t.priority, key);
+        }
+    }
+
+    /**
+     * The task of {@code t}'s priority that {@code t} goes after: the last one whose key is not
+     * above {@code t}'s, or null for the head of the priority. The walk starts at the instance's
+     * previous task when it is still queued there, so it passes one task of each other instance.
+     */
+    private Task placeFor(Task t, Level level) {
+        Task start = t.priority == 0 ? t.instance.lastQueued : null;
+        Task after = start != null && start.queued && start.priority == 0 && start.fairKey <= t.fairKey ? start : null;
+        Task next = after == null ? level.first : after.next;
+        while (next != null && next.priority == t.priority && next.fairKey <= t.fairKey) {
+            after = next;
+            next = next.next;
+        }
+        return after;
     }
 
     /** The first task of the highest priority present below {@code priority}, or null: where a new run goes. */
     private Task firstBelow(int priority) {
         Map.Entry<Integer, Level> below = levels.higherEntry(priority); // the next lower priority present
+        while (below != null && below.getValue().count == 0) {
+            below = levels.higherEntry(below.getKey());
+        }
         if (priority > 0 && zero.count > 0 && (below == null || below.getKey() < 0)) {
             return zero.first;
         }

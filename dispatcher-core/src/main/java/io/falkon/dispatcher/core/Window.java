@@ -10,7 +10,7 @@ import java.util.function.Predicate;
  * when no executor caches any. Placement is computed when a task enters the window and checked
  * again against the current index when a policy asks for a task (the index changes all the time),
  * so a task is only handed to the executor that is best for it now. Each list is in queue order
- * (priority, then age: {@link #ahead}), which makes "the first task best placed on this executor"
+ * (priority, turn, age: {@link #ahead}), which makes "the first task best placed on this executor"
  * O(1) amortized instead of a scan of the whole window.
  */
 final class Window {
@@ -26,9 +26,12 @@ final class Window {
         }
     }
 
-    /** Whether {@code a} starts before {@code b}: a higher priority, or the same and older (the queue's order). */
+    /** Whether {@code a} starts before {@code b} in the queue's order: a higher priority, an earlier turn, or older. */
     static boolean ahead(Task a, Task b) {
-        return a.priority != b.priority ? a.priority > b.priority : a.id < b.id;
+        if (a.priority != b.priority) {
+            return a.priority > b.priority;
+        }
+        return a.fairKey != b.fairKey ? a.fairKey < b.fairKey : a.id < b.id;
     }
 
     /** A doubly linked list of nodes in queue order. */
@@ -98,9 +101,12 @@ final class Window {
         return admitted;
     }
 
-    /** A task was appended to the queue. */
-    void appended(Task t) {
-        if (admitNext == null && t.windowNode == null) {
+    /**
+     * A task entered the queue: it is the next to admit if it comes before the one that was (a
+     * higher priority, an earlier turn), or if every other queued task is admitted already.
+     */
+    void queued(Task t) {
+        if (t.windowNode == null && (admitNext == null || ahead(t, admitNext))) {
             admitNext = t;
         }
     }

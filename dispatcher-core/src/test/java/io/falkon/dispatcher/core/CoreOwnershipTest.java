@@ -30,6 +30,7 @@ class CoreOwnershipTest {
                     Map.entry("prev", Set.of(TaskQueue.class, Dataflow.class)),
                     Map.entry("next", Set.of(TaskQueue.class, Dataflow.class)),
                     Map.entry("queued", Set.of(TaskQueue.class)),
+                    Map.entry("fairKey", Set.of(TaskQueue.class)),
                     Map.entry("waiting", Set.of(Dataflow.class)),
                     Map.entry("windowNode", Set.of(Window.class)),
                     Map.entry("deadlineTick", Set.of(Deadlines.class)),
@@ -51,6 +52,10 @@ class CoreOwnershipTest {
                     Map.entry("completed", Set.of(TaskLedger.class)),
                     Map.entry("succeeded", Set.of(TaskLedger.class)),
                     Map.entry("cancelled", Set.of(TaskLedger.class)),
+                    // its turn in the queue (fair share)
+                    Map.entry("lastFairKey", Set.of(TaskQueue.class)),
+                    Map.entry("lastQueued", Set.of(TaskQueue.class)),
+                    Map.entry("otherFairKeys", Set.of(TaskQueue.class)),
                     Map.entry("owner", Set.of(InstanceRegistry.class)),
                     Map.entry("detached", Set.of(InstanceRegistry.class)),
                     Map.entry("detachedMicros", Set.of(InstanceRegistry.class)),

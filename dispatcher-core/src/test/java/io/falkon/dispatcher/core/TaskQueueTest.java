@@ -3,84 +3,136 @@ package io.falkon.dispatcher.core;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
-import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The queue against a plain model: a list ordered by priority (higher first), where a task added
- * at the tail goes after every task of its priority and one added at the head before them.
+ * The queue's order: priority first; within a priority the instances take turns (fair share) and
+ * each instance's tasks keep their order; a retry goes ahead of its priority.
  */
 class TaskQueueTest {
     private long ids;
+    private final Map<Task, String> names = new HashMap<>();
 
-    private Task task(int priority) {
-        return new Task(ids++, null, 0, new byte[0], 0, 0, 0, null, null, priority);
+    private static Instance instance(long id) {
+        return new Instance(id, "secret", "i" + id, null, 0, 0);
     }
 
-    private static List<Long> order(TaskQueue q) {
-        List<Long> out = new ArrayList<>();
+    private Task task(Instance in, int priority, String name) {
+        Task t = new Task(ids++, in, 0, new byte[0], 0, 0, 0, null, null, priority);
+        names.put(t, name);
+        return t;
+    }
+
+    private List<String> order(TaskQueue q) {
+        List<String> out = new ArrayList<>();
         for (Task t = q.head(); t != null; t = t.next) {
-            out.add(t.id);
+            out.add(names.get(t));
         }
         return out;
     }
 
-    /** The model's order: stable by priority, where head-added tasks carry an earlier position. */
-    private record Entry(Task task, double position) {
+    @Test
+    void instancesTakeTurnsAndALateOneStartsWhereDispatchingHasGot() {
+        TaskQueue q = new TaskQueue();
+        Instance a = instance(1);
+        Instance b = instance(2);
+        Instance c = instance(3);
+        for (int i = 1; i <= 6; i++) {
+            q.addLast(task(a, 0, "a" + i));
+        }
+        for (int i = 1; i <= 3; i++) {
+            q.addLast(task(b, 0, "b" + i));
+        }
+        assertThat(order(q)).containsExactly("a1", "b1", "a2", "b2", "a3", "b3", "a4", "a5", "a6");
+        q.dispatched(q.head());
+        q.dispatched(q.head());
+        q.dispatched(q.head()); // a1, b1, a2: this priority's turn has got to 2
+        for (int i = 1; i <= 2; i++) {
+            q.addLast(task(c, 0, "c" + i)); // no credit for arriving late, none for being idle either
+        }
+        assertThat(order(q)).containsExactly("b2", "a3", "b3", "c1", "a4", "c2", "a5", "a6");
+        Task retry = task(a, 0, "retry");
+        q.addFirst(retry);
+        q.addLast(task(b, 1, "urgent"));
+        assertThat(order(q)).containsExactly("urgent", "retry", "b2", "a3", "b3", "c1", "a4", "c2", "a5", "a6");
     }
 
     @Test
-    void randomOperationsKeepThePriorityOrderAndFifoWithinAPriority() {
+    void withOneInstanceAtTheDefaultPriorityItIsAFifoAppendedAtTheTail() {
+        TaskQueue q = new TaskQueue();
+        Instance a = instance(1);
+        for (int i = 0; i < 5; i++) {
+            assertThat(q.addLast(task(a, 0, "t" + i))).isTrue();
+        }
+        q.addFirst(task(a, 0, "retry"));
+        assertThat(order(q)).containsExactly("retry", "t0", "t1", "t2", "t3", "t4");
+        assertThat(q.levels()).isEqualTo(1);
+        q.removeIf(t -> true, t -> { }, t -> { });
+        assertThat(q.isEmpty()).isTrue();
+        assertThat(q.levels()).isZero();
+    }
+
+    @Test
+    void randomOperationsKeepEveryOrderingRuleAndTheCounts() {
         Random rnd = new Random(42);
-        for (int round = 0; round < 50; round++) {
+        for (int round = 0; round < 40; round++) {
             TaskQueue q = new TaskQueue();
-            List<Entry> model = new ArrayList<>();
-            double front = 0;
-            double back = 0;
+            Instance[] ins = {instance(1), instance(2), instance(3)};
+            List<Task> queued = new ArrayList<>();
+            Map<Task, Long> submitted = new HashMap<>(); // addLast order, per instance (retries excluded)
+            long seq = 0;
             for (int op = 0; op < 400; op++) {
                 int kind = rnd.nextInt(10);
                 if (kind < 5) {
-                    Task t = task(rnd.nextInt(5) - 2);
-                    boolean atTail = q.addLast(t);
-                    model.add(new Entry(t, ++back));
-                    assertThat(atTail).isEqualTo(t.next == null);
-                } else if (kind < 7) {
-                    Task t = task(rnd.nextInt(5) - 2);
+                    Task t = task(ins[rnd.nextInt(3)], rnd.nextInt(3) - 1, "t");
+                    assertThat(q.addLast(t)).isEqualTo(t.next == null);
+                    queued.add(t);
+                    submitted.put(t, seq++);
+                } else if (kind < 6) {
+                    Task t = task(ins[rnd.nextInt(3)], rnd.nextInt(3) - 1, "r");
                     q.addFirst(t);
-                    model.add(new Entry(t, --front));
-                } else if (!model.isEmpty()) {
-                    Entry gone = model.remove(rnd.nextInt(model.size()));
-                    q.remove(gone.task());
-                    assertThat(gone.task().queued).isFalse();
+                    queued.add(t);
+                } else if (kind < 8 && !queued.isEmpty()) {
+                    Task gone = q.head();
+                    q.dispatched(gone);
+                    queued.remove(gone);
+                } else if (!queued.isEmpty()) {
+                    Task gone = queued.remove(rnd.nextInt(queued.size()));
+                    q.remove(gone);
+                    assertThat(gone.queued).isFalse();
                 }
-                List<Entry> sorted = new ArrayList<>(model);
-                sorted.sort(Comparator.comparingInt((Entry e) -> -e.task().priority).thenComparingDouble(Entry::position));
-                assertThat(order(q)).isEqualTo(sorted.stream().map(e -> e.task().id).toList());
-                assertThat(q.size()).isEqualTo(model.size());
-                for (int p = -2; p <= 2; p++) {
+                checkOrder(q, submitted);
+                assertThat(q.size()).isEqualTo(queued.size());
+                for (int p = -1; p <= 1; p++) {
                     int priority = p;
-                    assertThat(q.countAt(p)).isEqualTo((int) model.stream().filter(e -> e.task().priority == priority)
-                            .count());
+                    assertThat(q.countAt(p)).isEqualTo((int) queued.stream().filter(t -> t.priority == priority).count());
                 }
             }
         }
     }
 
-    @Test
-    void withEveryTaskAtTheDefaultPriorityItIsAFifoAndNeedsNoLevels() {
-        TaskQueue q = new TaskQueue();
-        for (int i = 0; i < 5; i++) {
-            assertThat(q.addLast(task(0))).isTrue();
+    private static void checkOrder(TaskQueue q, Map<Task, Long> submitted) {
+        Map<String, Long> lastOfInstance = new HashMap<>();
+        Task prev = null;
+        for (Task t = q.head(); t != null; prev = t, t = t.next) {
+            assertThat(t.prev).isSameAs(prev);
+            if (prev != null) {
+                assertThat(prev.priority).isGreaterThanOrEqualTo(t.priority);
+                if (prev.priority == t.priority) {
+                    assertThat(prev.fairKey).isLessThanOrEqualTo(t.fairKey);
+                }
+            }
+            Long s = submitted.get(t);
+            if (s != null) { // an instance's own tasks keep the order it queued them in, at each priority
+                String key = t.instance.id + "/" + t.priority;
+                Long before = lastOfInstance.put(key, s);
+                assertThat(before == null || before < s).as("%s queued in order", key).isTrue();
+            }
         }
-        Task retry = task(0);
-        q.addFirst(retry);
-        assertThat(order(q)).containsExactly(5L, 0L, 1L, 2L, 3L, 4L);
-        assertThat(q.levels()).isEqualTo(1);
-        q.removeIf(t -> true, t -> { });
-        assertThat(q.isEmpty()).isTrue();
-        assertThat(q.levels()).isZero();
     }
 }
