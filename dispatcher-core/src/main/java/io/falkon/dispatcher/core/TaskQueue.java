@@ -25,6 +25,9 @@ import java.util.function.Predicate;
  * more than a FIFO), and O(instances) with several.
  */
 final class TaskQueue {
+    /** Past this many priorities besides 0, an instance's remembered turns are forgotten (see {@link #setLastKey}). */
+    static final int MAX_PRIORITIES_REMEMBERED = 64;
+
     /** One priority's run of the list. */
     private static final class Level {
         Task first;
@@ -201,6 +204,10 @@ final class TaskQueue {
         } else {
             if (in.otherFairKeys == null) {
                 in.otherFairKeys = new HashMap<>();
+            } else if (in.otherFairKeys.size() >= MAX_PRIORITIES_REMEMBERED && !in.otherFairKeys.containsKey(t.priority)) {
+                // an instance that uses ever new priorities does not grow this without bound; forgetting
+                // only lets its next task at a forgotten priority start from the current turn
+                in.otherFairKeys.clear();
             }
             in.otherFairKeys.put(t.priority, key);
         }
