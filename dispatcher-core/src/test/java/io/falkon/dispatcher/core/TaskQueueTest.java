@@ -78,6 +78,18 @@ class TaskQueueTest {
     }
 
     @Test
+    void anInstanceThatKeepsUsingNewPrioritiesRemembersABoundedNumberOfTurns() {
+        TaskQueue q = new TaskQueue();
+        Instance a = instance(1);
+        for (int p = 1; p <= 1000; p++) {
+            q.addLast(task(a, p, "p" + p));
+            assertThat(a.otherFairKeys).hasSizeLessThanOrEqualTo(TaskQueue.MAX_PRIORITIES_REMEMBERED);
+        }
+        assertThat(q.size()).isEqualTo(1000);
+        assertThat(names.get(q.head())).isEqualTo("p1000");
+    }
+
+    @Test
     void randomOperationsKeepEveryOrderingRuleAndTheCounts() {
         Random rnd = new Random(42);
         for (int round = 0; round < 40; round++) {
