@@ -4,11 +4,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.abort;
@@ -37,20 +35,11 @@ class BlastIT {
         }
     }
 
-    private static Cli.Result run(Path cwd, String... cmd) throws Exception {
-        Process p = new ProcessBuilder(cmd).directory(cwd.toFile()).start();
-        p.getOutputStream().close();
-        byte[] out = p.getInputStream().readAllBytes();
-        byte[] err = p.getErrorStream().readAllBytes();
-        assertThat(p.waitFor(10, TimeUnit.MINUTES)).as(String.join(" ", cmd)).isTrue();
-        return new Cli.Result(p.exitValue(), new String(out, StandardCharsets.UTF_8),
-                new String(err, StandardCharsets.UTF_8));
-    }
-
     @Test
     void theMergedBestHitsOfTheSlicesEqualASearchOfTheWholeDatabase() throws Exception {
         Path wf = dir.resolve("blast");
-        Cli.Result r = run(dir, "sh", ROOT.resolve("examples/blast/run.sh").toString(), wf.toString());
+        Cli.Result r = Cli.program(dir, 10, "sh",
+                ROOT.resolve("examples/blast/run.sh").toString(), wf.toString());
         assertThat(r.exit()).as(r.stdout() + r.stderr()).isZero();
         assertThat(r.stdout()).contains("24 tasks").contains("ok: the merged best hits equal the whole-database "
                 + "search; all 20 planted homologues found");
@@ -65,7 +54,8 @@ class BlastIT {
 
         // the check is not a formality: a merged result missing a hit is caught
         Files.write(wf.resolve("results/q0.tsv"), merged.subList(0, merged.size() - 1));
-        Cli.Result tampered = run(wf, "python3", ROOT.resolve("examples/blast/blast.py").toString(), "check", ".");
+        Cli.Result tampered = Cli.program(wf, 10, "python3",
+                ROOT.resolve("examples/blast/blast.py").toString(), "check", ".");
         assertThat(tampered.exit()).isNotZero();
         assertThat(tampered.stderr()).contains("results/q0.tsv differs from the whole-database search");
     }

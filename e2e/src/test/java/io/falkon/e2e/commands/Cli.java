@@ -78,4 +78,21 @@ final class Cli {
         }
         return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
     }
+
+    /**
+     * Runs another program (an example's script, say) in {@code workDir} with no input, its output
+     * in files (so neither stream can fill its pipe), and kills it if it has not finished in
+     * {@code minutes}.
+     */
+    static Result program(Path workDir, int minutes, String... cmd) throws IOException, InterruptedException {
+        Path out = Files.createTempFile(workDir, "out", ".txt");
+        Path err = Files.createTempFile(workDir, "err", ".txt");
+        Process p = new ProcessBuilder(cmd).directory(workDir.toFile()).redirectInput(new File("/dev/null"))
+                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        if (!p.waitFor(minutes, TimeUnit.MINUTES)) {
+            p.destroyForcibly();
+            throw new IllegalStateException(String.join(" ", cmd) + " did not finish in " + minutes + " minutes");
+        }
+        return new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+    }
 }

@@ -3,10 +3,8 @@ package io.falkon.e2e.commands;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.abort;
@@ -25,20 +23,11 @@ class StackingIT {
     @TempDir
     Path dir;
 
-    private static Cli.Result run(Path cwd, String... cmd) throws Exception {
-        Process p = new ProcessBuilder(cmd).directory(cwd.toFile()).start();
-        p.getOutputStream().close();
-        byte[] out = p.getInputStream().readAllBytes();
-        byte[] err = p.getErrorStream().readAllBytes();
-        assertThat(p.waitFor(15, TimeUnit.MINUTES)).as(String.join(" ", cmd)).isTrue();
-        return new Cli.Result(p.exitValue(), new String(out, StandardCharsets.UTF_8),
-                new String(err, StandardCharsets.UTF_8));
-    }
-
     @Test
     void theStackOfAFaintSourceRisesBySqrtNAndEqualsASerialRun() throws Exception {
         Path wf = dir.resolve("stacking");
-        Cli.Result r = run(dir, "sh", ROOT.resolve("examples/stacking/run.sh").toString(), wf.toString());
+        Cli.Result r = Cli.program(dir, 15, "sh",
+                ROOT.resolve("examples/stacking/run.sh").toString(), wf.toString());
         if (r.exit() == 3) {
             abort("StackingIT skipped: astropy and numpy could not be installed from PyPI: " + r.stderr().strip());
         }
@@ -55,10 +44,12 @@ class StackingIT {
         }
         Files.delete(cutout);
         Path restacked = wf.resolve("restacked.fits");
-        assertThat(run(wf, venvPython.toString(), ROOT.resolve("examples/stacking/stacking.py").toString(), "stack",
+        assertThat(Cli.program(wf, 15, venvPython.toString(),
+                ROOT.resolve("examples/stacking/stacking.py").toString(), "stack",
                 wf.resolve("reference/cutouts").toString(), restacked.toString()).exit()).isZero();
         Files.move(restacked, wf.resolve("results/stack.fits"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        Cli.Result tampered = run(wf, venvPython.toString(), ROOT.resolve("examples/stacking/stacking.py").toString(),
+        Cli.Result tampered = Cli.program(wf, 15, venvPython.toString(),
+                ROOT.resolve("examples/stacking/stacking.py").toString(),
                 "check", ".");
         assertThat(tampered.exit()).isNotZero();
         assertThat(tampered.stderr()).contains("differs from the serial reference");
