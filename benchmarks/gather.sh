@@ -76,6 +76,6 @@ for r in $(seq 1 "$rounds"); do
         end=$(date +%s.%N)
         [ "$(tr -d ' \n' < "$work/out.txt")" = "$((inputs * size))" ] || { echo "wrong output: $(cat "$work/out.txt")" >&2; exit 1; }
         staging=$(python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); print("%.3f" % ((r["startedMicros"]-r["dispatchedMicros"])/1e6))' "$work/results.jsonl" 2>/dev/null || echo "?")
-        printf '%-40s %-6s %9.3f %11s\n' "$b" "$r" "$(echo "$end - $start" | bc)" "$staging"
+        printf '%-40s %-6s %9.3f %11s\n' "$b" "$r" "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" "$staging"
     done
 done
