@@ -53,6 +53,15 @@ public final class ExtTags {
      */
     public static final int PRIORITY = 0x0008;
 
+    /**
+     * In a TaskSpec: {@code cores:u32 memoryMiB:u32}, what the task needs of one executor: that many
+     * of its slots (1 to {@link TaskSpec#MAX_CORES}), and that much of the memory it advertises (0:
+     * not stated). Absent: one slot, memory not stated. The dispatcher sends the task only where both
+     * fit; an executor runs it on that many slots at once, and the C executor gives it that many
+     * CPUs of its own when its slots are pinned.
+     */
+    public static final int RESOURCES = 0x0009;
+
     /** In a DispatchedTask: peers believed to cache the task's inputs ({@link DataCodec#encodeHints}). */
     public static final int HINTS = 0x0010;
 

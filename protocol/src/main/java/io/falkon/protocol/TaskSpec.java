@@ -24,6 +24,12 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
     /** Largest wall-time limit the protocol can carry (u32 milliseconds). */
     public static final long MAX_WALL_TIME_MILLIS = 0xFFFF_FFFFL;
 
+    /** Most cores one task may ask for ({@link ExtTags#RESOURCES}): far beyond any node of today. */
+    public static final int MAX_CORES = 65_536;
+
+    /** Most memory one task may ask for, in MiB (u32): 4 PiB. */
+    public static final long MAX_MEMORY_MIB = 0xFFFF_FFFFL;
+
     public TaskSpec {
         Objects.requireNonNull(argv, "argv");
         Objects.requireNonNull(env, "env");
@@ -103,6 +109,42 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
             }
         }
         return 0;
+    }
+
+    /** How many of an executor's slots the task takes at once ({@link ExtTags#RESOURCES}), 1 if unset. */
+    public int cores() {
+        byte[] v = resources();
+        return v == null ? 1 : (int) u32(v, 0);
+    }
+
+    /** The memory the task needs of its executor, in MiB ({@link ExtTags#RESOURCES}), 0 if not stated. */
+    public long memoryMiB() {
+        byte[] v = resources();
+        return v == null ? 0 : u32(v, 4);
+    }
+
+    private byte[] resources() {
+        for (ExtField f : ext) {
+            if (f.tag() == ExtTags.RESOURCES && f.value().length == 8) {
+                return f.value();
+            }
+        }
+        return null;
+    }
+
+    private static long u32(byte[] v, int at) {
+        return (v[at] & 0xFFL) << 24 | (v[at + 1] & 0xFF) << 16 | (v[at + 2] & 0xFF) << 8 | (v[at + 3] & 0xFF);
+    }
+
+    /** Why a task cannot ask for {@code cores} and {@code memoryMiB}, or null when it can. */
+    public static String resourcesProblem(long cores, long memoryMiB) {
+        if (cores < 1 || cores > MAX_CORES) {
+            return "cores must be 1.." + MAX_CORES + ", got " + cores;
+        }
+        if (memoryMiB < 0 || memoryMiB > MAX_MEMORY_MIB) {
+            return "memory must be 0.." + MAX_MEMORY_MIB + " MiB, got " + memoryMiB;
+        }
+        return null;
     }
 
     /** How many more times the task runs after failing on its own ({@link ExtTags#RETRIES_ON_FAILURE}), 0 if unset. */
@@ -241,6 +283,28 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
             }
             return ext(new ExtField(ExtTags.PRIORITY, new byte[]{(byte) (priority >>> 24), (byte) (priority >>> 16),
                     (byte) (priority >>> 8), (byte) priority}));
+        }
+
+        /**
+         * What the task needs of one executor: {@code cores} of its slots at once (1 by default)
+         * and {@code memoryMiB} of the memory it advertises (0: not stated). The dispatcher sends it
+         * only where both fit, and refuses it when no executor could ever hold it.
+         */
+        public Builder resources(int cores, long memoryMiB) {
+            String problem = resourcesProblem(cores, memoryMiB);
+            if (problem != null) {
+                throw new IllegalArgumentException(problem);
+            }
+            ext.removeIf(f -> f.tag() == ExtTags.RESOURCES);
+            if (cores == 1 && memoryMiB == 0) {
+                return this;
+            }
+            byte[] v = new byte[8];
+            for (int i = 0; i < 4; i++) {
+                v[i] = (byte) (cores >>> (24 - 8 * i));
+                v[4 + i] = (byte) (memoryMiB >>> (24 - 8 * i));
+            }
+            return ext(new ExtField(ExtTags.RESOURCES, v));
         }
 
         /**

@@ -69,9 +69,10 @@ public final class TaskSpecCodec {
      * many times it runs again after failing on its own.
      */
     public record Scan(String problem, int retries, long wallTimeMillis, String[] inputIds, long[] inputSizes,
-                       int retriesOnFailure, String[] outputIds, String name, String[] after, int priority) {
+                       int retriesOnFailure, String[] outputIds, String name, String[] after, int priority,
+                       int cores, long memoryMiB) {
         static Scan invalid(String problem) {
-            return new Scan(problem, -1, 0, null, null, 0, null, null, null, 0);
+            return new Scan(problem, -1, 0, null, null, 0, null, null, null, 0, 1, 0);
         }
 
         /** Whether the task takes part in its instance's dataflow: it produces something others can wait for. */
@@ -133,6 +134,8 @@ public final class TaskSpecCodec {
             String name = null;
             String[] after = null;
             int priority = 0;
+            long cores = 1;
+            long memory = 0;
             String[] ids = null;
             long[] sizes = null;
             for (int i = 0; i < extc; i++) {
@@ -178,6 +181,16 @@ public final class TaskSpecCodec {
                         return Scan.invalid("ext PRIORITY must hold four bytes (a signed 32-bit integer)");
                     }
                     priority = (int) in.u32("priority");
+                } else if (tag == ExtTags.RESOURCES) {
+                    if (in.u32("resources length") != 8) {
+                        return Scan.invalid("ext RESOURCES must hold eight bytes (cores:u32 memoryMiB:u32)");
+                    }
+                    cores = in.u32("cores");
+                    memory = in.u32("memoryMiB");
+                    String problem = TaskSpec.resourcesProblem(cores, memory);
+                    if (problem != null) {
+                        return Scan.invalid("ext RESOURCES: " + problem);
+                    }
                 } else {
                     in.skipBlob("ext value");
                 }
@@ -185,7 +198,7 @@ public final class TaskSpecCodec {
             in.end("spec");
             return new Scan(null, retries, wallTime, ids, sizes, onFailure,
                     outputIds == null || outputIds.length == 0 ? null : outputIds, name,
-                    after == null || after.length == 0 ? null : after, priority);
+                    after == null || after.length == 0 ? null : after, priority, (int) cores, memory);
         } catch (ProtocolException e) {
             return Scan.invalid(e.getMessage());
         }

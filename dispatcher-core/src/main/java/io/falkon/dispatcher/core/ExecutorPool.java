@@ -53,6 +53,10 @@ final class ExecutorPool {
         if (reg.slots() < 1 || reg.slots() > MAX_CREDITS) {
             return "REGISTER.slots: must be 1.." + MAX_CREDITS + ", got " + reg.slots();
         }
+        if (ExecutorState.advertisedMemory(reg) < 0) {
+            return "REGISTER.attributes.memoryMiB: must be a number of MiB, got '"
+                    + LogSafe.text(reg.attributes().get("memoryMiB")) + "'";
+        }
         if (reg.executorId().isEmpty()) {
             return "REGISTER.executorId: empty";
         }
@@ -117,13 +121,13 @@ final class ExecutorPool {
         return true;
     }
 
-    /** One credit used by an assignment. */
-    void useCredit(ExecutorState e) {
-        if (e.credits <= 0 || !e.eligible()) {
-            throw new IllegalStateException("executor " + e.id + " has no credit or is suspended");
+    /** The credits an assignment uses: one per core of the task. */
+    void useCredits(ExecutorState e, int n) {
+        if (e.credits < n || !e.eligible()) {
+            throw new IllegalStateException("executor " + e.id + " has not " + n + " credits or is suspended");
         }
-        e.credits--;
-        totalCredits--;
+        e.credits -= n;
+        totalCredits -= n;
     }
 
     private void enterRing(ExecutorState e) {
@@ -234,7 +238,8 @@ final class ExecutorPool {
     /** Among executors with credits that {@code allowed} accepts, the one caching the most of the inputs. */
     ExecutorState bestWithCredit(Task t, Predicate<ExecutorState> allowed) {
         return t.inputIds == null ? null
-                : index.best(t.inputIds, t.inputSizes, x -> x.credits > 0 && x.eligible() && allowed.test(x));
+                : index.best(t.inputIds, t.inputSizes, x -> x.credits > 0 && x.eligible() && allowed.test(x)
+                && (!t.sized() || x.fitsNow(t)));
     }
 
     /** Whether another eligible executor has not failed {@code t} yet: a retry should go there. */
@@ -245,6 +250,46 @@ final class ExecutorPool {
             }
         }
         return false;
+    }
+
+    // ---- resources -----------------------------------------------------------------------------
+
+    /** Whether some registered executor could ever run {@code t} (vacuously false with none registered). */
+    boolean someoneCouldHold(Task t) {
+        for (ExecutorState x : byLink.values()) {
+            if (x.couldHold(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The executor to keep for {@code t}, a sized task that fits nowhere now: among eligible executors
+     * that could hold it (and it does not avoid, while another could take it), the one with the most
+     * credits, so the fewest results stand between it and a start. Null when there is none.
+     */
+    ExecutorState reserveFor(Task t) {
+        ExecutorState best = null;
+        boolean elsewhere = t.failedOn != null && someoneElseFor(t);
+        for (ExecutorState x : byLink.values()) {
+            if (x.eligible() && x.couldHold(t) && !(elsewhere && t.avoids(x))
+                    && (best == null || x.credits > best.credits)) {
+                best = x;
+            }
+        }
+        return best;
+    }
+
+    /** The largest slot count and advertised memory among registered executors, for a refusal's message. */
+    String largest() {
+        int slots = 0;
+        long memory = 0;
+        for (ExecutorState x : byLink.values()) {
+            slots = Math.max(slots, x.slots);
+            memory = Math.max(memory, x.memoryMiB);
+        }
+        return slots + " slots" + (memory == Long.MAX_VALUE ? "" : " and " + memory + " MiB");
     }
 
     // ---- views ---------------------------------------------------------------------------------

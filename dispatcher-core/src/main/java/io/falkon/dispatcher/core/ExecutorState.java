@@ -21,6 +21,10 @@ final class ExecutorState implements ExecutorView {
     final String id;
     final String host;
     final int slots;
+    /** The memory it advertises for tasks ({@code memoryMiB} attribute), or {@link Long#MAX_VALUE} when it states none. */
+    final long memoryMiB;
+    /** Memory stated by the tasks it runs or holds (the ledger's). */
+    long memoryInUseMiB;
     final boolean noExec;
     /** The implementation it says it is ({@code java}, {@code c}, ...; peer-provided, escaped when shown). */
     final String impl;
@@ -55,8 +59,33 @@ final class ExecutorState implements ExecutorView {
         this.id = reg.executorId();
         this.host = reg.host();
         this.slots = reg.slots();
+        this.memoryMiB = advertisedMemory(reg);
         this.noExec = reg.noExec();
         this.connectedMicros = tickMicros;
+    }
+
+    /** The {@code memoryMiB} attribute of a registration; {@link Long#MAX_VALUE} without one, -1 when it is not a number. */
+    static long advertisedMemory(Message.Register reg) {
+        String v = reg.attributes().get("memoryMiB");
+        if (v == null) {
+            return Long.MAX_VALUE;
+        }
+        try {
+            long m = Long.parseLong(v);
+            return m >= 0 ? m : -1;
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /** Whether {@code t} could ever run here: it asks for no more slots and memory than it has. */
+    boolean couldHold(Task t) {
+        return t.cores <= slots && t.memoryMiB <= memoryMiB;
+    }
+
+    /** Whether {@code t} fits now: credits for its cores, memory not stated by its running tasks. */
+    boolean fitsNow(Task t) {
+        return t.cores <= credits && t.memoryMiB <= memoryMiB - memoryInUseMiB;
     }
 
     /** The task it runs under {@code taskId}, or null. */

@@ -59,7 +59,9 @@ final class Invariants {
             if (e.eligible()) {
                 credits += e.credits;
             }
+            long memory = 0;
             for (Task t : e.runningTasks()) {
+                memory += t.memoryMiB;
                 require(e.task(t.id) == t, "executor %s does not list task %d under its id", e.id, t.id);
                 require(t.executor == e, "task %d is on executor %s but points at %s", t.id, e.id,
                         t.executor == null ? "none" : t.executor.id);
@@ -69,6 +71,8 @@ final class Invariants {
                 runningBytes += t.footprint();
                 perInstance.computeIfAbsent(t.instance, k -> new int[2])[1]++;
             }
+            require(memory == e.memoryInUseMiB, "executor %s counts %d MiB in use, its tasks state %d", e.id,
+                    e.memoryInUseMiB, memory);
         }
         require(running == ledger.running(), "running count %d, but executors hold %d tasks", ledger.running(),
                 running);

@@ -7,18 +7,49 @@ import java.util.Collection;
 /**
  * A scheduling round as the policy sees it: the queue and its window, the executors with their
  * credits, the cache index. {@link #assign} is the only way a policy acts, and it enforces what every
- * policy must respect: an executor's credits, and a retried task's wish to avoid the executors it
- * failed on while another can take it.
+ * policy must respect: an executor's credits, a retried task's wish to avoid the executors it failed
+ * on while another can take it, what a sized task needs (a credit per core, its memory), and the
+ * executor kept for the first queued task that fits nowhere yet.
+ *
+ * <p>That keeping is what stops a large task from starving behind small ones: when the queue's head
+ * needs more than any executor has free, the executor that could hold it and has the most credits is
+ * {@linkplain #reserved reserved}: it takes no other task until the head fits there. Other executors
+ * go on with the tasks behind. A round with no sized task at its head reserves nothing and costs nothing.
  */
 final class Round implements SchedulingRound<Task, ExecutorState> {
     private final Scheduler scheduler;
     private final TaskLedger ledger;
     private final ExecutorPool pool;
+    /** The executor kept for {@link #reservedFor} this round, or null. */
+    private ExecutorState reserved;
+    private Task reservedFor;
 
     Round(Scheduler scheduler, TaskLedger ledger, ExecutorPool pool) {
         this.scheduler = scheduler;
         this.ledger = ledger;
         this.pool = pool;
+    }
+
+    /** Starts a round: keeps an executor for the head if it is a sized task that fits nowhere now. */
+    void begin() {
+        reserved = null;
+        reservedFor = null;
+        Task head = ledger.head();
+        if (head == null || !head.sized()) {
+            return;
+        }
+        for (ExecutorState e : pool.all()) {
+            if (e.eligible() && e.fitsNow(head) && !prefersElsewhere(head, e)) {
+                return;
+            }
+        }
+        reserved = pool.reserveFor(head);
+        reservedFor = reserved == null ? null : head;
+    }
+
+    /** The executor kept for the queue's head this round, or null. */
+    ExecutorState reserved() {
+        return reserved;
     }
 
     @Override
@@ -62,12 +93,21 @@ final class Round implements SchedulingRound<Task, ExecutorState> {
     }
 
     @Override
+    public boolean fits(Task t, ExecutorState e) {
+        return (!t.sized() || e.fitsNow(t)) && (reserved != e || t == reservedFor) && !prefersElsewhere(t, e);
+    }
+
+    @Override
     public boolean assign(Task t, ExecutorState e) {
         if (!t.queued) {
             throw new IllegalStateException("task " + t.id + " is not queued");
         }
-        if (prefersElsewhere(t, e)) {
+        if (!fits(t, e)) {
             return false;
+        }
+        if (t == reservedFor) {
+            reserved = null;
+            reservedFor = null;
         }
         scheduler.assign(t, e);
         return true;
@@ -102,7 +142,7 @@ final class Round implements SchedulingRound<Task, ExecutorState> {
         if (w == null) {
             throw new IllegalStateException(scheduler.policy().name() + " is not data-aware: it has no window");
         }
-        return w.bestFor(e, t -> prefersElsewhere(t, e));
+        return w.bestFor(e, t -> !fits(t, e));
     }
 
     @Override

@@ -422,6 +422,8 @@ public final class Scheduler {
             if (failed[0] != null) {
                 dependencyFailed(t, failed[0]);
                 failed[0] = null;
+            } else if (t.sized() && t.queued) {
+                refuseIfTooLarge(t);
             }
         }
         outbox.send(link, new Message.Submitted(req.requestId(), in.id, tasks.size()));
@@ -842,18 +844,39 @@ public final class Scheduler {
         memory.check(ledger.queuedBytes() + ledger.waitingBytes(), ledger.runningBytes(), instances.retainedBytes());
         if (!ledger.isEmpty() && pool.totalCredits() > 0 && !memory.holdingDispatch()) {
             refreshClock();
+            Task head;
+            while ((head = ledger.head()) != null && head.sized() && refuseIfTooLarge(head)) {
+                // an executor that could hold it left since it was queued
+            }
             if (ledger.window() != null) {
                 ledger.window().fill();
             }
+            round.begin();
             policy.schedule(round);
         }
         outbox.endRound();
         outbox.commit(journal);
     }
 
-    /** The round's assignment (see {@link Round#assign}): queue to executor, credit used, into its bundle. */
+    /**
+     * Ends a queued task that no registered executor could ever run (more cores or memory than the
+     * largest has), naming what it needs; true if it did. With no executor registered it waits: a
+     * provisioner may be starting some.
+     */
+    private boolean refuseIfTooLarge(Task t) {
+        if (pool.size() == 0 || pool.someoneCouldHold(t)) {
+            return false;
+        }
+        ledger.drop(t);
+        complete(t, "", Execution.of(TaskStatus.REJECTED, Execution.PERMANENT, "not run: it needs " + t.cores
+                + (t.cores == 1 ? " core" : " cores") + (t.memoryMiB > 0 ? " and " + t.memoryMiB + " MiB" : "")
+                + " of one executor, and the registered executors have at most " + pool.largest(), nowMicros));
+        return true;
+    }
+
+    /** The round's assignment (see {@link Round#assign}): queue to executor, credits used, into its bundle. */
     void assign(Task t, ExecutorState e) {
-        pool.useCredit(e);
+        pool.useCredits(e, t.cores);
         ledger.assign(t, e, nowMicros, tickMicros);
         outbox.dispatch(e, new Message.DispatchedTask(t.id, t.attempt, t.spec,
                 t.inputIds == null ? ExtField.NONE : dataExt(t, e)));

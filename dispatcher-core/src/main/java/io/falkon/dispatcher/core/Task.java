@@ -26,6 +26,9 @@ final class Task implements QueuedTask {
     int ownFailures;
     /** Higher starts first ({@link TaskQueue}); 0 unless the spec says otherwise. */
     final int priority;
+    /** Slots it takes on its executor at once (credits used), and memory it needs there in MiB (0: not stated). */
+    final int cores;
+    final long memoryMiB;
     /** 0: none; else how long a dispatch may go without a result. */
     final long dispatchTimeoutMillis;
     int attempt;
@@ -52,6 +55,11 @@ final class Task implements QueuedTask {
     boolean waiting;
     /** It has its final result (a waiter of two keys is met again after the first one failed it). */
     boolean finished;
+    /** Whether it needs more of an executor than one slot: only such tasks are fitted and reserved for. */
+    boolean sized() {
+        return cores > 1 || memoryMiB > 0;
+    }
+
     /** Its place in the scheduling window of a data-aware policy, null outside it. */
     Window.Node windowNode;
     /** Monotonic tick at which its current dispatch is presumed lost, while {@link #hasDeadline}. */
@@ -60,6 +68,14 @@ final class Task implements QueuedTask {
 
     Task(long id, Instance instance, long clientTaskId, byte[] spec, long submittedMicros, int retries,
          long dispatchTimeoutMillis, String[] inputIds, long[] inputSizes, int priority) {
+        this(id, instance, clientTaskId, spec, submittedMicros, retries, dispatchTimeoutMillis, inputIds, inputSizes,
+                priority, 1, 0);
+    }
+
+    Task(long id, Instance instance, long clientTaskId, byte[] spec, long submittedMicros, int retries,
+         long dispatchTimeoutMillis, String[] inputIds, long[] inputSizes, int priority, int cores, long memoryMiB) {
+        this.cores = cores;
+        this.memoryMiB = memoryMiB;
         this.priority = priority;
         this.inputIds = inputIds;
         this.inputSizes = inputSizes;

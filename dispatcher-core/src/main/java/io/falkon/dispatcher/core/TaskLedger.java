@@ -56,7 +56,7 @@ final class TaskLedger {
         long timeout = config.dispatchTimeoutMillis() > 0 ? config.dispatchTimeoutMillis()
                 : wall > 0 ? wall + config.dispatchGraceMillis() : 0;
         Task t = new Task(nextTaskId++, in, clientTaskId, spec, submittedMicros, retries, timeout, scan.inputIds(),
-                scan.inputSizes(), scan.priority());
+                scan.inputSizes(), scan.priority(), scan.cores(), scan.memoryMiB());
         t.retriesOnFailure = scan.retriesOnFailure();
         // the instance's first task that others can wait for gives it a dataflow
         Dataflow df = scan.produces() || scan.after() != null ? in.producing() : in.dataflow;
@@ -131,6 +131,7 @@ final class TaskLedger {
             dispatchLatency.record(nowMicros - t.submittedMicros);
         }
         e.tasks.put(t.id, t);
+        e.memoryInUseMiB += t.memoryMiB;
         running++;
         runningBytes += t.footprint();
         t.instance.running++;
@@ -146,6 +147,7 @@ final class TaskLedger {
             throw new IllegalStateException("task " + t.id + " is not on an executor");
         }
         e.tasks.remove(t.id);
+        e.memoryInUseMiB -= t.memoryMiB;
         deadlines.remove(t);
         running--;
         runningBytes -= t.footprint();
@@ -161,6 +163,14 @@ final class TaskLedger {
         queue.dispatched(t);
         queuedBytes -= t.footprint();
         t.instance.queued--;
+    }
+
+    /** Takes a queued task off the queue without running it: it ends here (refused). */
+    void drop(Task t) {
+        if (!t.queued) {
+            throw new IllegalStateException("task " + t.id + " is not queued");
+        }
+        dequeue(t);
     }
 
     /** Removes every queued task of {@code in}, handing each to {@code removed} in queue order. */

@@ -77,13 +77,22 @@ public interface SchedulingRound<T extends QueuedTask, E extends ExecutorView> {
     boolean prefersElsewhere(T task, E executor);
 
     /**
+     * Whether {@link #assign}{@code (task, executor)} would succeed now: the executor has a credit
+     * for each of the task's cores and the memory it asks, is not kept for another task that fits
+     * nowhere yet (so a large task does not starve behind small ones), and the task does not
+     * {@link #prefersElsewhere prefer another executor}.
+     */
+    boolean fits(T task, E executor);
+
+    /**
      * Removes {@code task} from the queue and sends it to {@code executor} (in one bundle with the
-     * executor's other assignments of this round), consuming one credit. The round refuses (returns
-     * false, changing nothing) when the task {@link #prefersElsewhere prefers another executor}: a
-     * retry avoids the nodes it failed on under every policy.
+     * executor's other assignments of this round), consuming a credit per core of the task. The
+     * round refuses (returns false, changing nothing) when the task does not {@link #fits fit} there:
+     * a retry avoids the nodes it failed on under every policy, and a task's resources and the
+     * round's reservation hold whatever the policy.
      *
      * @return whether the task was assigned
-     * @throws IllegalStateException if the executor has no credit left or the task is not queued
+     * @throws IllegalStateException if the task is not queued
      */
     boolean assign(T task, E executor);
 }

@@ -78,6 +78,7 @@ class CoreOwnershipTest {
                     Map.entry("completed", Set.of(ExecutorPool.class)),
                     Map.entry("outcomes", Set.of(ExecutorPool.class)),
                     Map.entry("tasks", Set.of(TaskLedger.class)),
+                    Map.entry("memoryInUseMiB", Set.of(TaskLedger.class)),
                     Map.entry("cached", Set.of(CacheIndex.class))));
 
     /** Fields holding a collection its owner changes through method calls: no one else touches them at all. */

@@ -106,10 +106,19 @@ public final class SchedulerHarness {
     }
 
     public FakeLink executor(String id, int slots, int credits) {
+        return executor(id, slots, credits, -1);
+    }
+
+    /** An executor advertising {@code memoryMiB} for tasks (none when negative). */
+    public FakeLink executor(String id, int slots, int credits, long memoryMiB) {
         FakeLink link = new FakeLink(id);
         // every fake executor has a cache server, at a port derived from its id
-        scheduler.handle(Event.executor(link, new Message.Register(id, "host-" + id, slots, 0,
-                Map.of("cachePort", Integer.toString(40000 + Math.abs(id.hashCode() % 20000))))));
+        Map<String, String> attrs = new java.util.HashMap<>();
+        attrs.put("cachePort", Integer.toString(40000 + Math.abs(id.hashCode() % 20000)));
+        if (memoryMiB >= 0) {
+            attrs.put("memoryMiB", Long.toString(memoryMiB));
+        }
+        scheduler.handle(Event.executor(link, new Message.Register(id, "host-" + id, slots, 0, attrs)));
         if (credits > 0) {
             scheduler.handle(Event.executor(link, new Message.Credit(credits)));
         }
@@ -222,13 +231,22 @@ public final class SchedulerHarness {
         return TaskSpec.builder("/bin/true").inputs(inputs).build();
     }
 
-    /** The executor reports these tasks finished with {@code x} and returns one credit for each. */
+    /** The slots a dispatched task takes: its spec's cores. */
+    public static int coresOf(Message.DispatchedTask t) {
+        return TaskSpecCodec.scan(t.spec()).cores();
+    }
+
+    private static int credits(List<Message.DispatchedTask> tasks) {
+        return tasks.stream().mapToInt(SchedulerHarness::coresOf).sum();
+    }
+
+    /** The executor reports these tasks finished with {@code x} and returns their credits (one per core). */
     public void finish(FakeLink executor, List<Message.DispatchedTask> tasks, Execution x) {
         List<Message.TaskResult> results = new ArrayList<>();
         for (Message.DispatchedTask t : tasks) {
             results.add(new Message.TaskResult(t.taskId(), t.attempt(), x));
         }
-        scheduler.handle(Event.executor(executor, new Message.Result(tasks.size(), results)));
+        scheduler.handle(Event.executor(executor, new Message.Result(credits(tasks), results)));
         scheduler.endBatch();
     }
 
@@ -247,13 +265,13 @@ public final class SchedulerHarness {
         return new Execution(TaskStatus.EXITED, code, 0, 1, 2, new byte[0], new byte[0], "", ExtField.NONE);
     }
 
-    /** The executor reports these tasks finished with exit 0 and returns one credit for each. */
+    /** The executor reports these tasks finished with exit 0 and returns their credits (one per core). */
     public void complete(FakeLink executor, List<Message.DispatchedTask> tasks) {
         List<Message.TaskResult> results = new ArrayList<>();
         for (Message.DispatchedTask t : tasks) {
             results.add(new Message.TaskResult(t.taskId(), t.attempt(), exited(0)));
         }
-        scheduler.handle(Event.executor(executor, new Message.Result(tasks.size(), results)));
+        scheduler.handle(Event.executor(executor, new Message.Result(credits(tasks), results)));
         scheduler.endBatch();
     }
 

@@ -4,6 +4,8 @@ import io.falkon.dispatcher.core.Event;
 import io.falkon.dispatcher.core.FakeLink;
 import io.falkon.dispatcher.core.SchedulerHarness;
 import io.falkon.protocol.Message;
+import io.falkon.protocol.TaskSpec;
+import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.TaskStatus;
 import org.junit.jupiter.api.Test;
 
@@ -130,6 +132,122 @@ public abstract class DispatchPolicyContract {
         FakeLink client = h.client("c");
         h.submit(client, 4, SchedulerHarness.reading("x"));
         assertThat(dispatched(a).size() + dispatched(b).size()).isEqualTo(4);
+    }
+
+    // ---- tasks of several cores and stated memory (issue 36) ------------------------------------
+
+    private static TaskSpec sized(String name, int cores, long memoryMiB) {
+        return TaskSpec.builder("/bin/true").name(name).resources(cores, memoryMiB).build();
+    }
+
+    @Test
+    void neverGivesAnExecutorMoreCoresOrMemoryThanItHasAndFinishesAMixedWorkload() {
+        SchedulerHarness h = new SchedulerHarness(policy());
+        Random rnd = new Random(7);
+        int[] slots = {2, 3, 4};
+        long[] memory = {1000, 4000, 2000};
+        List<FakeLink> executors = new ArrayList<>();
+        List<List<Message.DispatchedTask>> held = new ArrayList<>();
+        for (int i = 0; i < slots.length; i++) {
+            executors.add(h.executor("e" + i, slots[i], slots[i], memory[i]));
+            held.add(new ArrayList<>());
+        }
+        FakeLink client = h.client("c");
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            int cores = 1 + rnd.nextInt(4); // 4 fits e2 alone
+            long mem = rnd.nextInt(3) == 0 ? 0 : 100L * (1 + rnd.nextInt(15)); // up to 1,500: not e0
+            specs.add(sized("t" + i, cores, mem));
+        }
+        List<Long> submitted = h.submitAll(client, specs);
+        int guard = 0;
+        while (delivered(client).size() < submitted.size() && guard++ < 20_000) {
+            for (int i = 0; i < executors.size(); i++) {
+                List<Message.DispatchedTask> mine = held.get(i);
+                mine.addAll(dispatched(executors.get(i)));
+                int cores = mine.stream().mapToInt(SchedulerHarness::coresOf).sum();
+                long mem = mine.stream().mapToLong(t -> TaskSpecCodec.scan(t.spec()).memoryMiB()).sum();
+                assertThat(cores).as("cores held by e%d of %d slots", i, slots[i]).isLessThanOrEqualTo(slots[i]);
+                assertThat(mem).as("MiB held by e%d advertising %d", i, memory[i]).isLessThanOrEqualTo(memory[i]);
+                int done = mine.isEmpty() ? 0 : rnd.nextInt(mine.size() + 1);
+                if (done > 0) {
+                    List<Message.DispatchedTask> finished = new ArrayList<>(mine.subList(0, done));
+                    mine.subList(0, done).clear();
+                    h.complete(executors.get(i), finished);
+                }
+            }
+        }
+        assertThat(delivered(client)).allSatisfy(r -> assertThat(r.execution().succeeded()).isTrue())
+                .extracting(Message.DeliveredResult::clientTaskId).containsExactlyInAnyOrderElementsOf(submitted);
+        h.scheduler.checkInvariants();
+    }
+
+    @Test
+    void aTaskOfSeveralCoresIsNotStarvedBySmallerOnesBehindIt() {
+        SchedulerHarness h = new SchedulerHarness(policy());
+        FakeLink e = h.executor("e", 2, 2);
+        FakeLink client = h.client("c");
+        h.submitAll(client, List.of(sized("a", 1, 0), sized("b", 1, 0)));
+        List<Message.DispatchedTask> running = dispatched(e);
+        List<TaskSpec> rest = new ArrayList<>(List.of(sized("big", 2, 0)));
+        for (int i = 0; i < 6; i++) {
+            rest.add(sized("s" + i, 1, 0));
+        }
+        h.submitAll(client, rest);
+        h.complete(e, running.subList(0, 1));
+        assertThat(dispatched(e)).as("one slot free: kept for 'big', not given to a task behind it").isEmpty();
+        h.complete(e, running.subList(1, 2));
+        List<Message.DispatchedTask> next = dispatched(e);
+        assertThat(next).extracting(SchedulerHarness::nameOf).containsExactly("big");
+        h.complete(e, next);
+        assertThat(dispatched(e)).extracting(SchedulerHarness::nameOf).containsExactly("s0", "s1");
+    }
+
+    @Test
+    void anExecutorTooSmallForTheHeadKeepsRunningTheTasksBehindIt() {
+        SchedulerHarness h = new SchedulerHarness(policy());
+        FakeLink small = h.executor("small", 1, 1);
+        FakeLink big = h.executor("big", 2, 0); // busy for now
+        FakeLink client = h.client("c");
+        h.submitAll(client, List.of(sized("wide", 2, 0), sized("s0", 1, 0), sized("s1", 1, 0)));
+        assertThat(dispatched(small)).extracting(SchedulerHarness::nameOf).containsExactly("s0");
+        h.scheduler.handle(Event.executor(big, new Message.Credit(2)));
+        h.scheduler.endBatch();
+        assertThat(dispatched(big)).extracting(SchedulerHarness::nameOf).containsExactly("wide");
+    }
+
+    @Test
+    void statedMemoryLimitsHowManyTasksShareAnExecutor() {
+        SchedulerHarness h = new SchedulerHarness(policy());
+        FakeLink e = h.executor("e", 4, 4, 1000);
+        FakeLink client = h.client("c");
+        h.submitAll(client, List.of(sized("m0", 1, 600), sized("m1", 1, 600), sized("free", 1, 0)));
+        List<Message.DispatchedTask> first = dispatched(e);
+        assertThat(first).extracting(SchedulerHarness::nameOf).contains("m0").doesNotContain("m1");
+        h.complete(e, first.stream().filter(t -> SchedulerHarness.nameOf(t).equals("m0")).toList());
+        assertThat(dispatched(e)).extracting(SchedulerHarness::nameOf).contains("m1");
+    }
+
+    @Test
+    void aTaskNoExecutorCouldEverHoldIsRefusedNamingWhatItNeeds() {
+        SchedulerHarness h = new SchedulerHarness(policy());
+        FakeLink client = h.client("c");
+        // before any executor registers, it waits: a provisioner may be starting one
+        h.submitAll(client, List.of(sized("huge", 3, 0), sized("fat", 1, 5000), sized("ok", 2, 0)));
+        assertThat(delivered(client)).isEmpty();
+        FakeLink e = h.executor("e", 2, 2, 4096);
+        assertThat(dispatched(e)).extracting(SchedulerHarness::nameOf).containsExactly("ok");
+        List<Message.DeliveredResult> refused = delivered(client);
+        assertThat(refused).hasSize(2).allSatisfy(r -> {
+            assertThat(r.execution().status()).isEqualTo(TaskStatus.REJECTED);
+            assertThat(r.execution().permanent()).isTrue();
+        });
+        assertThat(refused.get(0).execution().detail()).contains("needs 3 cores").contains("at most 2 slots and 4096 MiB");
+        assertThat(refused.get(1).execution().detail()).contains("needs 1 core and 5000 MiB");
+        // once executors are known, a task too large is refused as soon as it is submitted
+        h.submitAll(client, List.of(sized("later", 8, 0)));
+        assertThat(delivered(client)).hasSize(3);
+        h.scheduler.checkInvariants();
     }
 
     @Test
