@@ -27,23 +27,45 @@ int fk_affinity_init(int mode, int slots, int *cpus) {
     return pinned = fk_affinity_decide(mode, slots, *cpus);
 }
 
+/* The CPU number of a slot: the slot-th CPU of the executor's set, modulo its size. */
+static int cpu_of_slot(int slot) {
+    int want = slot % CPU_COUNT(&task_set), seen = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (CPU_ISSET(cpu, &task_set) && seen++ == want) {
+            return cpu;
+        }
+    }
+    return -1;
+}
+
 void fk_affinity_pin_slot(int slot) {
     if (!pinned) {
         return;
     }
-    int want = slot % CPU_COUNT(&task_set), seen = 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-        if (CPU_ISSET(cpu, &task_set) && seen++ == want) {
-            cpu_set_t one;
-            CPU_ZERO(&one);
-            CPU_SET(cpu, &one);
-            int rc = pthread_setaffinity_np(pthread_self(), sizeof one, &one);
-            if (rc != 0) {
-                fk_warn("slot %d: cannot keep to CPU %d (%s); it runs unpinned", slot, cpu, strerror(rc));
-            }
-            return;
+    int cpu = cpu_of_slot(slot);
+    if (cpu >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        int rc = pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+        if (rc != 0) {
+            fk_warn("slot %d: cannot keep to CPU %d (%s); it runs unpinned", slot, cpu, strerror(rc));
         }
     }
+}
+
+int fk_affinity_cpus_of(const int *slots, int n, cpu_set_t *out) {
+    if (!pinned || n < 1) {
+        return 0;
+    }
+    CPU_ZERO(out);
+    for (int i = 0; i < n; i++) {
+        int cpu = cpu_of_slot(slots[i]);
+        if (cpu >= 0) {
+            CPU_SET(cpu, out);
+        }
+    }
+    return CPU_COUNT(out) > 0;
 }
 
 void fk_affinity_release_child(void) {

@@ -2,9 +2,12 @@
  * CPU back and forth: vfork, the task's exit, the pipes closing, the wait. Left to the scheduler,
  * those wake-ups often land the slot thread or the task's children on the other, busy core while
  * this one goes idle (measured in docs/benchmarks.md). Pinned, each slot's chain stays on its core.
- * The task itself is not confined: its child restores the executor's own CPU set before exec. */
+ * The task itself is not confined: its child restores the executor's own CPU set before exec, unless
+ * it stated its cores (RESOURCES): then it gets the CPUs of the slots it took, that many of its own. */
 #ifndef FK_AFFINITY_H
 #define FK_AFFINITY_H
+
+#include <sched.h>
 
 enum fk_pin { FK_PIN_AUTO = 0, FK_PIN_ON = 1, FK_PIN_OFF = 2 };
 
@@ -19,6 +22,10 @@ int fk_affinity_init(int mode, int slots, int *cpus);
 /* In a slot thread, after fk_affinity_init chose to pin: keep this thread on the slot-th CPU of
  * the set (modulo its size). */
 void fk_affinity_pin_slot(int slot);
+
+/* The CPUs of the given slot indices (each the index-th CPU of the executor's set, modulo its size),
+ * for a task that stated its cores; returns 0 (leaving *out alone) when slots are not pinned. */
+int fk_affinity_cpus_of(const int *slots, int n, cpu_set_t *out);
 
 /* In a task's child before exec (async-signal-safe: one system call): give it the executor's CPU
  * set back when its slot thread is pinned. */

@@ -61,7 +61,11 @@ static void on_dispatch(ex *e, fk_msg *m) {
                 r.u.result.results[i].exec.flags = FK_FLAG_NO_EXEC;
             }
         }
-        r.u.result.credits = e->queue.stopping ? 0 : (uint32_t)n;
+        uint32_t credits = 0;
+        for (size_t i = 0; i < n && !e->queue.stopping; i++) {
+            credits += fk_spec_blob_cores((const uint8_t *)m->u.dispatch.tasks[i].spec.s, m->u.dispatch.tasks[i].spec.len);
+        }
+        r.u.result.credits = credits;
         ex_send_msg(e, &r);
         fk_msg_free(&r);
         return;
@@ -82,8 +86,18 @@ static void on_dispatch(ex *e, fk_msg *m) {
         if (fk_spec_decode((const uint8_t *)t->spec.s, t->spec.len, &j->spec, err, sizeof err) != 0) {
             char why[320];
             snprintf(why, sizeof why, "undecodable task spec: %s", err);
-            ex_finish_unrun(e, t->task_id, t->attempt, gen, FK_LAUNCH_FAILED, why);
+            ex_finish_unrun(e, t->task_id, t->attempt, gen,
+                            fk_spec_blob_cores((const uint8_t *)t->spec.s, t->spec.len), FK_LAUNCH_FAILED, 0, why);
             free(j);
+            continue;
+        }
+        j->cores = fk_spec_cores(&j->spec, &j->declared);
+        if (j->cores > (uint32_t)e->cfg->slots) {
+            /* the dispatcher sends a task only where it fits: this one came from elsewhere */
+            char why[160];
+            snprintf(why, sizeof why, "needs %u cores; this executor has %d slots", j->cores, e->cfg->slots);
+            ex_finish_unrun(e, t->task_id, t->attempt, gen, j->cores, FK_REJECTED, FK_FLAG_PERMANENT, why);
+            ex_job_free(j);
             continue;
         }
         const fk_ext *h = fk_ext_find(&t->ext, FK_EXT_HINTS);

@@ -16,6 +16,7 @@ typedef struct {
     int port;
     const char *id;
     int slots;
+    int64_t memory_mib;     /* memory it advertises for tasks' stated needs (--memory; default: the node's) */
     int pin_slots;          /* enum fk_pin: keep each slot thread on one CPU (affinity.h) */
     int prefetch;           /* tasks held beyond the free slots; FK_PREFETCH_AUTO: as the Java executor's auto */
     int no_exec;            /* BENCHMARKING ONLY: complete tasks without running them */

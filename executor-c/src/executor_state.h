@@ -37,6 +37,8 @@ typedef struct job {
     fk_hint *hints;
     size_t nhints;
     int bypass;
+    uint32_t cores;   /* slots it takes at once (RESOURCES; 1 when it states none) */
+    int declared;     /* it stated its cores: with pinned slots it gets that many CPUs of its own */
 } job;
 
 typedef struct done {
@@ -44,6 +46,7 @@ typedef struct done {
     uint64_t task_id;
     uint32_t attempt;
     int gen;
+    uint32_t cores; /* the credits its result returns */
     fk_exec exec;
 } done;
 
@@ -64,6 +67,8 @@ typedef struct {
     size_t ndone;
     size_t flush_at; /* ndone at which the main thread flushes results (ex_grant) */
     size_t running; /* taken by a slot, not yet finished */
+    int free_cores; /* slots not taken by a running job (a job of N cores takes N) */
+    unsigned char *claimed; /* per slot index: taken by a running job (its CPUs when pinned) */
     change *chead, *ctail; /* cache changes not yet reported */
     int stopping;
     atomic_int gen; /* counts connections: results of an earlier one are dropped */
@@ -121,8 +126,9 @@ typedef struct {
 /* slots.c: the job queue and the slot threads */
 void ex_wake(ex *e);
 void ex_job_free(job *j);
-void ex_finish(ex *e, uint64_t task_id, uint32_t attempt, int gen, fk_exec *x);
-void ex_finish_unrun(ex *e, uint64_t task_id, uint32_t attempt, int gen, uint8_t status, const char *why);
+void ex_finish(ex *e, uint64_t task_id, uint32_t attempt, int gen, uint32_t cores, fk_exec *x);
+void ex_finish_unrun(ex *e, uint64_t task_id, uint32_t attempt, int gen, uint32_t cores, uint8_t status,
+                     uint8_t flags, const char *why);
 void ex_enqueue(ex *e, job *head, job *tail, size_t added);
 void ex_cancel_task(ex *e, uint64_t id);
 void ex_cancel_all(ex *e);

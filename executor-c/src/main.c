@@ -31,6 +31,8 @@ static void usage(FILE *f) {
             "  --pin-slots auto|on|off keep each slot's thread on one CPU, so that a task's start and\n"
             "                          exit stay on one core; tasks still get every CPU (default: auto:\n"
             "                          on with one slot per CPU the executor may use)\n"
+            "  --memory SIZE           memory offered to tasks that state theirs, e.g. 8g or 4096m\n"
+            "                          (default: the node's physical memory)\n"
             "  --no-exec               BENCHMARKING ONLY: complete tasks without running them\n"
             "  --id ID                 executor id, unique per dispatcher (default: host-pid-1)\n"
             "  --output-cap BYTES      bytes of stdout and of stderr kept per task (default: 65536)\n"
@@ -249,7 +251,7 @@ static int parse_bytes(const char *text, int64_t *out) {
 int main(int argc, char **argv) {
     static const struct option opts[] = {
         {"dispatcher", required_argument, 0, 'd'}, {"slots", required_argument, 0, 's'},
-        {"pin-slots", required_argument, 0, 'X'},
+        {"pin-slots", required_argument, 0, 'X'}, {"memory", required_argument, 0, 'M'},
         {"no-exec", no_argument, 0, 'n'},          {"id", required_argument, 0, 'i'},
         {"output-cap", required_argument, 0, 'o'}, {"workdir", required_argument, 0, 'w'},
         {"token", required_argument, 0, 't'},      {"prefetch", required_argument, 0, 'p'},
@@ -269,6 +271,8 @@ int main(int argc, char **argv) {
     cpu_set_t mine;
     long cores = sched_getaffinity(0, sizeof mine, &mine) == 0 ? CPU_COUNT(&mine) : sysconf(_SC_NPROCESSORS_ONLN);
     cfg.slots = cores > 0 ? (int)cores : 1;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    cfg.memory_mib = pages > 0 && page > 0 ? (int64_t)pages * page / (1024 * 1024) : 0;
     cfg.output_cap = 64 * 1024;
     cfg.revalidate = FK_REVALIDATE_STAT;
     cfg.prefetch = FK_PREFETCH_AUTO;
@@ -296,6 +300,12 @@ int main(int argc, char **argv) {
             }
             break;
         }
+        case 'M':
+            if (parse_bytes(optarg, &bytes) != 0 || bytes < 1024 * 1024 || bytes / (1024 * 1024) > 0xFFFFFFFFLL) {
+                return bad("--memory must be a size of at least 1m, e.g. 8g or 4096m", optarg);
+            }
+            cfg.memory_mib = bytes / (1024 * 1024);
+            break;
         case 'n': cfg.no_exec = 1; break;
         case 'i': cfg.id = optarg; break;
         case 'o':

@@ -95,6 +95,45 @@ const fk_ext *fk_ext_find(const fk_ext_list *l, uint16_t tag) {
     return NULL;
 }
 
+static uint32_t cores_of(const uint8_t *v, size_t n) {
+    uint32_t c = n == 8 ? fk_get_u32(v) : 1;
+    return c < 1 ? 1 : c;
+}
+
+uint32_t fk_spec_cores(const fk_spec *s, int *declared) {
+    const fk_ext *x = fk_ext_find(&s->ext, FK_EXT_RESOURCES);
+    if (declared) {
+        *declared = x != NULL && x->value.len == 8;
+    }
+    return x ? cores_of((const uint8_t *)x->value.s, x->value.len) : 1;
+}
+
+uint32_t fk_spec_blob_cores(const uint8_t *blob, size_t len) {
+    fk_reader r;
+    fk_reader_init(&r, blob, len);
+    size_t n;
+    uint32_t argc = fk_rd_count(&r, "argv", 4);
+    for (uint32_t i = 0; i < argc && fk_reader_ok(&r); i++) {
+        fk_rd_blob(&r, "argv", &n);
+    }
+    uint32_t envc = fk_rd_count(&r, "env", 8);
+    for (uint32_t i = 0; i < envc && fk_reader_ok(&r); i++) {
+        fk_rd_blob(&r, "env key", &n);
+        fk_rd_blob(&r, "env value", &n);
+    }
+    fk_rd_blob(&r, "workDir", &n);
+    fk_rd_u32(&r, "wallTimeMillis");
+    uint16_t extc = fk_rd_u16(&r, "ext");
+    for (uint16_t i = 0; i < extc && fk_reader_ok(&r); i++) {
+        uint16_t tag = fk_rd_u16(&r, "ext tag");
+        const uint8_t *v = fk_rd_blob(&r, "ext value", &n);
+        if (tag == FK_EXT_RESOURCES && v) {
+            return cores_of(v, n);
+        }
+    }
+    return 1;
+}
+
 static void rd_map(fk_reader *r, fk_map *m, const char *field) {
     m->n = 0;
     m->items = NULL;

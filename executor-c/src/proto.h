@@ -73,6 +73,7 @@ enum fk_ext_tag {
     FK_EXT_INPUTS = 0x0002,
     FK_EXT_OUTPUTS = 0x0003,
     FK_EXT_SHELL_LINE = 0x0004, /* the shell line this argv was split from: run it if the program cannot start */
+    FK_EXT_RESOURCES = 0x0009,  /* cores:u32 memoryMiB:u32: the task takes that many slots at once */
     FK_EXT_HINTS = 0x0010,
     FK_EXT_BYPASS_CACHE = 0x0011,
     FK_EXT_DATA_STATS = 0x0020
@@ -238,6 +239,11 @@ fk_str fk_str_of(const char *s);
 
 /* The extension with this tag, or NULL. */
 const fk_ext *fk_ext_find(const fk_ext_list *l, uint16_t tag);
+/* The slots a task takes at once (its RESOURCES cores, 1 when it states none); *declared (may be
+ * NULL) says whether it stated them. */
+uint32_t fk_spec_cores(const fk_spec *s, int *declared);
+/* The same, read straight from an encoded spec without decoding it (1 when it is malformed). */
+uint32_t fk_spec_blob_cores(const uint8_t *blob, size_t len);
 
 int fk_inputs_decode(const fk_str *value, fk_input **out, size_t *n, char *err, size_t errlen);
 void fk_inputs_free(fk_input *in, size_t n);

@@ -125,8 +125,8 @@ static int prefetch_target(const ex *e) {
     return e->cfg->slots * per_slot;
 }
 
-/* Every finished result of the current connection, with as many credits (adjusted by the change in
- * prefetch), in one frame. */
+/* Every finished result of the current connection, with their credits (one per core, adjusted by the
+ * change in prefetch), in one frame. */
 void ex_flush_results(ex *e) {
     pthread_mutex_lock(&e->queue.lock);
     done *d = e->queue.dhead;
@@ -148,6 +148,7 @@ void ex_flush_results(ex *e) {
         abort();
     }
     int gen = atomic_load(&e->queue.gen);
+    int returning = 0; /* a credit per core of each result (a task of N cores took N) */
     while (d) {
         done *next = d->next;
         if (d->gen == gen) {
@@ -155,6 +156,7 @@ void ex_flush_results(ex *e) {
             t->task_id = d->task_id;
             t->attempt = d->attempt;
             t->exec = d->exec;
+            returning += (int)d->cores;
             double ms = (double)(d->exec.finished_us - d->exec.started_us) / 1000.0;
             e->reports.samples++;
             e->reports.mean_ms = e->reports.samples == 1 ? ms : e->reports.mean_ms + (ms - e->reports.mean_ms) * 0.1;
@@ -165,12 +167,12 @@ void ex_flush_results(ex *e) {
         d = next;
     }
     int delta = prefetch_target(e) - e->reports.granted;
-    if (delta < -(int)m.u.result.n) {
-        delta = -(int)m.u.result.n;
+    if (delta < -returning) {
+        delta = -returning;
     }
     if (m.u.result.n && ex_live(e)) {
         ex_grant(e, e->reports.granted + delta);
-        m.u.result.credits = (uint32_t)((int)m.u.result.n + delta);
+        m.u.result.credits = (uint32_t)(returning + delta);
         ex_send_msg(e, &m);
     }
     fk_msg_free(&m);

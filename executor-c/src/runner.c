@@ -265,8 +265,8 @@ enum { STAGE_NONE = 0, STAGE_CHDIR = 1, STAGE_EXEC = 2 };
  * than posix_spawn here (no child stack to map and unmap, a few signal resets instead of one
  * sigaction per signal). All signals are blocked around it so no handler runs in the child. */
 static __attribute__((noinline)) pid_t spawn(const char *path, char *const *argv, char *const *envp, int out_w,
-                                             int err_w, const char *dir, volatile int *child_errno,
-                                             volatile int *stage) {
+                                             int err_w, const char *dir, const cpu_set_t *cpus,
+                                             volatile int *child_errno, volatile int *stage) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -291,7 +291,11 @@ static __attribute__((noinline)) pid_t spawn(const char *path, char *const *argv
             _exit(127);
         }
         close_range(3, ~0U, 0);
-        fk_affinity_release_child();
+        if (cpus) {
+            sched_setaffinity(0, sizeof *cpus, cpus); /* on failure it keeps the slot's CPU */
+        } else {
+            fk_affinity_release_child();
+        }
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
@@ -406,7 +410,7 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
     r->timed_out = 0;
     int rc = closed ? ECANCELED : !path ? lookup_err : 0;
     if (rc == 0) {
-        pid = spawn(path, argv, envp, po[1], pe[1], dir, &child_errno, &stage);
+        pid = spawn(path, argv, envp, po[1], pe[1], dir, r->confine ? &r->cpus : NULL, &child_errno, &stage);
         if (pid < 0) {
             rc = errno;
         } else if (stage != STAGE_NONE) {

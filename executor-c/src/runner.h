@@ -8,6 +8,7 @@
 #include "proto.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -23,6 +24,8 @@ typedef struct {
     const char *workdir; /* for tasks that name none */
     uint8_t *out, *err;  /* capture buffers of cap bytes */
     char *last_name, *last_path; /* the last PATH lookup */
+    int confine;       /* set by the slot before fk_run: the task runs on cpus, not the executor's set */
+    cpu_set_t cpus;
 } fk_runner;
 
 void fk_runner_init(fk_runner *r, size_t cap, const char *workdir);

@@ -39,7 +39,9 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
     } else {
         snprintf(prefetch, sizeof prefetch, "%d", c->prefetch);
     }
-    fk_kv attrs[6];
+    char memory[32];
+    snprintf(memory, sizeof memory, "%lld", (long long)c->memory_mib);
+    fk_kv attrs[8];
     size_t na = 0;
     attrs[na].key = fk_str_of("impl");
     attrs[na++].value = fk_str_of("c");
@@ -49,6 +51,8 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
     attrs[na++].value = fk_str_of(c->no_exec ? "no-exec" : "vfork");
     attrs[na].key = fk_str_of("prefetch");
     attrs[na++].value = fk_str_of(prefetch);
+    attrs[na].key = fk_str_of("memoryMiB");
+    attrs[na++].value = fk_str_of(memory);
     if (e->peer) {
         snprintf(port, sizeof port, "%d", fk_peer_port(e->peer));
         attrs[na].key = fk_str_of("cachePort");

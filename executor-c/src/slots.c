@@ -23,7 +23,7 @@ void ex_job_free(job *j) {
     free(j);
 }
 
-void ex_finish(ex *e, uint64_t task_id, uint32_t attempt, int gen, fk_exec *x) {
+void ex_finish(ex *e, uint64_t task_id, uint32_t attempt, int gen, uint32_t cores, fk_exec *x) {
     done *d = calloc(1, sizeof *d);
     if (!d) {
         abort();
@@ -31,6 +31,7 @@ void ex_finish(ex *e, uint64_t task_id, uint32_t attempt, int gen, fk_exec *x) {
     d->task_id = task_id;
     d->attempt = attempt;
     d->gen = gen;
+    d->cores = cores;
     d->exec = *x;
     pthread_mutex_lock(&e->queue.lock);
     if (e->queue.dtail) {
@@ -51,16 +52,18 @@ void ex_finish(ex *e, uint64_t task_id, uint32_t attempt, int gen, fk_exec *x) {
 }
 
 /* Reports a task that never ran (cancelled while waiting, undecodable): no process, empty streams. */
-void ex_finish_unrun(ex *e, uint64_t task_id, uint32_t attempt, int gen, uint8_t status, const char *why) {
+void ex_finish_unrun(ex *e, uint64_t task_id, uint32_t attempt, int gen, uint32_t cores, uint8_t status,
+                     uint8_t flags, const char *why) {
     fk_exec x;
     memset(&x, 0, sizeof x);
     x.status = status;
+    x.flags = flags;
     x.exit_code = -1;
     x.started_us = x.finished_us = fk_now_micros();
     x.out = fk_str_dup("", 0);
     x.err = fk_str_dup("", 0);
     x.detail = fk_str_of(why);
-    ex_finish(e, task_id, attempt, gen, &x);
+    ex_finish(e, task_id, attempt, gen, cores, &x);
 }
 
 typedef struct {
@@ -68,29 +71,56 @@ typedef struct {
     int slot;
 } slot_arg;
 
+/* Under the lock: takes the queue's head if its cores are free (FIFO: a job of several cores is
+ * not overtaken here, so it cannot starve; the dispatcher keeps smaller work away meanwhile), and
+ * claims that many slot indices, lowest first. NULL when the head must wait. */
+static job *take_head(ex *e, int *claimed, int *nclaimed) {
+    job *j = e->queue.qhead;
+    if (!j || (int)j->cores > e->queue.free_cores) {
+        return NULL;
+    }
+    e->queue.qhead = j->next;
+    if (!e->queue.qhead) {
+        e->queue.qtail = NULL;
+    }
+    e->queue.queued--;
+    e->queue.running++;
+    e->queue.free_cores -= (int)j->cores;
+    *nclaimed = 0;
+    for (int i = 0; i < e->queue.nthreads && *nclaimed < (int)j->cores; i++) {
+        if (!e->queue.claimed[i]) {
+            e->queue.claimed[i] = 1;
+            claimed[(*nclaimed)++] = i;
+        }
+    }
+    return j;
+}
+
 static void *slot_main(void *p) {
     slot_arg *a = p;
     ex *e = a->e;
     fk_runner *r = &e->queue.runners[a->slot];
     fk_affinity_pin_slot(a->slot);
     free(a);
+    int *claimed = calloc((size_t)e->queue.nthreads, sizeof(int));
+    if (!claimed) {
+        abort();
+    }
     for (;;) {
+        int nclaimed = 0;
+        job *j = NULL;
         pthread_mutex_lock(&e->queue.lock);
-        while (!e->queue.qhead && !e->queue.stopping) {
+        while (!e->queue.stopping && !(j = take_head(e, claimed, &nclaimed))) {
             pthread_cond_wait(&e->queue.cond, &e->queue.lock);
         }
         if (e->queue.stopping) {
             pthread_mutex_unlock(&e->queue.lock);
+            free(claimed);
             return NULL;
         }
-        job *j = e->queue.qhead;
-        e->queue.qhead = j->next;
-        if (!e->queue.qhead) {
-            e->queue.qtail = NULL;
-        }
-        e->queue.queued--;
-        e->queue.running++;
         pthread_mutex_unlock(&e->queue.lock);
+        /* a task that stated its cores runs on that many CPUs of its own when slots are pinned */
+        r->confine = j->declared && fk_affinity_cpus_of(claimed, nclaimed, &r->cpus);
         if (j->gen == atomic_load(&e->queue.gen)) {
             fk_exec x;
             if (fk_staging_needed(&j->spec)) {
@@ -98,11 +128,18 @@ static void *slot_main(void *p) {
             } else {
                 fk_run(r, j->task_id, &j->spec, NULL, NULL, &x);
             }
-            ex_finish(e, j->task_id, j->attempt, j->gen, &x);
+            ex_finish(e, j->task_id, j->attempt, j->gen, j->cores, &x);
         }
         /* after finish: its result is counted in ndone before it stops counting as running */
         pthread_mutex_lock(&e->queue.lock);
         e->queue.running--;
+        e->queue.free_cores += (int)j->cores;
+        for (int i = 0; i < nclaimed; i++) {
+            e->queue.claimed[claimed[i]] = 0;
+        }
+        if (j->cores > 1) {
+            pthread_cond_broadcast(&e->queue.cond); /* room for several waiting jobs */
+        }
         pthread_mutex_unlock(&e->queue.lock);
         ex_job_free(j);
     }
@@ -144,10 +181,11 @@ void ex_cancel_task(ex *e, uint64_t id) {
             e->queue.qtail = prev;
         }
         e->queue.queued--;
+        pthread_cond_broadcast(&e->queue.cond); /* it may have held up the jobs behind it */
     }
     pthread_mutex_unlock(&e->queue.lock);
     if (j) {
-        ex_finish_unrun(e, j->task_id, j->attempt, j->gen, FK_CANCELLED, "cancelled before it started");
+        ex_finish_unrun(e, j->task_id, j->attempt, j->gen, j->cores, FK_CANCELLED, 0, "cancelled before it started");
         ex_job_free(j);
         return;
     }
@@ -191,9 +229,11 @@ void ex_start_slots(ex *e) {
         return;
     }
     e->queue.nthreads = cfg->slots;
+    e->queue.free_cores = cfg->slots;
     e->queue.runners = calloc((size_t)cfg->slots, sizeof(fk_runner));
     e->queue.threads = calloc((size_t)cfg->slots, sizeof(pthread_t));
-    if (!e->queue.runners || !e->queue.threads) {
+    e->queue.claimed = calloc((size_t)cfg->slots, 1);
+    if (!e->queue.runners || !e->queue.threads || !e->queue.claimed) {
         abort();
     }
     for (int i = 0; i < cfg->slots; i++) {
@@ -240,8 +280,10 @@ void ex_stop_slots(ex *e) {
     }
     free(e->queue.runners);
     free(e->queue.threads);
+    free(e->queue.claimed);
     e->queue.runners = NULL;
     e->queue.threads = NULL;
+    e->queue.claimed = NULL;
     e->queue.nthreads = 0;
 }
 

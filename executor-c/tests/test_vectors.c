@@ -146,6 +146,32 @@ static void check_data_extensions(const char *dir) {
     free(bin);
 }
 
+/* Vector 40's task takes 4 slots: read from the decoded spec and straight from the encoded one. */
+static void check_resources(const char *dir) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/40_dispatch_resources.bin", dir);
+    size_t len = 0;
+    char *bin = slurp(path, &len);
+    CHECK(bin != NULL, "missing vector 40");
+    if (!bin) {
+        return;
+    }
+    fk_msg m;
+    char err[256];
+    CHECK(fk_decode((const uint8_t *)bin + 4, len - 4, &m, err, sizeof err) == 0, "40: %s", err);
+    const fk_str *blob = &m.u.dispatch.tasks[0].spec;
+    CHECK(fk_spec_blob_cores((const uint8_t *)blob->s, blob->len) == 4, "40: cores from the encoded spec");
+    fk_spec s;
+    CHECK(fk_spec_decode((const uint8_t *)blob->s, blob->len, &s, err, sizeof err) == 0, "40 spec: %s", err);
+    int declared = 0;
+    CHECK(fk_spec_cores(&s, &declared) == 4 && declared, "40: cores from the decoded spec");
+    fk_spec_free(&s);
+    /* a spec stating nothing takes one slot, and so does a truncated one */
+    CHECK(fk_spec_blob_cores((const uint8_t *)blob->s, blob->len - 3) == 1, "40 truncated: one slot");
+    fk_msg_free(&m);
+    free(bin);
+}
+
 /* Malformed frames are rejected with an error naming the field, never read out of bounds
  * (the sanitizer build runs this too). */
 static void check_malformed(void) {
@@ -225,6 +251,7 @@ int main(int argc, char **argv) {
     }
     CHECK(checked >= 21, "expected at least 21 executor-facing vectors, found %d", checked);
     check_data_extensions(dir);
+    check_resources(dir);
     check_malformed();
     printf("golden vectors: %d executor-facing checked, %d client-facing skipped; %d failures\n", checked, skipped,
            check_failures);

@@ -149,7 +149,7 @@ public final class Executor implements AutoCloseable {
         this.slots = config.noExec() ? null : new SlotPool(config.slots(), config.runner(), spoolDir,
                 config.outputCap(), config.spoolLimit(), config.workDir(),
                 new Staging(cache, store, config.outputRoot() == null ? null : new OutputStore(config.outputRoot()),
-                        spoolDir.resolve("sandboxes")), (job, r) -> results.add(job.generation(), r));
+                        spoolDir.resolve("sandboxes")), (job, r) -> results.add(job.generation(), job.cores(), r));
     }
 
     /** Jobs received and not started yet. */
@@ -292,6 +292,9 @@ public final class Executor implements AutoCloseable {
             attrs.put("java", System.getProperty("java.version"));
             attrs.put("runner", slots == null ? "no-exec" : slots.runnerName());
             attrs.put("prefetch", prefetch.auto() ? "auto" : Integer.toString(config.prefetch()));
+            if (config.memoryMiB() >= 0) {
+                attrs.put("memoryMiB", Long.toString(config.memoryMiB()));
+            }
             if (peerServer != null) {
                 attrs.put("cachePort", Integer.toString(peerServer.port()));
                 if (config.cacheHost() != null) {
@@ -383,7 +386,7 @@ public final class Executor implements AutoCloseable {
             try {
                 spec = TaskSpecCodec.decode(t.spec());
             } catch (RuntimeException e) {
-                results.add(gen, new Message.TaskResult(t.taskId(), t.attempt(), Execution.of(TaskStatus.LAUNCH_FAILED,
+                results.add(gen, TaskSpecCodec.cores(t.spec()), new Message.TaskResult(t.taskId(), t.attempt(), Execution.of(TaskStatus.LAUNCH_FAILED,
                         "undecodable task spec: " + e.getMessage(), Clock.SYSTEM.nowMicros())));
                 continue;
             }

@@ -39,6 +39,10 @@ public final class ExecutorCommand implements Callable<Integer> {
     @Option(names = "--slots", description = "tasks run at once (default: cores)")
     int slots = Runtime.getRuntime().availableProcessors();
 
+    @Option(names = "--memory", paramLabel = "SIZE", description = "memory offered to tasks that state theirs, "
+            + "e.g. 8g or 4096m (default: the node's physical memory)")
+    String memory;
+
     @Option(names = "--no-exec", description = "BENCHMARKING ONLY: complete tasks without running them, "
             + "to measure dispatch overhead")
     boolean noExec;
@@ -195,6 +199,13 @@ public final class ExecutorCommand implements Callable<Integer> {
                     .revalidate(Revalidate.parse(revalidate));
             if (cacheSize != null) {
                 b.cacheCapacity(Bytes.parse(cacheSize));
+            }
+            if (memory != null) {
+                long bytes = Bytes.parse(memory);
+                if (bytes < 1 << 20) {
+                    throw new IllegalArgumentException("--memory must be at least 1m, got '" + memory + "'");
+                }
+                b.memoryMiB(bytes >> 20);
             }
             EvictionPolicies.byName(eviction);
             cfg = b.build();

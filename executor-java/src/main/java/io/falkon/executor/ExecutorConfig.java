@@ -23,6 +23,7 @@ public final class ExecutorConfig {
     private final int dispatcherPort;
     private final String executorId;
     private final int slots;
+    private final long memoryMiB;
     private final boolean noExec;
     private final boolean noExecSleep;
     private final int outputCap;
@@ -51,6 +52,7 @@ public final class ExecutorConfig {
         this.dispatcherPort = b.dispatcherPort;
         this.executorId = Objects.requireNonNull(b.executorId, "executorId");
         this.slots = b.slots;
+        this.memoryMiB = b.memoryMiB;
         this.noExec = b.noExec;
         this.noExecSleep = b.noExecSleep;
         if (noExecSleep && !noExec) {
@@ -124,6 +126,28 @@ public final class ExecutorConfig {
     /** Tasks run at once. */
     public int slots() {
         return slots;
+    }
+
+    /**
+     * The memory it advertises for tasks that state theirs, in MiB (the dispatcher sends a task only
+     * where its stated memory fits); -1 to advertise none. Default: the node's physical memory.
+     */
+    public long memoryMiB() {
+        return memoryMiB;
+    }
+
+    /** MemTotal of /proc/meminfo in MiB, or -1 where there is none (not Linux). */
+    static long physicalMemoryMiB() {
+        try (java.io.BufferedReader r = java.nio.file.Files.newBufferedReader(Path.of("/proc/meminfo"))) {
+            for (String line; (line = r.readLine()) != null; ) {
+                if (line.startsWith("MemTotal:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024; // kB
+                }
+            }
+        } catch (java.io.IOException | NumberFormatException e) {
+            // no /proc: advertise nothing
+        }
+        return -1;
     }
 
     /** Complete tasks without running them: measures dispatch overhead only. */
@@ -317,6 +341,7 @@ public final class ExecutorConfig {
         Builder b = new Builder(dispatcherHost, dispatcherPort);
         b.executorId = executorId;
         b.slots = slots;
+        b.memoryMiB = memoryMiB;
         b.noExec = noExec;
         b.noExecSleep = noExecSleep;
         b.outputCap = outputCap;
@@ -348,6 +373,7 @@ public final class ExecutorConfig {
         private final int dispatcherPort;
         private String executorId = Executor.defaultId();
         private int slots = Runtime.getRuntime().availableProcessors();
+        private long memoryMiB = physicalMemoryMiB();
         private boolean noExec;
         private boolean noExecSleep;
         private int outputCap = DEFAULT_OUTPUT_CAP;
@@ -403,6 +429,11 @@ public final class ExecutorConfig {
 
         public Builder slots(int v) {
             slots = v;
+            return this;
+        }
+
+        public Builder memoryMiB(long v) {
+            memoryMiB = v;
             return this;
         }
 

@@ -61,11 +61,13 @@ final class NoExec {
         }
         long now = Clock.SYSTEM.nowMicros();
         List<Message.TaskResult> done = new ArrayList<>(group.size());
+        int credits = 0;
         for (Message.DispatchedTask t : group) {
+            credits += TaskSpecCodec.cores(t.spec());
             done.add(new Message.TaskResult(t.taskId(), t.attempt(), new Execution(TaskStatus.EXITED, 0,
                     Execution.NO_EXEC, startedMicros, now, NO_BYTES, NO_BYTES, "", ExtField.NONE)));
         }
-        ch.writeAndFlush(new Message.Result(done.size(), done), ch.voidPromise());
+        ch.writeAndFlush(new Message.Result(credits, done), ch.voidPromise());
     }
 
     /** How long a {@code sleep S} task would run, in ms; 0 for anything else or anything undecodable. */

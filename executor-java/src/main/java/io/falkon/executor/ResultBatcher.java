@@ -26,7 +26,7 @@ final class ResultBatcher {
     /** With prefetch: results wait for company this long at most, while the slots still have work. */
     static final long LINGER_MILLIS = 20;
 
-    private record Finished(int generation, Message.TaskResult result) {
+    private record Finished(int generation, int cores, Message.TaskResult result) {
     }
 
     private final EventLoop loop;
@@ -58,12 +58,12 @@ final class ResultBatcher {
         this.waitingJobs = waitingJobs;
     }
 
-    /** A task finished (on a slot thread), for the connection of {@code generation}. */
-    void add(int generation, Message.TaskResult r) {
+    /** A task of {@code cores} slots finished (on a slot thread), for the connection of {@code generation}. */
+    void add(int generation, int cores, Message.TaskResult r) {
         if (generation != this.generation.getAsInt()) {
             return; // from a connection that is gone: the dispatcher has re-queued the task already
         }
-        finished.add(new Finished(generation, r));
+        finished.add(new Finished(generation, cores, r));
         prefetch.finished(r.execution().finishedMicros() - r.execution().startedMicros());
         int waiting = unsent.incrementAndGet();
         int held = prefetch.current();
@@ -79,17 +79,19 @@ final class ResultBatcher {
         }
     }
 
-    /** On the I/O thread: every result of the current connection, with as many credits, in one frame. */
+    /** On the I/O thread: every result of the current connection, with their credits (one per core), in one frame. */
     void flush() {
         flushScheduled.set(false);
         int current = generation.getAsInt();
         List<Message.TaskResult> batch = new ArrayList<>();
         Finished f;
         int taken = 0;
+        int returning = 0;
         while ((f = finished.poll()) != null) {
             taken++;
             if (f.generation() == current) {
                 batch.add(f.result());
+                returning += f.cores();
             }
         }
         unsent.addAndGet(-taken);
@@ -99,7 +101,7 @@ final class ResultBatcher {
         lastSentMicros = clock.tickMicros();
         Channel ch = channel.get();
         if (ch != null && ch.isActive()) {
-            int credits = batch.size() + prefetch.adjust(batch.size()); // the prefetch follows the tasks' length
+            int credits = returning + prefetch.adjust(returning); // the prefetch follows the tasks' length
             ch.writeAndFlush(new Message.Result(credits, batch), ch.voidPromise());
         }
     }

@@ -28,8 +28,8 @@ class ResultBatcherTest {
 
     @Test
     void resultsOfTheCurrentConnectionShareOneFrameWithTheirCredits() {
-        batcher.add(1, result(7));
-        batcher.add(1, result(8));
+        batcher.add(1, 1, result(7));
+        batcher.add(1, 1, result(8));
         channel.runPendingTasks();
         Message.Result frame = channel.readOutbound();
         assertThat(frame.results()).extracting(Message.TaskResult::taskId).containsExactly(7L, 8L);
@@ -38,10 +38,19 @@ class ResultBatcherTest {
     }
 
     @Test
+    void aTaskOfSeveralCoresReturnsACreditForEachCore() {
+        batcher.add(1, 4, result(7));
+        batcher.add(1, 1, result(8));
+        channel.runPendingTasks();
+        Message.Result frame = channel.readOutbound();
+        assertThat(frame.credits()).isEqualTo(5);
+    }
+
+    @Test
     void aResultWhoseConnectionWasLostBeforeTheFlushNeverReachesTheNextOne() {
-        batcher.add(1, result(7));
+        batcher.add(1, 1, result(7));
         generation.set(2); // the connection was lost and a new one made before the I/O thread flushed
-        batcher.add(2, result(9));
+        batcher.add(2, 1, result(9));
         channel.runPendingTasks();
         Message.Result frame = channel.readOutbound();
         assertThat(frame.results()).extracting(Message.TaskResult::taskId).containsExactly(9L);
@@ -53,7 +62,7 @@ class ResultBatcherTest {
     @Test
     void aResultFinishingAfterItsConnectionIsGoneIsDroppedAtOnce() {
         generation.set(2);
-        batcher.add(1, result(7));
+        batcher.add(1, 1, result(7));
         channel.runPendingTasks();
         assertThat(channel.outboundMessages()).isEmpty();
         assertThat(batcher.unsent()).isZero();

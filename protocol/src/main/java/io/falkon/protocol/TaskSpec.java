@@ -288,7 +288,9 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
         /**
          * What the task needs of one executor: {@code cores} of its slots at once (1 by default)
          * and {@code memoryMiB} of the memory it advertises (0: not stated). The dispatcher sends it
-         * only where both fit, and refuses it when no executor could ever hold it.
+         * only where both fit, and refuses it when no executor could ever hold it. Stated, even as
+         * one core, the task runs on that many CPUs of its own where the executor pins its slots
+         * (the C executor); a task that states nothing runs on all of the executor's CPUs.
          */
         public Builder resources(int cores, long memoryMiB) {
             String problem = resourcesProblem(cores, memoryMiB);
@@ -296,9 +298,6 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
                 throw new IllegalArgumentException(problem);
             }
             ext.removeIf(f -> f.tag() == ExtTags.RESOURCES);
-            if (cores == 1 && memoryMiB == 0) {
-                return this;
-            }
             byte[] v = new byte[8];
             for (int i = 0; i < 4; i++) {
                 v[i] = (byte) (cores >>> (24 - 8 * i));

@@ -86,6 +86,40 @@ public final class TaskSpecCodec {
     }
 
     /**
+     * How many slots the task of an encoded spec takes ({@link ExtTags#RESOURCES} cores): 1 when it
+     * states none or is malformed. Reads past the rest without checking it or allocating strings, for
+     * the credits an executor returns with a result.
+     */
+    public static int cores(byte[] blob) {
+        ByteBuf buf = Unpooled.wrappedBuffer(blob);
+        WireReader in = new WireReader(buf);
+        try {
+            for (int i = 0, n = in.count("argv", 4); i < n; i++) {
+                in.skipBlob("argv");
+            }
+            for (int i = 0, n = in.count("env", 8); i < n; i++) {
+                in.skipBlob("env key");
+                in.skipBlob("env value");
+            }
+            in.skipBlob("workDir");
+            in.u32("wallTimeMillis");
+            for (int i = 0, n = in.u16("ext"); i < n; i++) {
+                int tag = in.u16("ext tag");
+                if (tag == ExtTags.RESOURCES && in.u32("resources length") == 8) {
+                    return (int) Math.max(1, Math.min(TaskSpec.MAX_CORES, in.u32("cores")));
+                } else if (tag != ExtTags.RESOURCES) {
+                    in.skipBlob("ext value");
+                } else {
+                    return 1;
+                }
+            }
+        } catch (ProtocolException e) {
+            // malformed: the executor reports it as such, and it took one slot
+        }
+        return 1;
+    }
+
+    /**
      * Checks an encoded spec without building it: the reason it is invalid, or {@code null}.
      */
     public static String validate(byte[] blob) {

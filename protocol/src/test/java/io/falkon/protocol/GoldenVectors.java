@@ -207,6 +207,13 @@ public final class GoldenVectors {
                                 .build())),
                         new Message.SubmittedTask(21, TaskSpecCodec.encode(TaskSpec.builder("/bin/true").priority(-1)
                                 .build()))))));
+        v.add(new Vector("40_dispatch_resources", "a task that takes 4 slots at once and states 2048 MiB "
+                + "(xz with 4 threads); the executor runs it on 4 slots, on 4 CPUs of its own when its slots are pinned",
+                new Message.Dispatch(List.of(new Message.DispatchedTask(43, 0, TaskSpecCodec.encode(
+                        TaskSpec.builder("xz", "-T4", "-k", "big.tar").resources(4, 2048).build()), ExtField.NONE)))));
+        v.add(new Vector("41_result_cores_credits", "the result of the 4-core task of vector 40 returns 4 credits",
+                new Message.Result(4, List.of(new Message.TaskResult(43, 0, new Execution(TaskStatus.EXITED, 0, 0,
+                        1000, 9000, new byte[0], new byte[0], "", ExtField.NONE))))));
         return v;
     }
 

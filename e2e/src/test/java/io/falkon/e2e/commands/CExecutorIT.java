@@ -73,6 +73,30 @@ class CExecutorIT extends ExecutorContract {
         assertThat(threadCpus(unpinned.pid())).as("--pin-slots off").allSatisfy(s -> assertThat(s).isEqualTo(cpus));
     }
 
+    @Test
+    void aTaskThatStatesItsCoresRunsOnThatManyCpusOfItsOwnWhenSlotsArePinned() throws Exception {
+        Set<Integer> cpus = cpusAllowed(Files.readString(Path.of("/proc/self/status")));
+        assumeTrue(cpus.size() >= 2, "needs two CPUs to give a task two of its own");
+        Dispatcher d = dispatcher(new FirstAvailable());
+        int slots = cpus.size();
+        executor(d.port(), "sets", "--slots", String.valueOf(slots), "--pin-slots", "on");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        String show = "grep Cpus_allowed_list: /proc/self/status; sleep 0.05";
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 6 * slots; i++) {
+            specs.add(TaskSpec.builder("/bin/sh", "-c", show).resources(i % 2 == 0 ? 2 : 1, 0).build());
+        }
+        specs.add(TaskSpec.of("/bin/sh", "-c", show)); // states nothing: every CPU, as before
+        List<TaskResult> results = all(instance(d.port(), "sets").submit(specs));
+        for (int i = 0; i < results.size(); i++) {
+            TaskResult r = results.get(i);
+            assertThat(r.exitCode()).as(r.toString()).isZero();
+            Set<Integer> mine = cpusAllowed(r.stdout());
+            assertThat(cpus).containsAll(mine);
+            assertThat(mine).as("CPUs of task %d", i).hasSize(i == specs.size() - 1 ? cpus.size() : specs.get(i).cores());
+        }
+    }
+
     /** The CPU set of every thread of a process. */
     static List<Set<Integer>> threadCpus(long pid) throws IOException {
         List<Set<Integer>> sets = new ArrayList<>();

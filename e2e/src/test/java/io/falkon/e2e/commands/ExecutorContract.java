@@ -626,6 +626,43 @@ abstract class ExecutorContract {
     }
 
     @Test
+    void aTaskOfSeveralCoresTakesThatManySlotsAndTheCoresOfOverlappingTasksNeverExceedThem() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "packed", "--slots", "2", "--memory", "100m");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 18; i++) {
+            int cores = i % 3 == 0 ? 2 : 1;
+            specs.add(TaskSpec.builder("/bin/sh", "-c", "sleep 0.05").resources(cores, 0).build());
+        }
+        List<TaskResult> results = all(instance(d.port(), "packed").submit(specs));
+        assertThat(results).allSatisfy(r -> assertThat(r.succeeded()).as(r.toString()).isTrue());
+        // the executor's own start and end of each process: a slot is free again only after its task's end
+        List<long[]> edges = new ArrayList<>();
+        for (int i = 0; i < results.size(); i++) {
+            int cores = specs.get(i).cores();
+            edges.add(new long[]{results.get(i).execution().startedMicros(), cores});
+            edges.add(new long[]{results.get(i).execution().finishedMicros(), -cores});
+        }
+        edges.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1])); // ends first
+        int busy = 0;
+        int peak = 0;
+        for (long[] e : edges) {
+            busy += (int) e[1];
+            peak = Math.max(peak, busy);
+        }
+        assertThat(peak).as("cores of tasks running at once on 2 slots").isEqualTo(2);
+        // more than it has: refused at submission, naming what it asked and what there is
+        TaskResult tooWide = instance(d.port(), "too-wide").submit(TaskSpec.builder("/bin/true").resources(3, 0)
+                .build()).get(1, TimeUnit.MINUTES);
+        assertThat(tooWide.execution().status()).isEqualTo(TaskStatus.REJECTED);
+        assertThat(tooWide.execution().detail()).contains("needs 3 cores").contains("at most 2 slots and 100 MiB");
+        TaskResult tooBig = instance(d.port(), "too-big").submit(TaskSpec.builder("/bin/true").resources(1, 200)
+                .build()).get(1, TimeUnit.MINUTES);
+        assertThat(tooBig.execution().detail()).contains("needs 1 core and 200 MiB");
+    }
+
+    @Test
     void aGatherTasksInputsAreFetchedConcurrentlyIntoOneDirectoryEachVerifiedWithAndWithoutACache() throws Exception {
         try (HoldingStore http = new HoldingStore(2)) {
             List<String> digests = new ArrayList<>();

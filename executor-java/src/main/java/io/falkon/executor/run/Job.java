@@ -18,4 +18,9 @@ public record Job(long taskId, int attempt, TaskSpec spec, int generation, Map<S
     public Job(long taskId, int attempt, TaskSpec spec, int generation) {
         this(taskId, attempt, spec, generation, Map.of(), false);
     }
+
+    /** The slots it takes at once: the cores its spec states, else 1. */
+    public int cores() {
+        return spec.cores();
+    }
 }

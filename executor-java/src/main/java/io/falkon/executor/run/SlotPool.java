@@ -10,18 +10,25 @@ import org.slf4j.LoggerFactory;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
+import java.util.ArrayDeque;
 import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BiConsumer;
 
 /**
  * The executor's slots: one long-lived thread per slot, each taking jobs from a shared queue and
  * running them with its own {@link TaskRunner}. The dispatcher never sends more jobs than there
- * are free slots, so the queue holds at most a few.
+ * are free slots (plus the prefetch), so the queue holds at most a few.
+ *
+ * <p>A job that states several cores takes that many slots: it starts once they are free, and the
+ * threads of the slots it holds stay idle meanwhile. The queue is first in, first out: a job of
+ * several cores at its head is not overtaken here, so it cannot starve (the dispatcher keeps other
+ * work away from an executor it is waiting for). The Java executor does not confine a task to CPUs
+ * of its own; the C executor does when its slots are pinned.
  */
 public final class SlotPool implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SlotPool.class);
@@ -34,7 +41,15 @@ public final class SlotPool implements AutoCloseable {
         JDK
     }
 
-    private final BlockingQueue<Job> queue = new LinkedBlockingQueue<>();
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    /** Jobs received and not yet started (under the lock). */
+    private final ArrayDeque<Job> queue = new ArrayDeque<>();
+    /** Slots not taken by a running job (under the lock). */
+    private int freeSlots;
+    private final int slots;
+    /** The queue's length, read without the lock. */
+    private final AtomicInteger waiting = new AtomicInteger();
     private final List<TaskRunner> runners = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
     private final BiConsumer<Job, Message.TaskResult> done;
@@ -56,6 +71,8 @@ public final class SlotPool implements AutoCloseable {
                     Staging staging, BiConsumer<Job, Message.TaskResult> done) {
         this.done = done;
         this.staging = staging;
+        this.slots = slots;
+        this.freeSlots = slots;
         boolean posix = switch (kind) {
             case POSIX -> true;
             case JDK -> false;
@@ -97,8 +114,22 @@ public final class SlotPool implements AutoCloseable {
     }
 
     public void submit(Job job) {
+        if (job.cores() > slots) {
+            // the dispatcher sends a task only where it fits: this one was meant for another executor
+            done.accept(job, new Message.TaskResult(job.taskId(), job.attempt(), Execution.of(TaskStatus.REJECTED,
+                    Execution.PERMANENT, "needs " + job.cores() + " cores; this executor has " + slots + " slots",
+                    Clock.SYSTEM.nowMicros())));
+            return;
+        }
         held.incrementAndGet();
-        queue.add(job);
+        lock.lock();
+        try {
+            queue.add(job);
+            waiting.incrementAndGet();
+            changed.signal();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Jobs waiting or running: zero means the executor holds no task. */
@@ -108,15 +139,47 @@ public final class SlotPool implements AutoCloseable {
 
     /** Jobs received and not yet started by a slot. */
     public int queued() {
-        return queue.size();
+        return waiting.get();
+    }
+
+    /** The queue's head once its slots are free; null when closing or interrupted. */
+    private Job take() {
+        lock.lock();
+        try {
+            Job head;
+            while (!closing && ((head = queue.peek()) == null || head.cores() > freeSlots)) {
+                changed.await();
+            }
+            if (closing) {
+                return null;
+            }
+            Job job = queue.poll();
+            waiting.decrementAndGet();
+            freeSlots -= job.cores();
+            return job;
+        } catch (InterruptedException e) {
+            return null;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void release(Job job) {
+        lock.lock();
+        try {
+            freeSlots += job.cores();
+            if (job.cores() > 1) {
+                changed.signalAll(); // room for several waiting jobs
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void work(TaskRunner runner) {
         while (!closing) {
-            Job job;
-            try {
-                job = queue.take();
-            } catch (InterruptedException e) {
+            Job job = take();
+            if (job == null) {
                 return;
             }
             Execution x;
@@ -126,6 +189,7 @@ public final class SlotPool implements AutoCloseable {
                 log.error("task {} failed inside the executor", job.taskId(), e);
                 x = Execution.of(TaskStatus.LAUNCH_FAILED, "executor error: " + e, Clock.SYSTEM.nowMicros());
             }
+            release(job);
             try {
                 done.accept(job, new Message.TaskResult(job.taskId(), job.attempt(), x));
             } finally {
@@ -136,16 +200,30 @@ public final class SlotPool implements AutoCloseable {
 
     /** Cancels a task whether it is waiting or running; its result is still reported. */
     public void cancel(long taskId) {
-        for (Job j : queue) {
-            if (j.taskId() == taskId && queue.remove(j)) {
-                try {
-                    done.accept(j, new Message.TaskResult(taskId, j.attempt(),
-                            Execution.of(TaskStatus.CANCELLED, "cancelled before it started", Clock.SYSTEM.nowMicros())));
-                } finally {
-                    held.decrementAndGet();
+        Job removed = null;
+        lock.lock();
+        try {
+            for (java.util.Iterator<Job> it = queue.iterator(); it.hasNext(); ) {
+                Job j = it.next();
+                if (j.taskId() == taskId) {
+                    it.remove();
+                    waiting.decrementAndGet();
+                    changed.signalAll(); // it may have held up the jobs behind it
+                    removed = j;
+                    break;
                 }
-                return;
             }
+        } finally {
+            lock.unlock();
+        }
+        if (removed != null) {
+            try {
+                done.accept(removed, new Message.TaskResult(taskId, removed.attempt(),
+                        Execution.of(TaskStatus.CANCELLED, "cancelled before it started", Clock.SYSTEM.nowMicros())));
+            } finally {
+                held.decrementAndGet();
+            }
+            return;
         }
         for (TaskRunner r : runners) {
             if (r.cancel(taskId)) {
@@ -161,9 +239,16 @@ public final class SlotPool implements AutoCloseable {
     }
 
     private void dropQueued() {
-        List<Job> dropped = new ArrayList<>();
-        queue.drainTo(dropped);
-        held.addAndGet(-dropped.size());
+        int dropped;
+        lock.lock();
+        try {
+            dropped = queue.size();
+            queue.clear();
+            waiting.addAndGet(-dropped);
+        } finally {
+            lock.unlock();
+        }
+        held.addAndGet(-dropped);
     }
 
     /** Kills every running task and stops the slot threads. */
@@ -171,6 +256,12 @@ public final class SlotPool implements AutoCloseable {
     public void close() {
         closing = true;
         dropQueued();
+        lock.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
         runners.forEach(TaskRunner::killCurrent);
         watchdog.shutdownNow();
         threads.forEach(Thread::interrupt);
