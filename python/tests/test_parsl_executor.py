@@ -111,10 +111,20 @@ class FalkonExecutorTest(unittest.TestCase):
             self.slow_python(0, parsl_resource_specification={"priority": 2**40}).result(60)
         self.assertIn("priority", str(ctx.exception))
 
+    def test_cores_and_memory_are_honoured_and_a_task_too_large_for_every_executor_fails_naming_them(self):
+        self.assertEqual("woke", self.slow_python(0, parsl_resource_specification={"cores": 1, "memory": 1})
+                         .result(60))
+        with self.assertRaises(Exception) as ctx:
+            self.slow_python(0, parsl_resource_specification={"cores": 4096}).result(60)
+        self.assertIn("needs 4096 cores", str(ctx.exception))
+        with self.assertRaises(ValueError) as ctx:
+            self.slow_python(0, parsl_resource_specification={"cores": 0}).result(60)
+        self.assertIn("cores", str(ctx.exception))
+
     def test_resource_keys_it_cannot_honour_are_refused(self):
         with self.assertRaises(InvalidResourceSpecification) as ctx:
-            self.slow_python(0, parsl_resource_specification={"cores": 4, "memory": 100}).result(60)
-        self.assertEqual({"cores", "memory"}, ctx.exception.invalid_keys)
+            self.slow_python(0, parsl_resource_specification={"cores": 1, "disk": 100, "gpus": 1}).result(60)
+        self.assertEqual({"disk", "gpus"}, ctx.exception.invalid_keys)
 
 
 def double(x):

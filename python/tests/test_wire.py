@@ -47,6 +47,15 @@ class GoldenVectorTest(unittest.TestCase):
         self.assertEqual(spec, wire.decode(frame)["tasks"][0]["spec"])
 
 
+    def test_resources_are_the_field_the_java_client_writes(self):
+        task = wire.decode((VECTORS / "40_dispatch_resources.bin").read_bytes())["tasks"][0]
+        self.assertEqual(wire.resources_ext(4, 2048), task["spec"]["ext"])
+        self.assertEqual([], wire.resources_ext())
+        self.assertEqual([(wire.EXT_RESOURCES, bytes([0, 0, 0, 1, 0, 0, 0, 0]))], wire.resources_ext(cores=1))
+        for bad in ({"cores": 0}, {"cores": 2.5}, {"cores": True}, {"memory": -1}, {"memory": 2**32}):
+            with self.assertRaises(ValueError, msg=str(bad)):
+                wire.resources_ext(**bad)
+
     def test_priority_is_the_signed_32_bit_field_the_java_client_writes(self):
         tasks = wire.decode((VECTORS / "39_submit_priority.bin").read_bytes())["tasks"]
         self.assertEqual([(wire.EXT_PRIORITY, b"\x00\x00\x00\x0a")], wire.priority_ext(10))

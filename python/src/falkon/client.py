@@ -129,7 +129,7 @@ class Instance:
     # --- submitting ---
 
     def submit(self, argv, env=None, cwd="", walltime=None, retries=None, callback=None, name=None, after=(),
-               priority=None):
+               priority=None, cores=None, memory=None):
         """Runs ``argv`` (a list; ``argv[0]`` looked up on the executor's PATH) as one task.
 
         :param env: variables added to the executor's environment
@@ -143,12 +143,16 @@ class Instance:
             fails, this task ends ``DEPENDENCY_FAILED`` without running (docs/workflows.md)
         :param priority: a whole number (default 0): a queued task of a higher priority starts before
             every queued task of a lower one (docs/cli.md, "Priorities and fair share")
+        :param cores: slots of one executor the task takes at once (default 1); stated, it runs on that
+            many CPUs of its own where the executor pins its slots (docs/cli.md, "Tasks of several cores")
+        :param memory: MiB of the memory its executor advertises that the task needs (default: not stated)
         :return: a Future of its :class:`Result` (None with ``callback``)
         """
         env = env or {}
         wire.check_task(argv, env, retries)
         wall = 0 if walltime is None else max(1, int(round(float(walltime) * 1000)))
-        ext = wire.retries_ext(retries) + wire.workflow_ext(name, after) + wire.priority_ext(priority)
+        ext = (wire.retries_ext(retries) + wire.workflow_ext(name, after) + wire.priority_ext(priority)
+               + wire.resources_ext(cores, memory))
         return self._submit_encoded(wire.encode_task(argv, env, cwd, wall, ext), callback)
 
     def shell(self, command, **kw):

@@ -31,6 +31,9 @@ EXT_RETRIES_ON_FAILURE = 0x0005
 EXT_NAME = 0x0006
 EXT_AFTER = 0x0007
 EXT_PRIORITY = 0x0008
+EXT_RESOURCES = 0x0009
+MAX_CORES = 65536
+MAX_MEMORY_MIB = 2**32 - 1
 # Execution.ext: which task a DEPENDENCY_FAILED result needed
 EXT_DEPENDENCY = 0x0021
 MAX_NAME_BYTES = 1024
@@ -238,6 +241,20 @@ def priority_ext(priority):
     if isinstance(priority, bool) or not isinstance(priority, int) or not -2**31 <= priority < 2**31:
         raise ValueError(f"priority must be a whole number within a signed 32-bit integer, got {priority!r}")
     return [(EXT_PRIORITY, struct.pack(">i", priority))]
+
+
+def resources_ext(cores=None, memory=None):
+    """The RESOURCES field (docs/protocol.md): the slots a task takes at once and the memory it needs
+    of its executor in MiB; left out when neither is stated."""
+    if cores is None and memory is None:
+        return []
+    cores = 1 if cores is None else cores
+    memory = 0 if memory is None else memory
+    if isinstance(cores, bool) or not isinstance(cores, int) or not 1 <= cores <= MAX_CORES:
+        raise ValueError(f"cores must be a whole number 1..{MAX_CORES}, got {cores!r}")
+    if isinstance(memory, bool) or not isinstance(memory, int) or not 0 <= memory <= MAX_MEMORY_MIB:
+        raise ValueError(f"memory must be a whole number of MiB 0..{MAX_MEMORY_MIB}, got {memory!r}")
+    return [(EXT_RESOURCES, struct.pack(">II", cores, memory))]
 
 
 def _check_name(name, where):

@@ -9,8 +9,11 @@
 
 Tasks run in the submitting process's working directory. ``walltime`` (an app keyword for bash
 apps, or ``parsl_resource_specification={"walltime": seconds}`` for any app) becomes the task's
-wall-time limit, and ``"priority"`` (a whole number, default 0) the task's place in the
-dispatcher's queue: higher starts first (docs/cli.md, "Priorities and fair share"). Parsl's ``retries`` stay Parsl's (the DFK submits again), while Falkon itself
+wall-time limit, ``"priority"`` (a whole number, default 0) the task's place in the
+dispatcher's queue: higher starts first (docs/cli.md, "Priorities and fair share"), and ``"cores"``
+and ``"memory"`` (MiB) what the task needs of one executor: it goes only where both fit, and fails
+naming them when no executor could ever hold it (docs/cli.md, "Tasks of several cores"). Other keys
+are refused with Parsl's ``InvalidResourceSpecification``. Parsl's ``retries`` stay Parsl's (the DFK submits again), while Falkon itself
 re-dispatches a task after framework failures (a lost executor) up to ``falkon_retries`` times.
 Shutting down destroys the instance, which cancels every unfinished task.
 """
@@ -36,7 +39,7 @@ from . import _pyrun, bash
 
 logger = logging.getLogger(__name__)
 
-RESOURCE_KEYS = {"walltime", "retries", "priority"}
+RESOURCE_KEYS = {"walltime", "retries", "priority", "cores", "memory"}
 _PYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pyrun.py")
 
 
@@ -165,12 +168,16 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         walltime = resource_specification.get("walltime")
         retries = resource_specification.get("retries", self.falkon_retries)
         priority = resource_specification.get("priority", 0)
+        cores = resource_specification.get("cores")
+        memory = resource_specification.get("memory")
         future = Future()
         n = next(self._ids)
         future.parsl_executor_task_id = n
         user_function = bash.bash_function(func)
         try:
-            wire.priority_ext(priority)  # a bad priority fails this app's future, not the submitting thread
+            # a bad value fails this app's future, not the submitting thread
+            wire.priority_ext(priority)
+            wire.resources_ext(cores, memory)
             if user_function is not None:
                 call = bash.format_call(user_function, args, kwargs)
                 argv = ["/bin/bash", "-c", call.command]
@@ -184,6 +191,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         with self._lock:
             self._outstanding += 1
         self._instance.submit(argv, cwd=os.getcwd(), walltime=walltime, retries=retries, priority=priority,
+                              cores=cores, memory=memory,
                               callback=lambda result, error: self._completions.put((result, error, future, finish)))
         return future
 

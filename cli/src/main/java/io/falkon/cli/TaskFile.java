@@ -49,8 +49,27 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         static final ObjectReader JSON = new ObjectMapper().readerFor(JsonNode.class);
     }
     private static final Set<String> JSON_FIELDS = Set.of("shell", "args", "env", "dir", "timeout", "retries",
-            "retriesOnFailure", "name", "after", "priority",
+            "retriesOnFailure", "name", "after", "priority", "cores", "memory",
             "inputs", "outputs");
+    /** A .jsonl "memory": whole MiB, or a size with a unit ("512m", "4g"), rounded up to MiB. */
+    private static long memoryMiB(JsonNode memory, String name, int lineNo) {
+        long mib = -1;
+        if (memory.isIntegralNumber() && memory.canConvertToLong()) {
+            mib = memory.asLong();
+        } else if (memory.isTextual()) {
+            try {
+                mib = (io.falkon.executor.Bytes.parse(memory.asText()) + (1 << 20) - 1) >> 20;
+            } catch (IllegalArgumentException e) {
+                mib = -1;
+            }
+        }
+        if (mib < 0 || mib > TaskSpec.MAX_MEMORY_MIB) {
+            throw new BadLine(name, lineNo, "\"memory\" must be whole MiB or a size like \"512m\" or \"4g\" (up to "
+                    + TaskSpec.MAX_MEMORY_MIB + " MiB), got " + memory);
+        }
+        return mib;
+    }
+
     private static final Set<String> INPUT_FIELDS = Set.of("id", "source", "size", "checksum", "unpack", "name");
     private static final Set<String> OUTPUT_FIELDS = Set.of("path", "id");
 
@@ -412,7 +431,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             String f = it.next();
             if (!JSON_FIELDS.contains(f)) {
                 throw new BadLine(name, lineNo, "unknown field \"" + f + "\" (known: shell, args, env, dir, timeout, "
-                        + "retries, retriesOnFailure, name, after, priority, inputs, outputs)");
+                        + "retries, retriesOnFailure, name, after, priority, cores, memory, inputs, outputs)");
             }
         }
         JsonNode shell = node.get("shell");
@@ -467,6 +486,16 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
                 throw new BadLine(name, lineNo, "\"priority\" must be a whole number (higher starts first; default 0)");
             }
             b.priority(priority.asInt());
+        }
+        JsonNode cores = node.get("cores");
+        JsonNode memory = node.get("memory");
+        if (cores != null || memory != null) {
+            if (cores != null && (!cores.isIntegralNumber() || !cores.canConvertToInt() || cores.asInt() < 1
+                    || cores.asInt() > TaskSpec.MAX_CORES)) {
+                throw new BadLine(name, lineNo, "\"cores\" must be a whole number 1.." + TaskSpec.MAX_CORES
+                        + " (slots the task takes at once)");
+            }
+            b.resources(cores == null ? 1 : cores.asInt(), memory == null ? 0 : memoryMiB(memory, name, lineNo));
         }
         JsonNode retries = node.get("retries");
         if (retries != null) {

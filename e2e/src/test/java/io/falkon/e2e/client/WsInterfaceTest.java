@@ -132,7 +132,7 @@ class WsInterfaceTest {
                 + "<f:task id=\"42\"><f:command>/bin/sh</f:command><f:arg>-c</f:arg>"
                 + "<f:arg>printf %s \"$GREETING\" >&amp;2; exit 3</f:arg><f:env name=\"GREETING\">hi there</f:env>"
                 + "<f:wallTimeMillis>60000</f:wallTimeMillis><f:retries>0</f:retries><f:priority>5</f:priority>"
-                + "</f:task>");
+                + "<f:cores>1</f:cores><f:memoryMiB>16</f:memoryMiB></f:task>");
         assertThat(text(submitted, "accepted")).isEqualTo("2");
         assertThat(texts(submitted, "id")).containsExactly("0", "42");
 
@@ -219,6 +219,8 @@ class WsInterfaceTest {
                 + "<f:task><f:command>/bin/true</f:command><f:wallTimeMillis>soon</f:wallTimeMillis></f:task>")));
         faults.put("badPriority", faultOf(post11("Submit", "<f:key>" + key + "</f:key>"
                 + "<f:task><f:command>/bin/true</f:command><f:priority>4294967296</f:priority></f:task>")));
+        faults.put("badCores", faultOf(post11("Submit", "<f:key>" + key + "</f:key>"
+                + "<f:task><f:command>/bin/true</f:command><f:cores>0</f:cores></f:task>")));
         faults.put("typo", faultOf(post11("Submit", "<f:key>" + key + "</f:key>"
                 + "<f:task><f:command>/bin/true</f:command><f:argument>x</f:argument></f:task>")));
         faults.put("noKey", faultOf(post11("Destroy", "")));
@@ -239,6 +241,7 @@ class WsInterfaceTest {
         assertThat(faults.get("noCommand")).contains("task 1 of the bundle: no <command>");
         assertThat(faults.get("badNumber")).contains("task 0 of the bundle: <wallTimeMillis>: 'soon' is not an integer");
         assertThat(faults.get("badPriority")).contains("task 0 of the bundle: <priority>: 4294967296 is out of range");
+        assertThat(faults.get("badCores")).contains("task 0 of the bundle: <cores>: 0 is out of range 1..65536");
         assertThat(faults.get("typo")).contains("unknown element <argument>");
         assertThat(faults.get("noKey")).contains("Destroy: no <key>");
         assertThat(faults.get("badMax")).contains("GetResults: <max>: 0 is out of range");

@@ -117,6 +117,12 @@ public final class SoapXml {
         if (spec.priority() != 0) {
             text(w, "priority", Integer.toString(spec.priority()));
         }
+        if (spec.ext().stream().anyMatch(f -> f.tag() == ExtTags.RESOURCES)) {
+            text(w, "cores", Integer.toString(spec.cores()));
+            if (spec.memoryMiB() > 0) {
+                text(w, "memoryMiB", Long.toString(spec.memoryMiB()));
+            }
+        }
         w.writeEndElement();
     }
 
@@ -160,6 +166,8 @@ public final class SoapXml {
         String taskName = null;
         List<String> after = null;
         int priority = 0;
+        long cores = 0;
+        long memoryMiB = -1;
         while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
             String name = r.getLocalName();
             switch (name) {
@@ -240,9 +248,12 @@ public final class SoapXml {
                 }
                 case "priority" -> priority = (int) parseBounded(r.getElementText(), where + ": <priority>",
                         Integer.MIN_VALUE, Integer.MAX_VALUE);
+                case "cores" -> cores = parseBounded(r.getElementText(), where + ": <cores>", 1, TaskSpec.MAX_CORES);
+                case "memoryMiB" -> memoryMiB = parseBounded(r.getElementText(), where + ": <memoryMiB>", 0,
+                        TaskSpec.MAX_MEMORY_MIB);
                 default -> throw new SoapInputException(where + ": unknown element <" + name + "> (expected command, "
                         + "arg, env, workDir, wallTimeMillis, retries, input, output, shellLine, retriesOnFailure, "
-                        + "name, after or priority)");
+                        + "name, after, priority, cores or memoryMiB)");
             }
         }
         if (command == null || command.isEmpty()) {
@@ -279,6 +290,9 @@ public final class SoapXml {
             b.after(after);
         }
         b.priority(priority);
+        if (cores > 0 || memoryMiB >= 0) {
+            b.resources((int) Math.max(1, cores), Math.max(0, memoryMiB));
+        }
         try {
             return new ParsedTask(id, b.build());
         } catch (IllegalArgumentException e) {

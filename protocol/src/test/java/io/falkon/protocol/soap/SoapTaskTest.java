@@ -1,0 +1,43 @@
+package io.falkon.protocol.soap;
+
+import io.falkon.protocol.TaskSpec;
+import org.junit.jupiter.api.Test;
+
+import javax.xml.stream.XMLInputFactory;
+import javax.xml.stream.XMLOutputFactory;
+import javax.xml.stream.XMLStreamReader;
+import javax.xml.stream.XMLStreamWriter;
+import java.io.StringReader;
+import java.io.StringWriter;
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A task written as a SOAP {@code <task>} element reads back as the same spec. */
+class SoapTaskTest {
+
+    private static TaskSpec roundTrip(TaskSpec spec) throws Exception {
+        StringWriter out = new StringWriter();
+        XMLStreamWriter w = XMLOutputFactory.newFactory().createXMLStreamWriter(out);
+        w.setPrefix(SoapXml.PREFIX, SoapXml.NS);
+        SoapXml.writeTask(w, 7L, spec);
+        w.close();
+        String xml = out.toString().replaceFirst("<f:task", "<f:task xmlns:f=\"" + SoapXml.NS + "\"");
+        XMLStreamReader r = XMLInputFactory.newFactory().createXMLStreamReader(new StringReader(xml));
+        r.nextTag();
+        SoapXml.ParsedTask parsed = SoapXml.readTask(r, "Submit", 0);
+        assertThat(parsed.id()).isEqualTo(7L);
+        return parsed.spec();
+    }
+
+    @Test
+    void coresMemoryAndPriorityComeBackAsTheyWereStated() throws Exception {
+        TaskSpec spec = TaskSpec.builder("xz", "-T2", "a.tar").priority(-4).resources(2, 512)
+                .wallTime(Duration.ofSeconds(30)).build();
+        assertThat(roundTrip(spec)).isEqualTo(spec);
+        TaskSpec oneCore = TaskSpec.builder("/bin/true").resources(1, 0).build();
+        assertThat(roundTrip(oneCore)).as("one core stated stays stated").isEqualTo(oneCore);
+        TaskSpec plain = TaskSpec.of("/bin/true");
+        assertThat(roundTrip(plain)).isEqualTo(plain);
+    }
+}
