@@ -11,7 +11,7 @@ import java.util.function.ToIntFunction;
 public interface AcquisitionPolicy {
 
     /** What the policy knows when it decides. */
-    record Demand(int neededNodes, int lastRequestNodes, int requestsSoFar, long queuedTasks, int slotsPerNode,
+    record Demand(int neededNodes, int lastRequestNodes, int requestsSoFar, long queuedCores, int slotsPerNode,
                   double meanTaskSeconds, long allocationSeconds) {
     }
 
@@ -34,12 +34,12 @@ public interface AcquisitionPolicy {
 
     /**
      * The fewest nodes that finish the queued work within one allocation's wall time, from the mean
-     * task time: {@code ceil(queued × meanTaskSeconds / (slotsPerNode × allocationSeconds))}. Fewer
+     * task time: {@code ceil(queuedCores × meanTaskSeconds / (slotsPerNode × allocationSeconds))}. Fewer
      * nodes than all-at-once when tasks are short (one node gets through many), as many when they
      * are long.
      */
     AcquisitionPolicy OPTIMAL = named("optimal", d -> (int) Math.min(Integer.MAX_VALUE, Math.max(1, (long) Math.ceil(
-            d.queuedTasks() * d.meanTaskSeconds() / ((double) d.slotsPerNode() * Math.max(1, d.allocationSeconds()))))));
+            d.queuedCores() * d.meanTaskSeconds() / ((double) d.slotsPerNode() * Math.max(1, d.allocationSeconds()))))));
 
     /** The policy called {@code name} (one-at-a-time, additive, exponential, all-at-once, optimal). */
     static AcquisitionPolicy byName(String name) {

@@ -185,8 +185,21 @@ public final class Provisioner implements AutoCloseable {
         }
         Map<String, JobState> jobs = lrm.states(planner.activeJobIds());
         long now = monotonicMillis();
-        Planner.Decision d = planner.decide(new Planner.Observation(now, st.path("queued").asLong(),
-                st.path("running").asLong(), st.path("executors").path("slots").asLong(), registered, busy, jobs));
+        long queued = st.path("queued").asLong();
+        long running = st.path("running").asLong();
+        JsonNode res = st.path("resources"); // absent from older dispatchers: a core per task, no memory
+        int advertising = 0;
+        for (JsonNode list : executorLists) {
+            for (JsonNode e : list) {
+                advertising += e.has("memoryMiB") ? 1 : 0;
+            }
+        }
+        Planner.Need need = new Planner.Need(res.path("queuedCores").asLong(queued),
+                res.path("runningCores").asLong(running),
+                res.path("queuedMemoryMiB").asLong(0) + res.path("runningMemoryMiB").asLong(0),
+                st.path("executors").path("memoryMiB").asLong(0), advertising);
+        Planner.Decision d = planner.decide(new Planner.Observation(now, queued, running,
+                st.path("executors").path("slots").asLong(), registered, busy, jobs, need));
         for (Allocation a : d.cancel()) {
             log.info("provisioner: releasing {} (job {}): its executors are idle and the queue is short", a.name(),
                     a.jobId());

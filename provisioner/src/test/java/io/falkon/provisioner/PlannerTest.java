@@ -63,6 +63,25 @@ class PlannerTest {
     }
 
     @Test
+    void allocationsAreSizedByTheCoresAndMemoryTasksNeedNotByTheirNumber() {
+        Planner byCores = new Planner(new Planner.Bounds(0, 16, 16, 4, 60, 1), AcquisitionPolicy.ALL_AT_ONCE,
+                ReleasePolicy.distributed(Duration.ofSeconds(5)));
+        // 10 queued tasks of 4 cores each on nodes of 4 slots: 10 nodes, not the 3 that 10 tasks would need
+        assertThat(byCores.decide(new Planner.Observation(0, 10, 0, 0, Map.of(), Map.of(), Map.of(),
+                new Planner.Need(40, 0, 0, 0, 0))).requestNodes()).isEqualTo(10);
+        Planner byMemory = new Planner(new Planner.Bounds(0, 16, 16, 4, 60, 1), AcquisitionPolicy.ALL_AT_ONCE,
+                ReleasePolicy.distributed(Duration.ofSeconds(5)));
+        // 4 slots are enough for 4 one-core tasks, but they state 4 x 6 GiB and the one executor offers 8 GiB:
+        // two more nodes like it
+        assertThat(byMemory.decide(new Planner.Observation(0, 4, 0, 4, Map.of(), Map.of(), Map.of(),
+                new Planner.Need(4, 0, 4 * 6144, 8192, 1))).requestNodes()).isEqualTo(2);
+        // while no executor advertises memory, stated memory cannot be weighed: cores alone decide
+        assertThat(new Planner(new Planner.Bounds(0, 16, 16, 4, 60, 1), AcquisitionPolicy.ALL_AT_ONCE,
+                ReleasePolicy.distributed(Duration.ofSeconds(5))).decide(new Planner.Observation(0, 4, 0, 4, Map.of(),
+                Map.of(), Map.of(), new Planner.Need(4, 0, 4 * 6144, 0, 0))).requestNodes()).isZero();
+    }
+
+    @Test
     void theMinimumIsKeptEvenWithAnEmptyQueue() {
         Planner p = new Planner(new Planner.Bounds(2, 8, 8, 4, 60, 1), AcquisitionPolicy.ONE_AT_A_TIME,
                 ReleasePolicy.distributed(Duration.ofSeconds(5)));

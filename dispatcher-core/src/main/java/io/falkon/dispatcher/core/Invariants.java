@@ -19,6 +19,7 @@ final class Invariants {
     static void check(TaskLedger ledger, ExecutorPool pool, InstanceRegistry instances) {
         Map<Instance, int[]> perInstance = new HashMap<>(); // queued, running
         long[] queuedBytes = {0};
+        long[] demand = {0, 0, 0, 0};
         int[] queued = {0};
         Set<Task> seen = new HashSet<>();
         Map<Integer, int[]> perPriority = new HashMap<>();
@@ -34,6 +35,8 @@ final class Invariants {
             perPriority.computeIfAbsent(t.priority, k -> new int[1])[0]++;
             queued[0]++;
             queuedBytes[0] += t.footprint();
+            demand[0] += t.cores;
+            demand[1] += t.memoryMiB;
             require(t.queued, "task %d is in the queue but not marked queued", t.id);
             require(t.executor == null, "queued task %d also sits on executor %s", t.id,
                     t.executor == null ? "" : t.executor.id);
@@ -69,6 +72,8 @@ final class Invariants {
                 require(seen.add(t), "task %d is on two executors", t.id);
                 running++;
                 runningBytes += t.footprint();
+                demand[2] += t.cores;
+                demand[3] += t.memoryMiB;
                 perInstance.computeIfAbsent(t.instance, k -> new int[2])[1]++;
             }
             require(memory == e.memoryInUseMiB, "executor %s counts %d MiB in use, its tasks state %d", e.id,
@@ -78,6 +83,8 @@ final class Invariants {
                 running);
         require(runningBytes == ledger.runningBytes(), "running bytes %d, but executors hold %d",
                 ledger.runningBytes(), runningBytes);
+        require(java.util.Arrays.equals(demand, ledger.demand()), "queued and running cores and MiB %s, but the "
+                + "tasks need %s", java.util.Arrays.toString(ledger.demand()), java.util.Arrays.toString(demand));
         require(credits == pool.totalCredits(), "total credits %d, but eligible executors hold %d",
                 pool.totalCredits(), credits);
         require(slots == pool.totalSlots(), "total slots %d, but executors have %d", pool.totalSlots(), slots);

@@ -32,11 +32,15 @@ final class StatusBuilder {
     /** The whole dispatcher at monotonic time {@code tickMicros}, up since {@code startedTick}. */
     StatusSnapshot snapshot(long tickMicros, long startedTick, DataStats data) {
         List<StatusSnapshot.ExecutorRow> rows = new ArrayList<>(pool.size());
+        long offered = 0;
         for (ExecutorState e : pool.all()) {
+            boolean advertised = e.memoryMiB != Long.MAX_VALUE;
+            offered += advertised ? e.memoryMiB : 0;
             rows.add(new StatusSnapshot.ExecutorRow(e.id, e.host, e.impl, e.slots, e.running(), e.credits, e.completed,
                     e.failures, e.suspended(), (e.suspendedUntilMicros - tickMicros) / 1e6, e.suspensions, e.noExec,
-                    e.cachedObjects(), (tickMicros - e.connectedMicros) / 1e6));
+                    e.cachedObjects(), (tickMicros - e.connectedMicros) / 1e6, advertised ? e.memoryMiB : -1));
         }
+        long[] d = ledger.demand();
         List<StatusSnapshot.InstanceRow> listed = new ArrayList<>();
         for (Instance in : instances.all()) {
             if (listed.size() == StatusSnapshot.MAX_LISTED_INSTANCES) {
@@ -51,7 +55,7 @@ final class StatusBuilder {
                 pool.totalSlots(), data, pool.index().objects(), w == null ? 0 : w.size(), ledger.queuedBytes(),
                 ledger.runningBytes(), instances.retainedBytes(), instances.spill().bytes(), memory.budgetBytes(),
                 memory.refusing(), memory.holdingDispatch(), memory.refusedBundles(), ledger.dispatchLatency(), rows,
-                listed);
+                listed, new StatusSnapshot.Resources(d[0], d[1], d[2], d[3], offered));
     }
 
     /** One instance's line (also the whole answer to a STATUS_REQUEST naming it). */

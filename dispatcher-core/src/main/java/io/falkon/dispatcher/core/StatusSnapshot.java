@@ -21,15 +21,27 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
                       long spilledResultBytes,
                       long budgetBytes, boolean refusingBundles, boolean holdingDispatch, long refusedBundles,
                       LatencyHistogram.Snapshot dispatchLatency, List<ExecutorRow> executors,
-                      List<InstanceRow> instanceList) {
+                      List<InstanceRow> instanceList, Resources resources) {
+
+    /**
+     * Cores and stated memory (MiB) of the queued and of the running tasks, and the memory the
+     * executors advertise together (those that advertise none are not counted): what a provisioner
+     * sizes allocations by.
+     */
+    public record Resources(long queuedCores, long queuedMemoryMiB, long runningCores, long runningMemoryMiB,
+                            long executorMemoryMiB) {
+    }
 
     /** The most instances the dispatcher's document lists (all are counted). */
     public static final int MAX_LISTED_INSTANCES = 1000;
 
-    /** One executor's line. {@code suspendedSeconds} is meaningful only when suspended. */
+    /**
+     * One executor's line. {@code suspendedSeconds} is meaningful only when suspended; {@code memoryMiB}
+     * is what it advertises for tasks, -1 when it advertises none.
+     */
     public record ExecutorRow(String id, String host, String impl, int slots, int running, int credits, long completed,
                        long failures, boolean suspended, double suspendedSeconds, long suspensions, boolean noExec,
-                       int cachedObjects, double connectedSeconds) {
+                       int cachedObjects, double connectedSeconds, long memoryMiB) {
     }
 
     /**

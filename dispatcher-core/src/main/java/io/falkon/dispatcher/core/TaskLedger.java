@@ -32,6 +32,11 @@ final class TaskLedger {
     private long retried;
     private long queuedBytes;
     private long runningBytes;
+    /** Cores and stated memory of the queued and of the running tasks: the provisioner sizes allocations by them. */
+    private long queuedCores;
+    private long queuedMemoryMiB;
+    private long runningCores;
+    private long runningMemoryMiB;
     private int waiting;
     private long waitingBytes;
 
@@ -87,7 +92,7 @@ final class TaskLedger {
         if (window != null) {
             window.queued(t);
         }
-        queuedBytes += t.footprint();
+        queued(t, 1);
         t.instance.queued++;
     }
 
@@ -116,7 +121,7 @@ final class TaskLedger {
             window.prepended(t);
         }
         t.instance.queued++;
-        queuedBytes += t.footprint();
+        queued(t, 1);
     }
 
     /** Moves a queued task onto {@code e} (the executor's credit is the pool's business). */
@@ -133,7 +138,7 @@ final class TaskLedger {
         e.tasks.put(t.id, t);
         e.memoryInUseMiB += t.memoryMiB;
         running++;
-        runningBytes += t.footprint();
+        running(t, 1);
         t.instance.running++;
         if (t.dispatchTimeoutMillis > 0) {
             deadlines.add(t, tickMicros + t.dispatchTimeoutMillis * 1000);
@@ -150,7 +155,7 @@ final class TaskLedger {
         e.memoryInUseMiB -= t.memoryMiB;
         deadlines.remove(t);
         running--;
-        runningBytes -= t.footprint();
+        running(t, -1);
         t.instance.running--;
         t.executor = null;
     }
@@ -161,8 +166,27 @@ final class TaskLedger {
             window.removed(t); // while it is still in place: the window may need its successor
         }
         queue.dispatched(t);
-        queuedBytes -= t.footprint();
+        queued(t, -1);
         t.instance.queued--;
+    }
+
+    /** Counts {@code t} into ({@code sign} 1) or out of (-1) what the queued tasks hold and need. */
+    private void queued(Task t, int sign) {
+        queuedBytes += sign * t.footprint();
+        queuedCores += sign * t.cores;
+        queuedMemoryMiB += sign * t.memoryMiB;
+    }
+
+    /** The same for the running tasks. */
+    private void running(Task t, int sign) {
+        runningBytes += sign * t.footprint();
+        runningCores += sign * t.cores;
+        runningMemoryMiB += sign * t.memoryMiB;
+    }
+
+    /** Cores and stated memory (MiB) of the queued tasks, then of the running ones. */
+    long[] demand() {
+        return new long[]{queuedCores, queuedMemoryMiB, runningCores, runningMemoryMiB};
     }
 
     /** Takes a queued task off the queue without running it: it ends here (refused). */
@@ -183,7 +207,7 @@ final class TaskLedger {
                 window.removed(t); // while it is still in place: the window may need its successor
             }
         }, t -> {
-            queuedBytes -= t.footprint();
+            queued(t, -1);
             in.queued--;
             removed.accept(t);
         });

@@ -92,6 +92,12 @@ public final class StatusReporter implements StatusRenderer {
         ex.put("suspended", s.executorsSuspended());
         ex.put("slots", s.slots());
         ex.put("busySlots", s.running());
+        ex.put("memoryMiB", s.resources().executorMemoryMiB());
+        ObjectNode res = o.putObject("resources");
+        res.put("queuedCores", s.resources().queuedCores());
+        res.put("queuedMemoryMiB", s.resources().queuedMemoryMiB());
+        res.put("runningCores", s.resources().runningCores());
+        res.put("runningMemoryMiB", s.resources().runningMemoryMiB());
         ObjectNode dd = o.putObject("data");
         dd.put("localHits", s.data().localHits());
         dd.put("peerHits", s.data().peerHits());
@@ -125,6 +131,9 @@ public final class StatusReporter implements StatusRenderer {
             x.put("host", LogSafe.text(e.host()));
             x.put("impl", LogSafe.text(e.impl()));
             x.put("slots", e.slots());
+            if (e.memoryMiB() >= 0) {
+                x.put("memoryMiB", e.memoryMiB());
+            }
             x.put("running", e.running());
             x.put("credits", e.credits());
             x.put("completed", e.completed());

@@ -23,12 +23,13 @@ class StatusReporterTest {
 
     private static StatusSnapshot snapshot() {
         List<StatusSnapshot.ExecutorRow> executors = List.of(
-                new StatusSnapshot.ExecutorRow("e1", "node1", "c", 4, 3, 1, 50, 0, false, 0, 0, false, 12, 9.5),
+                new StatusSnapshot.ExecutorRow("e1", "node1", "c", 4, 3, 1, 50, 0, false, 0, 0, false, 12, 9.5, 8192),
                 new StatusSnapshot.ExecutorRow("e2\u001b[31m", "node2", "java", 2, 0, 0, 5, 5, true, 30, 1, false, 0,
-                        3));
+                        3, -1));
         return new StatusSnapshot("d-1", 2.5, "first-available", 2, 1, 3, 20, 15, 2, 4, 1, 0, 2, 1, 6,
                 new DataStats(1, 2, 3, 4, 5, 6, 0, 7), 12, 0, 100, 200, 300, 0, 1 << 20, false, false, 7,
-                LatencyHistogram.Snapshot.EMPTY, executors, List.of(row("mine", -1)));
+                LatencyHistogram.Snapshot.EMPTY, executors, List.of(row("mine", -1)),
+                new StatusSnapshot.Resources(5, 1024, 4, 512, 8192));
     }
 
     @Test
@@ -45,6 +46,13 @@ class StatusReporterTest {
         assertThat(st.at("/data/indexedObjects").asInt()).isEqualTo(12);
         assertThat(st.at("/data").has("window")).as("no window for a policy without one").isFalse();
         assertThat(st.at("/memory/refusedBundles").asLong()).isEqualTo(7);
+        assertThat(st.at("/resources/queuedCores").asLong()).isEqualTo(5);
+        assertThat(st.at("/resources/queuedMemoryMiB").asLong()).isEqualTo(1024);
+        assertThat(st.at("/resources/runningCores").asLong()).isEqualTo(4);
+        assertThat(st.at("/resources/runningMemoryMiB").asLong()).isEqualTo(512);
+        assertThat(st.at("/executors/memoryMiB").asLong()).isEqualTo(8192);
+        assertThat(st.at("/executorList/0/memoryMiB").asLong()).isEqualTo(8192);
+        assertThat(st.at("/executorList/1").has("memoryMiB")).as("advertises none").isFalse();
         assertThat(st.at("/instanceList/0/name").asText()).isEqualTo("mine");
     }
 

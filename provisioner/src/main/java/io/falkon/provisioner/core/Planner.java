@@ -36,9 +36,25 @@ public final class Planner {
      * @param registered    executors registered now, per allocation name
      * @param busy          of those, the executors running something, per allocation name
      * @param jobs          the scheduler's state of each active allocation's job
+     * @param need          what the queued and running tasks need: allocations are sized by it
      */
     public record Observation(long nowMillis, long queued, long running, long totalSlots,
-                              Map<String, Integer> registered, Map<String, Integer> busy, Map<String, JobState> jobs) {
+                              Map<String, Integer> registered, Map<String, Integer> busy, Map<String, JobState> jobs,
+                              Need need) {
+        /** Tasks that state nothing: one core each, no memory. */
+        public Observation(long nowMillis, long queued, long running, long totalSlots, Map<String, Integer> registered,
+                           Map<String, Integer> busy, Map<String, JobState> jobs) {
+            this(nowMillis, queued, running, totalSlots, registered, busy, jobs, new Need(queued, running, 0, 0, 0));
+        }
+    }
+
+    /**
+     * The cores of the queued and the running tasks, the memory they state (MiB), and the memory the
+     * registered executors advertise together, with how many of them do (from which the memory of a
+     * node to come is estimated: one executor per node).
+     */
+    public record Need(long queuedCores, long runningCores, long memoryMiB, long executorMemoryMiB,
+                       int executorsAdvertisingMemory) {
     }
 
     /** What to do now. */
@@ -100,16 +116,20 @@ public final class Planner {
         }
 
         int request = 0;
-        long demand = o.queued() + o.running();
+        // cores, not tasks: a task of four cores needs four slots
+        Need need = o.need();
+        long demand = need.queuedCores() + need.runningCores();
         long capacity = o.totalSlots() + pendingSlots;
         int room = bounds.maxNodes() - activeNodes;
         if (room > 0) {
             int needed = demand > capacity ? (int) Math.min(Integer.MAX_VALUE,
                     (demand - capacity + bounds.slotsPerNode() - 1) / bounds.slotsPerNode()) : 0;
-            needed = Math.max(needed, bounds.minNodes() - activeNodes);
+            int forMemory = nodesForMemory(need, pendingSlots / bounds.slotsPerNode());
+            boolean short_ = needed > 0 || forMemory > 0;
+            needed = Math.max(Math.max(needed, forMemory), bounds.minNodes() - activeNodes);
             if (needed > 0) {
-                int asked = demand > capacity ? acquisition.nodes(new AcquisitionPolicy.Demand(needed, lastRequest,
-                        requests, o.queued(), bounds.slotsPerNode(), bounds.meanTaskSeconds(),
+                int asked = short_ ? acquisition.nodes(new AcquisitionPolicy.Demand(needed, lastRequest,
+                        requests, need.queuedCores(), bounds.slotsPerNode(), bounds.meanTaskSeconds(),
                         bounds.allocationSeconds())) : needed;
                 request = Math.max(1, Math.min(Math.min(asked, needed), Math.min(room, bounds.maxNodesPerAllocation())));
             }
@@ -129,6 +149,20 @@ public final class Planner {
             }
         }
         return new Decision(request, cancel);
+    }
+
+    /**
+     * Nodes to add for the memory the tasks state beyond what the executors advertise (and those on
+     * their way would, each like the average registered one); 0 while none advertises memory.
+     */
+    private static int nodesForMemory(Need need, long pendingNodes) {
+        if (need.memoryMiB() <= 0 || need.executorsAdvertisingMemory() <= 0 || need.executorMemoryMiB() <= 0) {
+            return 0;
+        }
+        long perNode = Math.max(1, need.executorMemoryMiB() / need.executorsAdvertisingMemory());
+        long capacity = need.executorMemoryMiB() + pendingNodes * perNode;
+        return need.memoryMiB() > capacity
+                ? (int) Math.min(Integer.MAX_VALUE, (need.memoryMiB() - capacity + perNode - 1) / perNode) : 0;
     }
 
     /**
