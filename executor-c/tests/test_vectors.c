@@ -99,19 +99,31 @@ static void check_vector(const char *dir, const char *name, int *checked, int *s
     free(want);
 }
 
-/* The data-diffusion extensions inside vector 31 decode to what its description says. */
-static void check_data_extensions(const char *dir) {
+/* Decodes the vector called name (its frame after the length) into *m; returns its bytes (the
+ * caller frees them and the message) or NULL, counted as a failure, when it is missing or bad. */
+static char *load_vector(const char *dir, const char *name, fk_msg *m) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/31_dispatch_data_task.bin", dir);
+    snprintf(path, sizeof path, "%s/%s.bin", dir, name);
     size_t len = 0;
     char *bin = slurp(path, &len);
-    CHECK(bin != NULL, "missing vector 31");
+    CHECK(bin != NULL, "missing vector %s", name);
+    char err[256];
+    if (bin && fk_decode((const uint8_t *)bin + 4, len - 4, m, err, sizeof err) != 0) {
+        CHECK(0, "%s: %s", name, err);
+        free(bin);
+        return NULL;
+    }
+    return bin;
+}
+
+/* The data-diffusion extensions inside vector 31 decode to what its description says. */
+static void check_data_extensions(const char *dir) {
+    fk_msg m;
+    char *bin = load_vector(dir, "31_dispatch_data_task", &m);
     if (!bin) {
         return;
     }
-    fk_msg m;
     char err[256];
-    CHECK(fk_decode((const uint8_t *)bin + 4, len - 4, &m, err, sizeof err) == 0, "31: %s", err);
     fk_spec s;
     CHECK(fk_spec_decode((const uint8_t *)m.u.dispatch.tasks[0].spec.s, m.u.dispatch.tasks[0].spec.len, &s, err,
                          sizeof err) == 0,
@@ -148,17 +160,12 @@ static void check_data_extensions(const char *dir) {
 
 /* Vector 40's task takes 4 slots: read from the decoded spec and straight from the encoded one. */
 static void check_resources(const char *dir) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/40_dispatch_resources.bin", dir);
-    size_t len = 0;
-    char *bin = slurp(path, &len);
-    CHECK(bin != NULL, "missing vector 40");
+    fk_msg m;
+    char *bin = load_vector(dir, "40_dispatch_resources", &m);
     if (!bin) {
         return;
     }
-    fk_msg m;
     char err[256];
-    CHECK(fk_decode((const uint8_t *)bin + 4, len - 4, &m, err, sizeof err) == 0, "40: %s", err);
     const fk_str *blob = &m.u.dispatch.tasks[0].spec;
     CHECK(fk_spec_blob_cores((const uint8_t *)blob->s, blob->len) == 4, "40: cores from the encoded spec");
     fk_spec s;

@@ -60,7 +60,7 @@ class PackingIT {
         assertThat(r.exit()).as("one task refused: %s", r.stderr()).isNotZero();
 
         ObjectMapper json = new ObjectMapper();
-        List<long[]> edges = new ArrayList<>();
+        List<long[]> runs = new ArrayList<>();
         int succeeded = 0;
         for (String l : Files.readAllLines(results)) {
             JsonNode o = json.readTree(l);
@@ -75,17 +75,9 @@ class PackingIT {
             int cores = coresOfLine.get(at);
             assertThat(CExecutorIT.cpusAllowed(o.get("stdout").asText())).as("CPUs of line %d", at)
                     .hasSize(cores).isSubsetOf(two);
-            edges.add(new long[]{o.get("startedMicros").asLong(), cores});
-            edges.add(new long[]{o.get("finishedMicros").asLong(), -cores});
+            runs.add(new long[]{o.get("startedMicros").asLong(), o.get("finishedMicros").asLong(), cores});
         }
         assertThat(succeeded).as("none starves: every task that fits ran").isEqualTo(60);
-        edges.sort((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
-        int busy = 0;
-        int peak = 0;
-        for (long[] e : edges) {
-            busy += (int) e[1];
-            peak = Math.max(peak, busy);
-        }
-        assertThat(peak).as("cores of overlapping tasks").isEqualTo(2);
+        assertThat(ExecutorContract.peakCores(runs)).as("cores of overlapping tasks").isEqualTo(2);
     }
 }
