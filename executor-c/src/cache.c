@@ -643,6 +643,93 @@ int fk_cache_lease(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t
     return rc;
 }
 
+typedef struct {
+    fk_cache *c;
+    const fk_input **refs; /* those claimed */
+    size_t *orig;          /* a claimed one's place in the caller's refs */
+    fk_lease *out;
+} gather_ctx;
+
+static void gathered(void *ctx, size_t index, const char *file, const fk_copied *got) {
+    gather_ctx *g = ctx;
+    const fk_input *ref = g->refs[index];
+    arrival a = {file, got->size, got->size, got->sha256, -1, -1, FK_SRC_PEER, got->size, 0};
+    char err[512];
+    fk_lease *l = &g->out[g->orig[index]];
+    if (insert(g->c, ref->id.s, ref->id.s, 1, &a, l, err, sizeof err) != 0) {
+        memset(l, 0, sizeof *l);
+        fk_warn("%s", err);
+    }
+}
+
+size_t fk_cache_gather(fk_cache *c, const char *peer, const fk_input *const *refs, size_t n, fk_lease *out) {
+    memset(out, 0, n * sizeof *out);
+    const fk_input **mine = calloc(n ? n : 1, sizeof *mine);
+    size_t *orig = calloc(n ? n : 1, sizeof *orig);
+    flight **claims = calloc(n ? n : 1, sizeof *claims);
+    if (!mine || !orig || !claims) {
+        abort();
+    }
+    size_t m = 0;
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < n; i++) {
+        const char *key = refs[i]->id.s;
+        flight *f = c->flights;
+        while (f && strcmp(f->key, key) != 0) {
+            f = f->next;
+        }
+        if (refs[i]->unpack != 0 || find(c, key) || f) {
+            continue; /* held, being fetched (perhaps twice in refs), or not a stored form */
+        }
+        f = calloc(1, sizeof *f);
+        if (!f) {
+            abort();
+        }
+        f->key = xstrdup(key);
+        f->next = c->flights;
+        c->flights = f;
+        claims[m] = f;
+        mine[m] = refs[i];
+        orig[m++] = i;
+    }
+    pthread_mutex_unlock(&c->lock);
+    size_t arrived = 0;
+    if (m) {
+        char prefix[PATH_MAX];
+        next_tmp(c, prefix, sizeof prefix - 2, 'g');
+        strcat(prefix, "-");
+        gather_ctx g = {c, mine, orig, out};
+        char err[512];
+        if (fk_batch_fetch(peer, c->token, (const fk_input *const *)mine, m, prefix, gathered, &g, err, sizeof err) < 0) {
+            fk_debug("batch of %zu objects from peer %s: %s", m, peer, err); /* each task fetches its own */
+        }
+        for (size_t k = 0; k < m; k++) {
+            arrived += out[orig[k]].path != NULL;
+        }
+        fk_debug("gathered %zu of %zu objects from peer %s in one request", arrived, m, peer);
+    }
+    pthread_mutex_lock(&c->lock);
+    for (size_t k = 0; k < m; k++) {
+        flight *f = claims[k];
+        flight **p = &c->flights;
+        while (*p != f) {
+            p = &(*p)->next;
+        }
+        *p = f->next;
+        f->done = 1; /* not failed: whoever waited looks again, and finds it or fetches it */
+        if (f->waiters == 0) {
+            free(f->key);
+            free(f);
+        }
+    }
+    pthread_cond_broadcast(&c->landed);
+    pthread_mutex_unlock(&c->lock);
+    free(mine);
+    free(orig);
+    free(claims);
+    return arrived;
+}
+
 int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, size_t errlen) {
     char staged[PATH_MAX];
     next_tmp(c, staged, sizeof staged, 'o');

@@ -60,6 +60,13 @@ uint64_t fk_cache_refetches(fk_cache *c);
  * saved to the output store first). */
 int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, size_t errlen);
 
+/* Seed 004's collective gather: brings those of refs[0..n) (stored forms; the others are skipped)
+ * that the cache does not hold and no one here is fetching from peer in one request (fk_batch_fetch),
+ * instead of one each. out[i] is refs[i] leased (pinned, source FK_SRC_PEER) when it arrived, zeroed
+ * (path NULL) when not: a task's own fk_cache_lease then fetches it from elsewhere. Returns how many
+ * arrived. */
+size_t fk_cache_gather(fk_cache *c, const char *peer, const fk_input *const *refs, size_t n, fk_lease *out);
+
 /* Pins a stored-form object for a peer; 0 if held, -1 if not. */
 int fk_cache_peek(fk_cache *c, const char *id, fk_lease *out);
 

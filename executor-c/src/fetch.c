@@ -185,10 +185,9 @@ int fk_copy_verified(const char *root, const char *peer, const char *token, cons
     return rc;
 }
 
-static int copy_hashed(copy_sink *s, const char *root, const char *peer, const char *token, const fk_input *ref,
-                       const char *out, fk_copied *got, int *permanent, char *err, size_t errlen) {
-    memset(got, 0, sizeof *got);
-    got->stamp_size = got->stamp_mtime = -1;
+/* Starts a verified copy of ref into the new file out: the hashes it needs, the file. 0, or -1
+ * with err (*permanent when the declared checksum cannot be checked by anyone). */
+static int sink_open(copy_sink *s, const fk_input *ref, const char *out, int *permanent, char *err, size_t errlen) {
     *permanent = 0;
     s->err = err;
     s->errlen = errlen;
@@ -205,15 +204,65 @@ static int copy_hashed(copy_sink *s, const char *root, const char *peer, const c
             fk_hash_init(&s->declared, 1);
         }
     }
+    s->fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (s->fd < 0) {
+        fk_errf(err, errlen, "cannot create %s: %s", out, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Ends a copy whose bytes all went through to_file: the file closed, its SHA-256 in got, checked
+ * against the size and checksum the task declares and, from a peer, against recorded (the peer's
+ * own record). 0, or -1 with err (*permanent when the store itself holds something else). */
+static int sink_verify(copy_sink *s, const fk_input *ref, const char *peer, const char *recorded, fk_copied *got,
+                       int *permanent, char *err, size_t errlen) {
+    const char *sum = ref->checksum.s;
     char from[600];
     if (peer) {
         snprintf(from, sizeof from, "peer %s", peer);
     } else {
         snprintf(from, sizeof from, "the shared store (%s)", ref->source.s);
     }
-    s->fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (s->fd < 0) {
-        fk_errf(err, errlen, "cannot create %s: %s", out, strerror(errno));
+    if (close(s->fd) != 0) {
+        fk_errf(err, errlen, "cannot write the copy: %s", strerror(errno));
+        return -1;
+    }
+    fk_hash_hex(&s->sha, got->sha256);
+    got->size = s->n;
+    if (ref->size >= 0 && s->n != ref->size) {
+        fk_errf(err, errlen, "got %lld bytes from %s, the task declared %lld", (long long)s->n, from, (long long)ref->size);
+        *permanent = !peer;
+        return -1;
+    }
+    if (ref->checksum.len) {
+        char declared[65];
+        if (s->md5) {
+            fk_hash_hex(&s->declared, declared);
+        } else {
+            snprintf(declared, sizeof declared, "%s", got->sha256);
+        }
+        const char *want = strchr(sum, ':') + 1;
+        if (strcasecmp(declared, want) != 0) {
+            fk_errf(err, errlen, "checksum mismatch from %s: %.*s %s, the task declared %s", from, (int)(want - 1 - sum),
+                sum, declared, want);
+            *permanent = !peer;
+            return -1;
+        }
+    }
+    if (peer && strcasecmp(recorded, got->sha256) != 0) {
+        fk_errf(err, errlen, "peer %s sent bytes that do not match its own record of %s (sha256 %s, recorded %s)", peer,
+            ref->id.s, got->sha256, recorded);
+        return -1;
+    }
+    return 0;
+}
+
+static int copy_hashed(copy_sink *s, const char *root, const char *peer, const char *token, const fk_input *ref,
+                       const char *out, fk_copied *got, int *permanent, char *err, size_t errlen) {
+    memset(got, 0, sizeof *got);
+    got->stamp_size = got->stamp_mtime = -1;
+    if (sink_open(s, ref, out, permanent, err, errlen) != 0) {
         return -1;
     }
     char recorded[65] = "";
@@ -269,41 +318,11 @@ static int copy_hashed(copy_sink *s, const char *root, const char *peer, const c
             close(in);
         }
     }
-    if (close(s->fd) != 0 && rc == 0) {
-        fk_errf(err, errlen, "cannot write the copy: %s", strerror(errno));
-        rc = -1;
-    }
     if (rc != 0) {
+        close(s->fd);
         return -1;
     }
-    fk_hash_hex(&s->sha, got->sha256);
-    got->size = s->n;
-    if (ref->size >= 0 && s->n != ref->size) {
-        fk_errf(err, errlen, "got %lld bytes from %s, the task declared %lld", (long long)s->n, from, (long long)ref->size);
-        *permanent = !peer;
-        return -1;
-    }
-    if (ref->checksum.len) {
-        char declared[65];
-        if (s->md5) {
-            fk_hash_hex(&s->declared, declared);
-        } else {
-            snprintf(declared, sizeof declared, "%s", got->sha256);
-        }
-        const char *want = strchr(sum, ':') + 1;
-        if (strcasecmp(declared, want) != 0) {
-            fk_errf(err, errlen, "checksum mismatch from %s: %.*s %s, the task declared %s", from, (int)(want - 1 - sum),
-                sum, declared, want);
-            *permanent = !peer;
-            return -1;
-        }
-    }
-    if (peer && strcasecmp(recorded, got->sha256) != 0) {
-        fk_errf(err, errlen, "peer %s sent bytes that do not match its own record of %s (sha256 %s, recorded %s)", peer,
-            ref->id.s, got->sha256, recorded);
-        return -1;
-    }
-    return 0;
+    return sink_verify(s, ref, peer, recorded, got, permanent, err, errlen);
 }
 
 /* A store copy with nothing to check but the size: no checksum declared, no record kept (the copy
@@ -356,4 +375,202 @@ int64_t fk_store_copy(const char *store_root, const fk_input *ref, const char *o
         return -1;
     }
     return got.size;
+}
+
+/* ---- a peer's batch answer: a tar stream, read as it arrives ---- */
+
+#define TAR_BLOCK 512
+
+typedef struct {
+    const char *peer;
+    const fk_input *const *refs;
+    size_t n;
+    const char *prefix;
+    fk_arrival_fn on_arrival;
+    void *ctx;
+    unsigned char header[TAR_BLOCK];
+    size_t have;         /* bytes of the current header */
+    int64_t left;        /* bytes of the current entry's data still to come */
+    int64_t pad;         /* bytes of padding after it */
+    int in_data;
+    int writing;         /* the entry is being copied (else skipped) */
+    int ended;           /* the two zero blocks came */
+    size_t index;
+    char recorded[65];
+    char path[PATH_MAX];
+    copy_sink sink;
+    char why[600];
+    int arrived;
+    unsigned char *seen; /* per index: an entry came (a second one for it is dropped) */
+} batch_reader;
+
+/* The octal number of a tar header field; -1 when it is not one. */
+static int64_t tar_octal(const unsigned char *p, size_t len) {
+    int64_t v = 0;
+    size_t i = 0;
+    while (i < len && p[i] == ' ') {
+        i++;
+    }
+    size_t digits = 0;
+    for (; i < len && p[i] >= '0' && p[i] <= '7'; i++, digits++) {
+        v = v * 8 + (p[i] - '0');
+    }
+    return digits ? v : -1;
+}
+
+/* Starts the entry of a complete header: copied when its name is INDEX.SHA256 of something asked. */
+static void tar_entry(batch_reader *b) {
+    unsigned sum = 0;
+    for (size_t i = 0; i < TAR_BLOCK; i++) {
+        sum += i >= 148 && i < 156 ? ' ' : b->header[i];
+    }
+    int64_t size = tar_octal(b->header + 124, 12);
+    int64_t check = tar_octal(b->header + 148, 8);
+    char name[101];
+    memcpy(name, b->header, 100);
+    name[100] = 0;
+    b->left = size < 0 ? 0 : size;
+    b->pad = (TAR_BLOCK - b->left % TAR_BLOCK) % TAR_BLOCK;
+    b->in_data = 1;
+    b->writing = 0;
+    char *dot = strchr(name, '.');
+    char *end = NULL;
+    unsigned long long index = dot ? strtoull(name, &end, 10) : 0;
+    int type = b->header[156];
+    if (size < 0 || check != (int64_t)sum || (type != '0' && type != 0) || !dot || end != dot
+        || index >= b->n || b->seen[index] || strlen(dot + 1) != 64) {
+        fk_warn("peer %s sent a tar entry '%.100s' that answers nothing asked: dropped", b->peer, name);
+        return;
+    }
+    b->index = (size_t)index;
+    b->seen[index] = 1;
+    snprintf(b->recorded, sizeof b->recorded, "%s", dot + 1);
+    snprintf(b->path, sizeof b->path, "%s%zu", b->prefix, b->index);
+    memset(&b->sink, 0, sizeof b->sink);
+    int permanent;
+    if (sink_open(&b->sink, b->refs[b->index], b->path, &permanent, b->why, sizeof b->why) != 0) {
+        fk_hash_free(&b->sink.sha);
+        fk_hash_free(&b->sink.declared);
+        fk_warn("cannot take %s from peer %s's batch: %s", b->refs[b->index]->id.s, b->peer, b->why);
+        return;
+    }
+    b->writing = 1;
+}
+
+/* The entry's data all came: verified, handed over, or dropped. */
+static void tar_entry_end(batch_reader *b) {
+    if (!b->writing) {
+        return;
+    }
+    b->writing = 0;
+    fk_copied got;
+    memset(&got, 0, sizeof got);
+    got.stamp_size = got.stamp_mtime = -1;
+    int permanent;
+    const fk_input *ref = b->refs[b->index];
+    if (sink_verify(&b->sink, ref, b->peer, b->recorded, &got, &permanent, b->why, sizeof b->why) != 0) {
+        fk_hash_free(&b->sink.sha);
+        fk_hash_free(&b->sink.declared);
+        unlink(b->path);
+        fk_warn("refused %s from peer %s's batch: %s", ref->id.s, b->peer, b->why);
+        return;
+    }
+    fk_hash_free(&b->sink.declared);
+    b->arrived++;
+    b->on_arrival(b->ctx, b->index, b->path, &got);
+}
+
+static int tar_feed(void *ctx, const void *data, size_t len) {
+    batch_reader *b = ctx;
+    const unsigned char *p = data;
+    while (len > 0 && !b->ended) {
+        if (b->in_data && b->left > 0) {
+            size_t take = (size_t)(b->left < (int64_t)len ? b->left : (int64_t)len);
+            if (b->writing && to_file(&b->sink, p, take) != 0) {
+                fk_warn("cannot take %s from peer %s's batch: %s", b->refs[b->index]->id.s, b->peer, b->why);
+                close(b->sink.fd);
+                fk_hash_free(&b->sink.sha);
+                fk_hash_free(&b->sink.declared);
+                unlink(b->path);
+                b->writing = 0;
+            }
+            b->left -= (int64_t)take;
+            p += take;
+            len -= take;
+            if (b->left == 0) {
+                tar_entry_end(b);
+            }
+        } else if (b->in_data && b->pad > 0) {
+            size_t take = (size_t)(b->pad < (int64_t)len ? b->pad : (int64_t)len);
+            b->pad -= (int64_t)take;
+            p += take;
+            len -= take;
+        } else if (b->in_data) {
+            b->in_data = 0;
+            b->have = 0;
+        } else {
+            size_t take = TAR_BLOCK - b->have < len ? TAR_BLOCK - b->have : len;
+            memcpy(b->header + b->have, p, take);
+            b->have += take;
+            p += take;
+            len -= take;
+            if (b->have == TAR_BLOCK) {
+                int zero = 1;
+                for (size_t i = 0; i < TAR_BLOCK && zero; i++) {
+                    zero = b->header[i] == 0;
+                }
+                if (zero) {
+                    b->ended = 1;
+                } else {
+                    tar_entry(b);
+                    if (b->left == 0) {
+                        tar_entry_end(b);
+                    }
+                }
+                b->have = 0;
+            }
+        }
+    }
+    return 0;
+}
+
+int fk_batch_fetch(const char *peer, const char *token, const fk_input *const *refs, size_t n, const char *tmp_prefix,
+                   fk_arrival_fn on_arrival, void *ctx, char *err, size_t errlen) {
+    size_t bodylen = 0;
+    for (size_t i = 0; i < n; i++) {
+        bodylen += refs[i]->id.len + 1;
+    }
+    char *body = malloc(bodylen + 1);
+    batch_reader *b = calloc(1, sizeof *b);
+    unsigned char *seen = calloc(n ? n : 1, 1);
+    if (!body || !b || !seen) {
+        abort();
+    }
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(body + at, refs[i]->id.s, refs[i]->id.len);
+        at += refs[i]->id.len;
+        body[at++] = '\n';
+    }
+    b->peer = peer;
+    b->refs = refs;
+    b->n = n;
+    b->prefix = tmp_prefix;
+    b->on_arrival = on_arrival;
+    b->ctx = ctx;
+    b->seen = seen;
+    char url[600];
+    snprintf(url, sizeof url, "http://%s/objects", peer);
+    int rc = fk_http_request("POST", url, token, body, at ? at - 1 : 0, NULL, tar_feed, b, err, errlen);
+    if (b->writing) { /* cut off inside an entry */
+        close(b->sink.fd);
+        fk_hash_free(&b->sink.sha);
+        fk_hash_free(&b->sink.declared);
+        unlink(b->path);
+    }
+    int arrived = b->arrived;
+    free(body);
+    free(seen);
+    free(b);
+    return rc == 0 ? arrived : -1;
 }

@@ -24,6 +24,16 @@ typedef struct {
 int fk_copy_verified(const char *root, const char *peer, const char *token, const fk_input *ref, const char *out,
                      fk_copied *got, int *permanent, char *err, size_t errlen);
 
+/* Seed 004's collective gather, the receiving side: asks peer (presenting token) for refs[0..n) in
+ * one request (POST /objects, their ids one per line) and reads its answer, a tar stream of those it
+ * holds, each entry named INDEX.SHA256 (peer.h). Each entry is copied to a new file (tmp_prefix and
+ * its index) and verified as fk_copy_verified verifies a peer's copy; on_arrival gets each good one
+ * and takes its file. A bad or unasked entry is dropped with a warning. Returns how many arrived, or
+ * -1 when the exchange itself failed (err; what arrived before it did still went to on_arrival). */
+typedef void (*fk_arrival_fn)(void *ctx, size_t index, const char *file, const fk_copied *got);
+int fk_batch_fetch(const char *peer, const char *token, const fk_input *const *refs, size_t n, const char *tmp_prefix,
+                   fk_arrival_fn on_arrival, void *ctx, char *err, size_t errlen);
+
 /* Copies ref's stored form from the shared store to out (no cache): verified when it declares a
  * checksum, else copied by the kernel and its size checked. Returns the bytes, or -1 with err (and
  * *permanent as for fk_copy_verified). */

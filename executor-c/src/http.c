@@ -194,6 +194,11 @@ int fk_http_body(fk_http_reader *r, int64_t n, fk_sink sink, void *ctx, char *er
 }
 
 int fk_http_get(const char *url, const char *token, char *sha, fk_sink sink, void *ctx, char *err, size_t errlen) {
+    return fk_http_request("GET", url, token, NULL, 0, sha, sink, ctx, err, errlen);
+}
+
+int fk_http_request(const char *method, const char *url, const char *token, const char *body, size_t bodylen,
+                    char *sha, fk_sink sink, void *ctx, char *err, size_t errlen) {
     if (sha) {
         sha[0] = 0;
     }
@@ -235,17 +240,24 @@ int fk_http_get(const char *url, const char *token, char *sha, fk_sink sink, voi
         return -1;
     }
     int auth = token && *token;
-    size_t reqcap = strlen(path) + hplen + 160 + (auth ? strlen(token) : 0);
+    size_t reqcap = strlen(path) + hplen + 240 + (auth ? strlen(token) : 0);
     char *req = malloc(reqcap);
     if (!req) {
         abort();
     }
+    char clen[64] = "";
+    if (body) {
+        snprintf(clen, sizeof clen, "Content-Type: text/plain\r\nContent-Length: %zu\r\n", bodylen);
+    }
     int reqlen = snprintf(req, reqcap,
-                          "GET %s HTTP/1.1\r\nHost: %.*s\r\nUser-Agent: falkon-c/0.1.0\r\n%s%s%sConnection: close\r\n\r\n",
-                          path, (int)hplen, hp, auth ? "Authorization: Bearer " : "", auth ? token : "",
-                          auth ? "\r\n" : "");
+                          "%s %s HTTP/1.1\r\nHost: %.*s\r\nUser-Agent: falkon-c/0.1.0\r\n%s%s%s%sConnection: close\r\n\r\n",
+                          method, path, (int)hplen, hp, auth ? "Authorization: Bearer " : "", auth ? token : "",
+                          auth ? "\r\n" : "", clen);
     int rc = fk_http_write_all(fd, req, (size_t)reqlen);
     free(req);
+    if (rc == 0 && body) {
+        rc = fk_http_write_all(fd, body, bodylen);
+    }
     if (rc != 0) {
         snprintf(err, errlen, "%s: sending the request: %s", url, strerror(errno));
         close(fd);

@@ -19,6 +19,10 @@
 #include <unistd.h>
 
 #define MAX_CONNECTIONS 64
+/* A batch request (POST /objects): most ids, and most bytes in its body (the Java server's too). */
+#define MAX_BATCH 10000
+#define MAX_BATCH_BYTES (1 << 20)
+#define TAR_BLOCK 512
 
 struct fk_peer_server {
     fk_cache *cache;
@@ -87,6 +91,133 @@ static const char *presented(char *header, size_t *len) {
     return v;
 }
 
+typedef struct {
+    char *data;
+    size_t len;
+} body_buf;
+
+static int to_body(void *ctx, const void *data, size_t len) {
+    body_buf *b = ctx;
+    memcpy(b->data + b->len, data, len); /* sized for the whole Content-Length up front */
+    b->len += len;
+    return 0;
+}
+
+/* A ustar header for a regular file called name of size bytes. */
+static void tar_header(unsigned char *h, const char *name, int64_t size) {
+    memset(h, 0, TAR_BLOCK);
+    snprintf((char *)h, 100, "%s", name);
+    memcpy(h + 100, "0000444", 8);
+    memcpy(h + 108, "0000000", 8);
+    memcpy(h + 116, "0000000", 8);
+    snprintf((char *)h + 124, 12, "%011llo", (unsigned long long)size);
+    memcpy(h + 136, "00000000000", 12);
+    h[156] = '0';
+    memcpy(h + 257, "ustar", 6);
+    memcpy(h + 263, "00", 2);
+    memset(h + 148, ' ', 8);
+    unsigned sum = 0;
+    for (size_t i = 0; i < TAR_BLOCK; i++) {
+        sum += h[i];
+    }
+    snprintf((char *)h + 148, 8, "%06o", sum);
+    h[155] = ' ';
+}
+
+static int send_file(int fd, int file, int64_t size) {
+    off_t off = 0;
+    while (off < size) {
+        ssize_t w = sendfile(fd, file, &off, (size_t)(size - off));
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* POST /objects: the objects named in the body (one id per line) that this cache holds, as one tar
+ * stream, each entry named INDEX.SHA256 (the id's place in the request, this cache's record of it),
+ * pinned while it is sent. Returns whether the connection stays open. */
+static int serve_batch(fk_peer_server *s, fk_http_reader *r, int64_t length, int keep_alive) {
+    if (length < 1 || length > MAX_BATCH_BYTES) {
+        return reply(r->fd, length > MAX_BATCH_BYTES ? 413 : 400, length > MAX_BATCH_BYTES ? "Payload Too Large"
+                     : "Bad Request", "expected POST /objects with up to 1 MiB of object ids, one per line\n", 0), 0;
+    }
+    body_buf body = {malloc((size_t)length + 1), 0};
+    if (!body.data) {
+        abort();
+    }
+    char err[256];
+    if (fk_http_body(r, length, to_body, &body, err, sizeof err) != 0 || body.len != (size_t)length) {
+        free(body.data);
+        return 0;
+    }
+    body.data[body.len] = 0;
+    size_t nids = 1;
+    for (size_t i = 0; i < body.len; i++) {
+        nids += body.data[i] == '\n';
+    }
+    if (nids > MAX_BATCH) {
+        free(body.data);
+        return reply(r->fd, 400, "Bad Request", "more than 10000 object ids in one request\n", keep_alive) == 0
+               && keep_alive;
+    }
+    /* every object named and held, pinned (a file is opened only while it is sent: a batch may
+     * name 10,000 objects, far more than the descriptors a process may keep open) */
+    fk_lease *leases = calloc(nids, sizeof *leases);
+    unsigned char *held = calloc(nids, 1);
+    if (!leases || !held) {
+        abort();
+    }
+    int64_t total = 2 * TAR_BLOCK;
+    char *line = body.data;
+    for (size_t i = 0; i < nids; i++) {
+        char *nl = strchr(line, '\n');
+        if (nl) {
+            *nl = 0;
+        }
+        if (*line && fk_cache_peek(s->cache, line, &leases[i]) == 0) {
+            held[i] = 1;
+            total += TAR_BLOCK + (leases[i].size + TAR_BLOCK - 1) / TAR_BLOCK * TAR_BLOCK;
+        }
+        line = nl ? nl + 1 : line + strlen(line);
+    }
+    char head[256];
+    int n = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Type: application/x-tar\r\nContent-Length: %lld\r\n"
+                     "Connection: %s\r\n\r\n", (long long)total, keep_alive ? "keep-alive" : "close");
+    int sent = fk_http_write_all(r->fd, head, (size_t)n) == 0;
+    static const unsigned char zeros[2 * TAR_BLOCK];
+    for (size_t i = 0; i < nids; i++) {
+        if (!held[i]) {
+            continue;
+        }
+        if (sent) {
+            unsigned char h[TAR_BLOCK];
+            char name[100];
+            snprintf(name, sizeof name, "%zu.%s", i, leases[i].sha256);
+            tar_header(h, name, leases[i].size);
+            int64_t pad = (TAR_BLOCK - leases[i].size % TAR_BLOCK) % TAR_BLOCK;
+            int file = open(leases[i].path, O_RDONLY | O_CLOEXEC);
+            /* pinned, it is there; if not, the length promised cannot be kept: the connection ends */
+            sent = file >= 0 && fk_http_write_all(r->fd, h, TAR_BLOCK) == 0
+                   && send_file(r->fd, file, leases[i].size) == 0
+                   && (pad == 0 || fk_http_write_all(r->fd, zeros, (size_t)pad) == 0);
+            if (file >= 0) {
+                close(file);
+            }
+        }
+        fk_cache_release(s->cache, &leases[i]);
+    }
+    sent = sent && fk_http_write_all(r->fd, zeros, sizeof zeros) == 0;
+    free(leases);
+    free(held);
+    free(body.data);
+    return sent && keep_alive;
+}
+
 /* Serves one request; returns whether the connection stays open. */
 static int serve_one(fk_peer_server *s, fk_http_reader *r) {
     char line[FK_HTTP_MAX_HEADER];
@@ -98,6 +229,7 @@ static int serve_one(fk_peer_server *s, fk_http_reader *r) {
     int keep_alive = ok && strcmp(version, "HTTP/1.1") == 0;
     char header[FK_HTTP_MAX_HEADER];
     int authorized = !*s->token;
+    int64_t length = -1;
     for (;;) {
         int n = fk_http_line(r, header, sizeof header);
         if (n < 0) {
@@ -105,6 +237,11 @@ static int serve_one(fk_peer_server *s, fk_http_reader *r) {
         }
         if (n == 0) {
             break;
+        }
+        if (strncasecmp(header, "Content-Length:", 15) == 0) {
+            char *end;
+            long long v = strtoll(header + 15, &end, 10);
+            length = end == header + 15 || v < 0 ? -2 : v;
         }
         if (strncasecmp(header, "Connection:", 11) == 0) {
             keep_alive = strcasestr(header + 11, "close") == NULL && (keep_alive || strcasestr(header, "keep-alive"));
@@ -115,9 +252,15 @@ static int serve_one(fk_peer_server *s, fk_http_reader *r) {
             authorized = 1;
         }
     }
-    if (!authorized) {
+    if (!authorized) { /* a body it sent is not read: the connection closes */
         return reply(r->fd, 401, "Unauthorized", "present the deployment's token (Authorization: Bearer TOKEN)\n",
-                     keep_alive) == 0 && keep_alive;
+                     keep_alive && length <= 0) == 0 && keep_alive && length <= 0;
+    }
+    if (ok && strcmp(method, "POST") == 0 && strcmp(target, "/objects") == 0) {
+        return serve_batch(s, r, length, keep_alive);
+    }
+    if (length > 0) {
+        return reply(r->fd, 400, "Bad Request", "a GET has no body\n", 0), 0;
     }
     char *id = NULL;
     if (ok && strcmp(method, "GET") == 0 && strncmp(target, "/objects?", 9) == 0) {

@@ -108,7 +108,7 @@ static char *env_var(const char *name, const char *value) {
 /* Puts the task's own copy of one input at target; counts[source] and counts[3 + source] (bytes)
  * are bumped, counts[6] when a stale cached copy was fetched again. */
 static int stage(fk_staging *st, const fk_input *in, const fk_hint *hints, size_t nhints, int bypass,
-                 const char *target, uint64_t *counts, int *permanent, char *err, size_t errlen) {
+                 fk_lease *gathered, const char *target, uint64_t *counts, int *permanent, char *err, size_t errlen) {
     if (!st->cache || bypass) {
         /* no data diffusion: this task's own copy, straight from the shared store */
         char packed[PATH_MAX];
@@ -147,7 +147,10 @@ static int stage(fk_staging *st, const fk_input *in, const fk_hint *hints, size_
         }
     }
     fk_lease lease;
-    if (fk_cache_lease(st->cache, in, peers, npeers, &lease, permanent, err, errlen) != 0) {
+    if (gathered->path) { /* it came with the others its peer holds */
+        lease = *gathered;
+        memset(gathered, 0, sizeof *gathered);
+    } else if (fk_cache_lease(st->cache, in, peers, npeers, &lease, permanent, err, errlen) != 0) {
         return -1;
     }
     /* the lease pins the cached copy only while this task's copy is made */
@@ -174,6 +177,7 @@ typedef struct {
     const fk_hint *hints;
     size_t nhints;
     int bypass;
+    fk_lease *gathered; /* per input: leased by the gather, or zeroed */
     pthread_mutex_t lock;
     size_t next;
     int failed;
@@ -195,8 +199,8 @@ static void *stage_some(void *arg) {
         uint64_t counts[7] = {0};
         int permanent = 0;
         char err[1024];
-        int rc = stage(g->st, &g->inputs[i], g->hints, g->nhints, g->bypass, g->paths[i], counts, &permanent, err,
-                       sizeof err);
+        int rc = stage(g->st, &g->inputs[i], g->hints, g->nhints, g->bypass, &g->gathered[i], g->paths[i], counts,
+                       &permanent, err, sizeof err);
         pthread_mutex_lock(&g->lock);
         for (int k = 0; k < 7; k++) {
             g->counts[k] += counts[k];
@@ -236,6 +240,109 @@ static int stage_all(fk_gather *g, uint64_t *counts, int *permanent, char *err, 
         return -1;
     }
     return 0;
+}
+
+/* The inputs one peer is asked for at once, and where their leases go. */
+typedef struct {
+    fk_cache *cache;
+    const char *peer;
+    const fk_input **refs;
+    size_t *index; /* each one's place among the task's inputs */
+    size_t n;
+    fk_lease *gathered;
+} peer_batch;
+
+static void *gather_from_peer(void *arg) {
+    peer_batch *b = arg;
+    fk_lease *got = calloc(b->n, sizeof *got);
+    if (!got) {
+        abort();
+    }
+    fk_cache_gather(b->cache, b->peer, (const fk_input *const *)b->refs, b->n, got);
+    for (size_t k = 0; k < b->n; k++) {
+        b->gathered[b->index[k]] = got[k];
+    }
+    free(got);
+    return NULL;
+}
+
+/* Seed 004's collective gather: the inputs (as stored) whose hints put them first on the same peer,
+ * two or more of them, come from it in one request (fk_cache_gather); up to FK_CONCURRENT_FETCHES
+ * peers are asked at once. gathered[i] is input i leased when it arrived, else zeroed. */
+static void gather_inputs(fk_staging *st, const fk_input *inputs, size_t n, const fk_hint *hints, size_t nhints,
+                          fk_lease *gathered) {
+    const char **first = calloc(n ? n : 1, sizeof *first); /* each input's first hinted peer, or NULL */
+    peer_batch *batches = calloc(n ? n : 1, sizeof *batches);
+    if (!first || !batches) {
+        abort();
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (size_t h = 0; h < nhints && inputs[i].unpack == 0; h++) {
+            if (hints[h].npeers && hints[h].id.len == inputs[i].id.len
+                && memcmp(hints[h].id.s, inputs[i].id.s, inputs[i].id.len) == 0) {
+                first[i] = hints[h].peers[0].s;
+            }
+        }
+    }
+    size_t nb = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!first[i]) {
+            continue;
+        }
+        size_t count = 0;
+        for (size_t j = i; j < n; j++) {
+            count += first[j] && strcmp(first[j], first[i]) == 0;
+        }
+        peer_batch *b = &batches[nb];
+        b->cache = st->cache;
+        b->peer = first[i];
+        b->gathered = gathered;
+        b->refs = calloc(count, sizeof *b->refs);
+        b->index = calloc(count, sizeof *b->index);
+        if (!b->refs || !b->index) {
+            abort();
+        }
+        for (size_t j = i; j < n; j++) {
+            if (j != i && first[j] && strcmp(first[j], b->peer) == 0) {
+                b->refs[b->n] = &inputs[j];
+                b->index[b->n++] = j;
+                first[j] = NULL;
+            }
+        }
+        b->refs[b->n] = &inputs[i];
+        b->index[b->n++] = i;
+        first[i] = NULL;
+        if (b->n >= 2) {
+            nb++;
+        } else {
+            free(b->refs);
+            free(b->index);
+            memset(b, 0, sizeof *b);
+        }
+    }
+    for (size_t at = 0; at < nb; at += FK_CONCURRENT_FETCHES) {
+        pthread_t helpers[FK_CONCURRENT_FETCHES];
+        int started[FK_CONCURRENT_FETCHES] = {0};
+        size_t wave = nb - at < FK_CONCURRENT_FETCHES ? nb - at : FK_CONCURRENT_FETCHES;
+        for (size_t k = 1; k < wave; k++) {
+            started[k] = pthread_create(&helpers[k], NULL, gather_from_peer, &batches[at + k]) == 0;
+            if (!started[k]) {
+                gather_from_peer(&batches[at + k]);
+            }
+        }
+        gather_from_peer(&batches[at]);
+        for (size_t k = 1; k < wave; k++) {
+            if (started[k]) {
+                pthread_join(helpers[k], NULL);
+            }
+        }
+    }
+    for (size_t k = 0; k < nb; k++) {
+        free(batches[k].refs);
+        free(batches[k].index);
+    }
+    free(batches);
+    free(first);
 }
 
 /* Moves file to partial when rename can (the same file system), forcing it to disk: 0, else -1
@@ -398,9 +505,22 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         }
     }
     if (!failed && nin > 0) {
+        fk_lease *gathered = calloc(nin, sizeof *gathered);
+        if (!gathered) {
+            abort();
+        }
+        if (st->cache && !bypass) {
+            gather_inputs(st, inputs, nin, hints, nhints, gathered);
+        }
         fk_gather g = {.st = st, .inputs = inputs, .paths = paths, .n = nin, .hints = hints, .nhints = nhints,
-                       .bypass = bypass};
+                       .bypass = bypass, .gathered = gathered};
         failed = stage_all(&g, counts, &permanent, err, sizeof err) != 0;
+        for (size_t i = 0; i < nin; i++) {
+            if (gathered[i].path) { /* arrived, but a failure stopped staging before it was used */
+                fk_cache_release(st->cache, &gathered[i]);
+            }
+        }
+        free(gathered);
     }
     if (failed) {
         fetch_failed(out, err, permanent);

@@ -44,6 +44,17 @@ final class ResultJson {
         if (!r.execution().detail().isEmpty()) {
             o.put("detail", r.execution().detail());
         }
+        io.falkon.protocol.DataStats d = r.data();
+        if (d.accesses() > 0 || d.bytesWritten() > 0) { // where its inputs came from (data diffusion)
+            ObjectNode data = o.putObject("data");
+            data.put("localHits", d.localHits());
+            data.put("peerHits", d.peerHits());
+            data.put("misses", d.misses());
+            data.put("bytesLocal", d.bytesLocal());
+            data.put("bytesPeer", d.bytesPeer());
+            data.put("bytesStore", d.bytesStore());
+            data.put("bytesWritten", d.bytesWritten());
+        }
         o.put("submittedMicros", r.submittedMicros());
         o.put("dispatchedMicros", r.dispatchedMicros());
         o.put("startedMicros", r.execution().startedMicros());

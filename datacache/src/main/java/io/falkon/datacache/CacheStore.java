@@ -2,14 +2,19 @@ package io.falkon.datacache;
 
 import io.falkon.protocol.fs.OwnerOnly;
 import io.falkon.datacache.eviction.EvictionPolicy;
+import io.falkon.datacache.fetch.Fetcher;
 import io.falkon.datacache.fetch.PeerFetcher;
 import io.falkon.datacache.fetch.StoreFetcher;
 import io.falkon.datacache.fetch.Unpacker;
+import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.auth.Token;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -224,6 +229,95 @@ public final class CacheStore implements AutoCloseable {
                 throw ee.getCause() instanceof FetchException fe ? fe
                         : new FetchException("fetching " + ref.id() + " failed: " + ee.getCause(), ee.getCause());
             }
+        }
+    }
+
+    /**
+     * Seed 004's collective gather: brings the objects of {@code refs} (each in its stored form)
+     * that this cache does not hold and no one here is fetching from {@code peer} in one request,
+     * instead of one each. Every object that arrives is verified as a single fetch is (the size and
+     * checksum declared, the peer's record of it) and inserted; what the peer does not send, or sends
+     * wrong, is left out, for the task's own {@link #lease} to fetch from elsewhere. Returns the
+     * arrivals by key, pinned (their source {@link Source#PEER}): the caller uses or closes each.
+     */
+    public Map<String, Lease> gather(String peer, List<ObjectRef> refs) {
+        List<ObjectRef> mine = new ArrayList<>();
+        List<CompletableFuture<Void>> claims = new ArrayList<>();
+        synchronized (this) {
+            for (ObjectRef ref : refs) {
+                String key = ref.key();
+                if (ref.unpack() != ObjectRef.Unpack.NONE || entries.containsKey(key) || inflight.containsKey(key)) {
+                    continue;
+                }
+                CompletableFuture<Void> f = new CompletableFuture<>();
+                inflight.put(key, f);
+                claims.add(f);
+                mine.add(ref);
+            }
+        }
+        Map<String, Lease> arrived = new HashMap<>();
+        if (mine.isEmpty()) {
+            return arrived;
+        }
+        List<String> ids = new ArrayList<>(mine.size());
+        mine.forEach(r -> ids.add(r.id()));
+        try (TarArchiveInputStream tar = new TarArchiveInputStream(new PeerFetcher(http, peer, token).batch(ids))) {
+            TarArchiveEntry e;
+            while ((e = tar.getNextEntry()) != null) {
+                String name = e.getName();
+                int dot = name.indexOf('.');
+                int i = dot > 0 ? parseIndex(name.substring(0, dot)) : -1;
+                if (i < 0 || i >= mine.size() || arrived.containsKey(mine.get(i).key())) {
+                    log.warn("peer {} sent an entry {} that answers nothing asked: ignored", peer, LogSafe.text(name));
+                    continue;
+                }
+                ObjectRef ref = mine.get(i);
+                String recorded = name.substring(dot + 1);
+                Path out = tmp.resolve("g" + tmpSeq.incrementAndGet());
+                try {
+                    InputStream entry = new java.io.FilterInputStream(tar) {
+                        @Override
+                        public void close() {
+                            // the archive goes on: only this entry ends here
+                        }
+                    };
+                    Copy.Copied c = Copy.verified(new Fetcher() {
+                        @Override
+                        public Opened open(ObjectRef r) {
+                            return new Opened(entry, recorded, null);
+                        }
+
+                        @Override
+                        public String describe(ObjectRef r) {
+                            return "peer " + peer;
+                        }
+                    }, ref, out);
+                    arrived.put(ref.key(), insert(ref.key(), ref.id(), true, new Arrival(out, c.size(), c.size(),
+                            c.sha256(), null, Source.PEER, c.size(), false), ref.checksum()));
+                } catch (IOException | FetchException ex) {
+                    deleteQuietly(out);
+                    log.warn("refused {} from peer {}'s batch: {}", ref.id(), peer, ex.getMessage());
+                }
+            }
+        } catch (IOException ex) {
+            log.debug("batch of {} objects from peer {}: {}", ids.size(), peer, ex.toString()); // each task fetches its own
+        } finally {
+            synchronized (this) {
+                for (ObjectRef ref : mine) {
+                    inflight.remove(ref.key());
+                }
+            }
+            claims.forEach(f -> f.complete(null)); // waiters look again: a hit, or a fetch of their own
+        }
+        log.debug("gathered {} of {} objects from peer {} in one request", arrived.size(), mine.size(), peer);
+        return arrived;
+    }
+
+    private static int parseIndex(String s) {
+        try {
+            return s.length() > 9 ? -1 : Integer.parseInt(s);
+        } catch (NumberFormatException e) {
+            return -1;
         }
     }
 

@@ -23,6 +23,7 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -330,6 +331,66 @@ class CacheStoreTest {
         try (Lease l = third.lease(ObjectRef.of("only-in-store", "only-in-store"), List.of(peer))) {
             assertThat(l.source()).as("the hint was stale: the peer answered 404").isEqualTo(Source.STORE);
         }
+    }
+
+    @Test
+    void aGatherBringsWhatOnePeerHoldsInOneRequestEachObjectVerifiedAndLeavesTheRestToTheTask() throws Exception {
+        CacheStore holder = cache(otherDir, 10_000_000);
+        List<ObjectRef> refs = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            object("part-" + i, 100 + i * 7); // sizes not multiples of 512: padding in the tar stream
+            ObjectRef ref = new ObjectRef("parts/" + i, "part-" + i, 100 + i * 7, "", ObjectRef.Unpack.NONE);
+            if (i != 13) { // the peer lacks one
+                holder.lease(ref, List.of()).close();
+            }
+            refs.add(ref);
+        }
+        // one declared wrong: the peer's copy is refused, and that input is left to the task's own fetch
+        refs.set(7, new ObjectRef("parts/7", "part-7", 149, "sha256:" + "0".repeat(64), ObjectRef.Unpack.NONE));
+        PeerServer server = PeerServer.start(holder, "127.0.0.1", 0, token);
+        closing.add(server);
+        CacheStore c = cache(cacheDir, 10_000_000);
+        Map<String, Lease> got = c.gather("127.0.0.1:" + server.port(), refs);
+        try {
+            assertThat(got).hasSize(298).doesNotContainKeys("parts/7", "parts/13");
+            for (Map.Entry<String, Lease> e : got.entrySet()) {
+                int i = Integer.parseInt(e.getKey().substring("parts/".length()));
+                assertThat(e.getValue().source()).isEqualTo(Source.PEER);
+                assertThat(e.getValue().bytesMoved()).isEqualTo(100 + i * 7);
+                assertThat(Files.readAllBytes(e.getValue().path())).isEqualTo(Files.readAllBytes(store.resolve("part-" + i)));
+            }
+        } finally {
+            got.values().forEach(Lease::close);
+        }
+        try (Lease l = c.lease(refs.get(0), List.of())) {
+            assertThat(l.source()).as("it stays cached for the next task").isEqualTo(Source.LOCAL);
+        }
+        try (Lease l = c.lease(refs.get(13), List.of())) {
+            assertThat(l.source()).as("what the peer lacked comes from the store").isEqualTo(Source.STORE);
+        }
+        assertThat(c.gather("127.0.0.1:" + server.port(), refs.subList(0, 5))).as("nothing to gather: all cached")
+                .isEmpty();
+    }
+
+    @Test
+    void aBatchRequestIsRefusedWithoutTheTokenAndWhenItNamesTooManyObjects() throws Exception {
+        PeerServer server = PeerServer.start(cache(otherDir, 100_000), "127.0.0.1", 0, token);
+        closing.add(server);
+        URI uri = URI.create("http://127.0.0.1:" + server.port() + "/objects");
+        HttpResponse<String> anonymous = http.send(HttpRequest.newBuilder(uri)
+                .POST(HttpRequest.BodyPublishers.ofString("a\nb")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(anonymous.statusCode()).isEqualTo(401);
+        String many = String.join("\n", java.util.Collections.nCopies(PeerServer.MAX_BATCH + 1, "x"));
+        HttpResponse<String> tooMany = http.send(HttpRequest.newBuilder(uri).header("Authorization",
+                io.falkon.protocol.auth.HttpAuth.bearer(token)).POST(HttpRequest.BodyPublishers.ofString(many)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(tooMany.statusCode()).isEqualTo(400);
+        assertThat(tooMany.body()).contains("1.." + PeerServer.MAX_BATCH);
+        HttpResponse<String> none = http.send(HttpRequest.newBuilder(uri).header("Authorization",
+                io.falkon.protocol.auth.HttpAuth.bearer(token)).POST(HttpRequest.BodyPublishers.ofString("nobody")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(none.statusCode()).as("holds none of them: an empty archive").isEqualTo(200);
+        assertThat(none.body()).hasSize(1024);
     }
 
     @Test

@@ -9,8 +9,11 @@ import java.io.InputStream;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
 
 /** Reads an object from a peer executor's cache, served by its {@link io.falkon.datacache.peer.PeerServer}. */
 public final class PeerFetcher implements Fetcher {
@@ -51,5 +54,31 @@ public final class PeerFetcher implements Fetcher {
     @Override
     public String describe(ObjectRef ref) {
         return "peer " + peer;
+    }
+
+    /**
+     * Asks the peer for many objects in one request ({@code POST /objects}, their ids one per line):
+     * a 200 answer whose body is a tar stream of those it holds, each entry named {@code INDEX.SHA256}
+     * ({@link io.falkon.datacache.peer.PeerServer}).
+     */
+    public InputStream batch(List<String> ids) throws IOException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + peer + "/objects"))
+                .timeout(Duration.ofMinutes(10)).POST(HttpRequest.BodyPublishers.ofString(String.join("\n", ids)));
+        if (token.required()) {
+            b.header("Authorization", HttpAuth.bearer(token));
+        }
+        HttpResponse<InputStream> resp;
+        try {
+            resp = http.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted asking peer " + peer + " for " + ids.size() + " objects", e);
+        }
+        if (resp.statusCode() != 200) {
+            resp.body().close();
+            throw new IOException("peer " + peer + " answered HTTP " + resp.statusCode() + " for " + ids.size()
+                    + " objects");
+        }
+        return resp.body();
     }
 }

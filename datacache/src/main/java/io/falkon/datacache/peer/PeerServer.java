@@ -32,12 +32,15 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.falkon.protocol.auth.HttpAuth;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarConstants;
 import io.falkon.protocol.auth.Token;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -48,6 +51,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * 404 when it is not (or no longer) cached. Objects unpacked for a task are not served; peers
  * fetch the stored form and unpack it themselves.
  *
+ * <p>{@code POST /objects} with the ids of many objects in its body, one per line (at most
+ * {@value #MAX_BATCH} ids, {@value #MAX_BATCH_BYTES} bytes), answers with one tar stream of those it
+ * holds ({@link #BATCH_TYPE}): an entry per object, named {@code INDEX.SHA256} (the id's place in the
+ * request, and what this cache recorded of it), in request order; ids it does not hold are left out.
+ * A gather task's inputs that one peer holds thus come in one request (seed 004's collective gather)
+ * instead of one each. Each object is pinned while it is sent and goes from its file with zero copy.
+ *
  * <p>Like every Falkon listener it requires the deployment's token ({@code Authorization: Bearer}
  * or {@code X-Falkon-Token}; 401 otherwise), limits its connections ({@value #MAX_CONNECTIONS}) and
  * closes a connection idle for {@value #IDLE_SECONDS} s. The data is not encrypted: integrity is
@@ -55,6 +65,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class PeerServer implements AutoCloseable {
     static final int MAX_CONNECTIONS = 256;
+    /** Most ids one batch request may name, and most bytes its body may have. */
+    public static final int MAX_BATCH = 10_000;
+    public static final int MAX_BATCH_BYTES = 1 << 20;
+    /** The content type of a batch answer. */
+    public static final String BATCH_TYPE = "application/x-tar";
     static final int IDLE_SECONDS = 30;
 
     private final EventLoopGroup group;
@@ -81,7 +96,7 @@ public final class PeerServer implements AutoCloseable {
                                 return;
                             }
                             c.closeFuture().addListener(f -> open.decrementAndGet());
-                            c.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192), new HttpObjectAggregator(8192),
+                            c.pipeline().addLast(new HttpServerCodec(4096, 8192, 8192), new HttpObjectAggregator(MAX_BATCH_BYTES),
                                     new IdleStateHandler(IDLE_SECONDS, 0, 0), new Handler(cache, token));
                         }
                     }).bind(new InetSocketAddress(host, port)).sync().channel();
@@ -131,6 +146,10 @@ public final class PeerServer implements AutoCloseable {
                 return;
             }
             QueryStringDecoder q = new QueryStringDecoder(req.uri());
+            if (req.method() == HttpMethod.POST && q.path().equals("/objects")) {
+                batch(ctx, req);
+                return;
+            }
             List<String> ids = q.parameters().get("id");
             if (req.method() != HttpMethod.GET || !q.path().equals("/objects") || ids == null || ids.size() != 1) {
                 reply(ctx, req, HttpResponseStatus.BAD_REQUEST, "expected GET /objects?id=OBJECT\n");
@@ -163,6 +182,64 @@ public final class PeerServer implements AutoCloseable {
             if (!keepAlive) {
                 done.addListener(ChannelFutureListener.CLOSE);
             }
+        }
+
+        /** POST /objects: the objects it holds of those named, as one tar stream. */
+        private void batch(ChannelHandlerContext ctx, FullHttpRequest req) throws IOException {
+            String body = req.content().toString(StandardCharsets.UTF_8);
+            List<String> ids = body.isEmpty() ? List.of() : List.of(body.split("\n", -1));
+            if (ids.isEmpty() || ids.size() > MAX_BATCH) {
+                reply(ctx, req, HttpResponseStatus.BAD_REQUEST, "expected POST /objects with 1.." + MAX_BATCH
+                        + " object ids, one per line\n");
+                return;
+            }
+            List<Lease> leases = new ArrayList<>();
+            List<byte[]> headers = new ArrayList<>();
+            long length = 2L * TarConstants.DEFAULT_RCDSIZE; // the two zero records that end the archive
+            try {
+                for (int i = 0; i < ids.size(); i++) {
+                    Lease lease = cache.peek(ids.get(i));
+                    if (lease == null) {
+                        continue;
+                    }
+                    leases.add(lease);
+                    long size = Files.size(lease.path());
+                    TarArchiveEntry entry = new TarArchiveEntry(i + "." + lease.sha256(), true);
+                    entry.setSize(size);
+                    byte[] header = new byte[TarConstants.DEFAULT_RCDSIZE];
+                    entry.writeEntryHeader(header);
+                    headers.add(header);
+                    length += header.length + size + padding(size);
+                }
+            } catch (IOException | RuntimeException e) {
+                leases.forEach(Lease::close);
+                throw e;
+            }
+            DefaultHttpResponse resp = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+            HttpUtil.setContentLength(resp, length);
+            resp.headers().set(HttpHeaderNames.CONTENT_TYPE, BATCH_TYPE);
+            boolean keepAlive = HttpUtil.isKeepAlive(req);
+            HttpUtil.setKeepAlive(resp, keepAlive);
+            ctx.write(resp);
+            for (int k = 0; k < leases.size(); k++) {
+                Lease lease = leases.get(k);
+                long size = Files.size(lease.path());
+                ctx.write(Unpooled.wrappedBuffer(headers.get(k)));
+                ctx.write(new DefaultFileRegion(lease.path().toFile(), 0, size)).addListener(f -> lease.close());
+                if (padding(size) > 0) {
+                    ctx.write(Unpooled.wrappedBuffer(new byte[(int) padding(size)]));
+                }
+            }
+            ctx.write(Unpooled.wrappedBuffer(new byte[2 * TarConstants.DEFAULT_RCDSIZE]));
+            var done = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+            if (!keepAlive) {
+                done.addListener(ChannelFutureListener.CLOSE);
+            }
+        }
+
+        private static long padding(long size) {
+            long r = size % TarConstants.DEFAULT_RCDSIZE;
+            return r == 0 ? 0 : TarConstants.DEFAULT_RCDSIZE - r;
         }
 
         private static void reply(ChannelHandlerContext ctx, FullHttpRequest req, HttpResponseStatus status,

@@ -626,6 +626,81 @@ abstract class ExecutorContract {
     }
 
     @Test
+    void aGatherTasksInputsThatOnePeerHoldsComeFromItEachVerifiedIntoOneDirectory() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new MaxComputeUtil());
+        String[] cache = {"--slots", "1", "--cache-size", "8m", "--store", store.toString(), "--cache-host", "127.0.0.1"};
+        executor(d.port(), "holder", cache);
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "gather");
+        List<String> digests = new ArrayList<>();
+        List<TaskInput> parts = new ArrayList<>();
+        List<TaskSpec> first = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            String id = "tiles/t-" + i;
+            Files.createDirectories(store.resolve("tiles"));
+            digests.add(object(store, id, 4000 + i));
+            first.add(TaskSpec.builder("/bin/true").inputs(List.of(new TaskInput(id, id, 4000 + i, "",
+                    TaskInput.AS_STORED, ""))).build());
+            parts.add(new TaskInput(id, id, 4000 + i, "sha256:" + digests.get(i), TaskInput.AS_STORED, "parts/"));
+        }
+        // the holder reads every part once (from the store), then is kept busy until the gather is done
+        assertThat(all(in.submit(first))).allSatisfy(r -> assertThat(r.data().misses()).isEqualTo(1));
+        Path release = dir.resolve("release");
+        CompletableFuture<TaskResult> busy = in.submit(TaskSpec.of("/bin/sh", "-c",
+                "while [ ! -e '" + release + "' ]; do sleep 0.05; done"));
+        await().atMost(Duration.ofMinutes(1)).until(() -> d.status().contains("\"busySlots\":1"));
+        executor(d.port(), "gatherer", cache);
+        d.awaitExecutors(2, Duration.ofSeconds(60));
+        TaskResult r = in.submit(TaskSpec.builder("/bin/sh", "-c", "ls parts | sort -t- -k2 -n | while read p; do "
+                + "sha256sum parts/$p | cut -d' ' -f1; done").inputs(parts).build()).get(5, TimeUnit.MINUTES);
+        Files.writeString(release, "");
+        assertThat(r.succeeded()).as("%s %s", r.stderr(), r.execution().detail()).isTrue();
+        assertThat(r.executorId()).isEqualTo("gatherer");
+        assertThat(r.stdout().lines().toList()).isEqualTo(digests);
+        assertThat(r.data().peerHits()).as("every part from the holder's cache").isEqualTo(40);
+        assertThat(r.data().misses()).isZero();
+        assertThat(r.data().bytesPeer()).isEqualTo(40 * 4000 + 39 * 40 / 2);
+        assertThat(busy.get(1, TimeUnit.MINUTES).succeeded()).isTrue();
+    }
+
+    @Test
+    void aBatchRequestToTheCacheServerIsRefusedWithoutTheTokenTooLargeOrMalformedAndTheServerServesOn() throws Exception {
+        Dispatcher d = dispatcher(new MaxComputeUtil());
+        int cachePort = ClusterProcesses.freePort();
+        executor(d.port(), "server", "--slots", "1", "--cache-size", "4m", "--cache-port", String.valueOf(cachePort),
+                "--cache-host", "127.0.0.1");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        java.net.URI uri = java.net.URI.create("http://127.0.0.1:" + cachePort + "/objects");
+        java.util.function.BiFunction<String, Boolean, Integer> post = (body, auth) -> {
+            java.net.http.HttpRequest.Builder b = java.net.http.HttpRequest.newBuilder(uri)
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body));
+            if (auth) {
+                b.header("Authorization", "Bearer " + TOKEN);
+            }
+            try {
+                return http.send(b.build(), java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
+            } catch (IOException e) {
+                return -1; // the server may close instead of reading a body it refuses
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        };
+        assertThat(post.apply("a\nb", false)).as("no token").isIn(401, -1);
+        assertThat(post.apply(String.join("\n", java.util.Collections.nCopies(10_001, "x")), true)).as("10,001 ids")
+                .isEqualTo(400);
+        assertThat(post.apply("y".repeat((1 << 20) + 1), true)).as("over 1 MiB").isIn(400, 413, -1);
+        // still serving: an answer for ids it does not hold is an empty archive (two zero records)
+        java.net.http.HttpResponse<byte[]> none = http.send(java.net.http.HttpRequest.newBuilder(uri)
+                .header("Authorization", "Bearer " + TOKEN)
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("nobody\nnor-this")).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(none.statusCode()).isEqualTo(200);
+        assertThat(none.body()).hasSize(1024).containsOnly((byte) 0);
+    }
+
+    @Test
     void aTaskOfSeveralCoresTakesThatManySlotsAndTheCoresOfOverlappingTasksNeverExceedThem() throws Exception {
         Dispatcher d = dispatcher(new FirstAvailable());
         executor(d.port(), "packed", "--slots", "2", "--memory", "100m");

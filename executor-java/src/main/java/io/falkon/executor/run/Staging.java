@@ -31,7 +31,10 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -138,7 +141,12 @@ public final class Staging {
             for (TaskInput in : inputs) {
                 paths.add(sandbox.resolve(in.fileName()).toString());
             }
-            stageAll(inputs, paths, job, counts);
+            Map<String, Lease> gathered = gather(inputs, job);
+            try {
+                stageAll(inputs, paths, job, counts, gathered);
+            } finally {
+                gathered.values().forEach(Lease::close); // arrivals no input used (a failure stopped staging)
+            }
             TaskSpec.Builder b = spec.toBuilder();
             if (spec.workDir().isEmpty()) {
                 b.workDir(sandbox.toString());
@@ -175,8 +183,8 @@ public final class Staging {
      * the next input not yet taken. After the first failure no new input is started; the failure
      * is thrown once every fetch under way has ended (none writes into a sandbox being removed).
      */
-    private void stageAll(List<TaskInput> inputs, List<String> paths, Job job, Counts counts)
-            throws FetchException, IOException {
+    private void stageAll(List<TaskInput> inputs, List<String> paths, Job job, Counts counts,
+                          Map<String, Lease> gathered) throws FetchException, IOException {
         int n = inputs.size();
         AtomicInteger next = new AtomicInteger();
         AtomicReference<Exception> failure = new AtomicReference<>();
@@ -184,7 +192,7 @@ public final class Staging {
             int i;
             while (failure.get() == null && (i = next.getAndIncrement()) < n) {
                 try {
-                    stage(inputs.get(i), job, Path.of(paths.get(i)), counts);
+                    stage(inputs.get(i), job, Path.of(paths.get(i)), counts, gathered);
                 } catch (FetchException | IOException | RuntimeException e) {
                     failure.compareAndSet(null, e);
                 }
@@ -216,10 +224,56 @@ public final class Staging {
         }
     }
 
+    /**
+     * Seed 004's collective gather: the task's inputs (as stored) that the hints place on the same
+     * peer, two or more of them, come from that peer in one request ({@link CacheStore#gather});
+     * several peers are asked at once. Returns what arrived, pinned, by cache key.
+     */
+    private Map<String, Lease> gather(List<TaskInput> inputs, Job job) {
+        Map<String, Lease> arrived = new ConcurrentHashMap<>();
+        if (cache == null || job.bypass()) {
+            return arrived;
+        }
+        Map<String, List<ObjectRef>> byPeer = new LinkedHashMap<>();
+        for (TaskInput in : inputs) {
+            List<String> hints = job.hints().getOrDefault(in.id(), List.of());
+            if (!hints.isEmpty() && in.unpack() == TaskInput.AS_STORED) {
+                byPeer.computeIfAbsent(hints.get(0), k -> new ArrayList<>()).add(ref(in));
+            }
+        }
+        byPeer.values().removeIf(refs -> refs.size() < 2);
+        List<Future<?>> started = new ArrayList<>();
+        Map.Entry<String, List<ObjectRef>> own = null;
+        for (Map.Entry<String, List<ObjectRef>> e : byPeer.entrySet()) {
+            if (own == null) {
+                own = e; // this thread asks the first peer while helpers ask the others
+            } else {
+                started.add(HELPERS.submit(() -> arrived.putAll(cache.gather(e.getKey(), e.getValue()))));
+            }
+        }
+        if (own != null) {
+            arrived.putAll(cache.gather(own.getKey(), own.getValue()));
+        }
+        for (Future<?> f : started) {
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                log.warn("gathering inputs of task {}: {}", job.taskId(), e.getCause().toString()); // each is fetched alone
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return arrived;
+    }
+
+    private static ObjectRef ref(TaskInput in) {
+        return new ObjectRef(in.id(), in.source(), in.size(), in.checksum(), ObjectRef.Unpack.values()[in.unpack()]);
+    }
+
     /** Puts the task's own copy of one input at {@code target}. */
-    private void stage(TaskInput in, Job job, Path target, Counts counts) throws FetchException, IOException {
-        ObjectRef ref = new ObjectRef(in.id(), in.source(), in.size(), in.checksum(),
-                ObjectRef.Unpack.values()[in.unpack()]);
+    private void stage(TaskInput in, Job job, Path target, Counts counts, Map<String, Lease> gathered)
+            throws FetchException, IOException {
+        ObjectRef ref = ref(in);
         if (in.directory() != null) {
             Files.createDirectories(target.getParent()); // a directory several inputs go into (gather)
         }
@@ -236,7 +290,8 @@ public final class Staging {
             return;
         }
         // the lease pins the cached copy only while this task's copy is made
-        try (Lease lease = cache.lease(ref, job.hints().getOrDefault(in.id(), List.of()))) {
+        Lease arrived = gathered.remove(ref.key());
+        try (Lease lease = arrived != null ? arrived : cache.lease(ref, job.hints().getOrDefault(in.id(), List.of()))) {
             lease.copyTo(target);
             Source src = lease.source();
             int k = src == Source.LOCAL ? 0 : src == Source.PEER ? 1 : 2;
