@@ -62,6 +62,11 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+data() { # BUILD PORT: the dispatcher's data counters so far (peer hits, misses, local hits)
+    "$1/bin/falkon" status --dispatcher "127.0.0.1:$2" --json \
+        | python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; print(d["peerHits"], d["misses"], d["localHits"])'
+}
+
 registered() { # BUILD PORT: executors registered
     "$1/bin/falkon" status --dispatcher "127.0.0.1:$2" --json 2>/dev/null \
         | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["executors"]["registered"], d["executors"]["busySlots"])' \
@@ -77,9 +82,15 @@ await() { # BUILD PORT "REGISTERED BUSY"
     exit 1
 }
 
-executor() { # BUILD PORT ID
-    "$1/bin/falkon" executor --impl "$impl" --dispatcher "127.0.0.1:$2" --id "$3" --slots 1 --cache-size 64m \
-        --store "$work/store" --cache-host 127.0.0.1 --log-level debug > "$work/$3.log" 2>&1 &
+executor() { # BUILD PORT ID (at debug level: the gathering executor logs each batch request)
+    if [ "$impl" = c ]; then
+        "$1/bin/falkon" executor --impl c --dispatcher "127.0.0.1:$2" --id "$3" --slots 1 --cache-size 64m \
+            --store "$work/store" --cache-host 127.0.0.1 --log-level debug > "$work/$3.log" 2>&1 &
+    else
+        FALKON_JAVA_OPTS="-XX:+UseParallelGC -Dfalkon.log.level=DEBUG" "$1/bin/falkon" executor --impl java \
+            --dispatcher "127.0.0.1:$2" --id "$3" --slots 1 --cache-size 64m --store "$work/store" \
+            --cache-host 127.0.0.1 > "$work/$3.log" 2>&1 &
+    fi
     pids+=($!)
 }
 
@@ -95,7 +106,7 @@ for r in $(seq 1 "$rounds"); do
         executor "$b" "$port" peer-a
         executor "$b" "$port" peer-b
         await "$b" "$port" "2 0"
-        "$b/bin/falkon" submit -q --dispatcher "127.0.0.1:$port" "$work/load.jsonl" > /dev/null
+        "$b/bin/falkon" submit -q --dispatcher "127.0.0.1:$port" "$work/load.jsonl" > /dev/null 2>> "$work/submit.log"
         # both peers busy until the gather is done, so that it runs on the third executor
         rm -f "$work/release"
         printf '{"shell": "while [ ! -e %s ]; do sleep 0.05; done"}\n' "$work/release" > "$work/hold.jsonl"
@@ -104,22 +115,25 @@ for r in $(seq 1 "$rounds"); do
         await "$b" "$port" "2 2"
         executor "$b" "$port" gatherer
         await "$b" "$port" "3 2"
+        read -r peer0 miss0 local0 < <(data "$b" "$port")
         "$b/bin/falkon" submit --dispatcher "127.0.0.1:$port" --results "$work/results.jsonl" "$work/gather.jsonl" \
-            > "$work/out.txt"
+            > "$work/out.txt" 2>> "$work/submit.log"
         touch "$work/release"
         [ "$(tr -d ' \n' < "$work/out.txt")" = "$((inputs * size))" ] || {
             echo "wrong output: $(cat "$work/out.txt")" >&2
             exit 1
         }
-        read -r staging peer miss local < <(python3 -c '
+        staging=$(python3 -c '
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())
-s = r.get("data", {})
-print("%.3f" % ((r["startedMicros"] - r["dispatchedMicros"]) / 1e6), s.get("peerHits", 0), s.get("misses", 0),
-      s.get("localHits", 0))' "$work/results.jsonl")
+print("%.3f" % ((r["startedMicros"] - r["dispatchedMicros"]) / 1e6))' "$work/results.jsonl")
+        # the gather's own counts: the dispatcher's totals after it less those before (a build that
+        # predates the counters in the results file has them there too)
+        read -r peer1 miss1 local1 < <(data "$b" "$port")
+        peer=$((peer1 - peer0)) miss=$((miss1 - miss0)) local=$((local1 - local0))
         # one request per object fetched alone, one per batch
         batches=$(grep -c "in one request" "$work/gatherer.log" || true)
-        batched=$(grep -o "gathered [0-9]* of" "$work/gatherer.log" | awk '{ n += $2 } END { print n + 0 }')
+        batched=$({ grep -o "gathered [0-9]* of" "$work/gatherer.log" || true; } | awk '{ n += $2 } END { print n + 0 }')
         printf '%-40s %-6s %10s %9s %9s %8s %13s\n' "$b" "$r" "$staging" "$peer" "$miss" "$local" \
             "$((peer - batched + batches))"
         stop_all
