@@ -438,8 +438,10 @@ static void tar_entry(batch_reader *b) {
     unsigned long long index = dot ? strtoull(name, &end, 10) : 0;
     int type = b->header[156];
     if (size < 0 || check != (int64_t)sum || (type != '0' && type != 0) || !dot || end != dot
-        || index >= b->n || b->seen[index] || strlen(dot + 1) != 64) {
-        fk_warn("peer %s sent a tar entry '%.100s' that answers nothing asked: dropped", b->peer, name);
+        || index >= b->n || b->seen[index] || strlen(dot + 1) != 64
+        || (b->refs[index]->size >= 0 && size != b->refs[index]->size)) {
+        fk_warn("peer %s sent a tar entry '%.100s' that answers nothing asked, or not as declared: dropped", b->peer,
+                name);
         return;
     }
     b->index = (size_t)index;

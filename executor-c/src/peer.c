@@ -103,8 +103,7 @@ static int to_body(void *ctx, const void *data, size_t len) {
     return 0;
 }
 
-/* A ustar header for a regular file called name of size bytes. */
-static void tar_header(unsigned char *h, const char *name, int64_t size) {
+void fk_tar_header(unsigned char *h, const char *name, int64_t size) {
     memset(h, 0, TAR_BLOCK);
     snprintf((char *)h, 100, "%s", name);
     memcpy(h + 100, "0000444", 8);
@@ -198,7 +197,7 @@ static int serve_batch(fk_peer_server *s, fk_http_reader *r, int64_t length, int
             unsigned char h[TAR_BLOCK];
             char name[100];
             snprintf(name, sizeof name, "%zu.%s", i, leases[i].sha256);
-            tar_header(h, name, leases[i].size);
+            fk_tar_header(h, name, leases[i].size);
             int64_t pad = (TAR_BLOCK - leases[i].size % TAR_BLOCK) % TAR_BLOCK;
             int file = open(leases[i].path, O_RDONLY | O_CLOEXEC);
             /* pinned, it is there; if not, the length promised cannot be kept: the connection ends */

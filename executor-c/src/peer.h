@@ -16,4 +16,8 @@ int fk_peer_port(const fk_peer_server *s);
 /* Stops serving, ends open connections, and frees the server. */
 void fk_peer_stop(fk_peer_server *s);
 
+/* The 512-byte ustar header of a regular file called name (under 100 bytes) of size bytes, as a
+ * batch answer carries before each object. */
+void fk_tar_header(unsigned char *h, const char *name, int64_t size);
+
 #endif

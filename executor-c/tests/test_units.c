@@ -10,8 +10,12 @@
 #include "../src/runner.h"
 #include "check.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <strings.h>
+#include <sys/socket.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -516,6 +520,110 @@ static void test_input_names(void) {
     }
 }
 
+/* ---- a gather from a peer that lies ---- */
+
+typedef struct {
+    int listen_fd;
+    unsigned char *answer;
+    size_t len;
+} liar;
+
+/* Answers one request (read to its body's end) with the crafted tar stream. */
+static void *lie(void *p) {
+    liar *l = p;
+    int fd = accept(l->listen_fd, NULL, NULL);
+    if (fd < 0) {
+        return NULL;
+    }
+    fk_http_reader r = {.fd = fd};
+    char line[FK_HTTP_MAX_HEADER];
+    long long length = 0;
+    while (fk_http_line(&r, line, sizeof line) > 0) {
+        if (strncasecmp(line, "Content-Length:", 15) == 0) {
+            length = atoll(line + 15);
+        }
+    }
+    struct counter c = {0, 0};
+    char err[128];
+    fk_http_body(&r, length, count_bytes, &c, err, sizeof err);
+    char head[128];
+    int n = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", l->len);
+    fk_http_write_all(fd, head, (size_t)n);
+    fk_http_write_all(fd, l->answer, l->len);
+    close(fd);
+    return NULL;
+}
+
+/* One tar entry (header, data, padding) appended at *at. */
+static void entry(unsigned char *buf, size_t *at, const char *name, const char *data, size_t len) {
+    fk_tar_header(buf + *at, name, (int64_t)len);
+    memcpy(buf + *at + 512, data, len);
+    *at += 512 + (len + 511) / 512 * 512;
+}
+
+static void test_gather_from_a_lying_peer(void) {
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/gather-cache", scratch);
+    char err[1024];
+    fk_cache *c = fk_cache_open(dir, 1 << 20, NULL, TOKEN, FK_REVALIDATE_NEVER, NULL, NULL, err, sizeof err);
+    CHECK(c != NULL, "open: %s", err);
+    if (!c) {
+        return;
+    }
+    const char *good = "0123456789";
+    char sha[65];
+    fk_sha256_hex(good, 10, sha);
+    unsigned char *buf = calloc(1, 16 * 1024);
+    size_t at = 0;
+    char name[100];
+    snprintf(name, sizeof name, "0.%s", sha);
+    entry(buf, &at, name, good, 10);                 /* as asked: arrives */
+    snprintf(name, sizeof name, "1.%s", sha);
+    entry(buf, &at, name, "01234567890123456789", 20); /* longer than declared: dropped unread */
+    snprintf(name, sizeof name, "7.%s", sha);
+    entry(buf, &at, name, good, 10);                 /* answers nothing asked */
+    snprintf(name, sizeof name, "2.%064d", 0);
+    entry(buf, &at, name, good, 10);                 /* does not match what the peer says it recorded */
+    snprintf(name, sizeof name, "0.%s", sha);
+    entry(buf, &at, name, good, 10);                 /* the same index again */
+    at += 1024;                                      /* the end */
+    liar l = {socket(AF_INET, SOCK_STREAM, 0), buf, at};
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof a;
+    CHECK(bind(l.listen_fd, (struct sockaddr *)&a, sizeof a) == 0 && listen(l.listen_fd, 1) == 0
+              && getsockname(l.listen_fd, (struct sockaddr *)&a, &alen) == 0, "listen");
+    pthread_t t;
+    pthread_create(&t, NULL, lie, &l);
+    char peer[64];
+    snprintf(peer, sizeof peer, "127.0.0.1:%d", ntohs(a.sin_port));
+    fk_input in0 = input("g/0", "g0", 10, "", 0), in1 = input("g/1", "g1", 10, "", 0),
+             in2 = input("g/2", "g2", 10, "", 0);
+    const fk_input *refs[] = {&in0, &in1, &in2};
+    fk_lease out[3];
+    size_t got = fk_cache_gather(c, peer, refs, 3, out);
+    pthread_join(t, NULL);
+    close(l.listen_fd);
+    CHECK(got == 1 && out[0].path && out[0].source == FK_SRC_PEER && out[0].moved == 10, "one arrived: %zu", got);
+    CHECK(!out[1].path && !out[2].path, "the wrong ones did not");
+    if (out[0].path) {
+        char copy[PATH_MAX + 16];
+        snprintf(copy, sizeof copy, "%s/gathered-0", scratch);
+        CHECK(fk_lease_copy(&out[0], copy) == 0, "copy");
+        char back[16] = {0};
+        FILE *f = fopen(copy, "rb");
+        CHECK(f && fread(back, 1, sizeof back, f) == 10 && memcmp(back, good, 10) == 0, "its bytes");
+        if (f) {
+            fclose(f);
+        }
+        fk_cache_release(c, &out[0]);
+    }
+    free(buf);
+    free_input(&in0);
+    free_input(&in1);
+    free_input(&in2);
+    fk_cache_close(c);
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(scratch, sizeof scratch, "%s/falkon-c-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -529,6 +637,7 @@ int main(void) {
     test_pin_decision();
     test_runner();
     test_cache();
+    test_gather_from_a_lying_peer();
     fk_rmtree(scratch);
     printf("unit tests: %d failures\n", check_failures);
     return check_failures ? 1 : 0;

@@ -272,6 +272,10 @@ public final class CacheStore implements AutoCloseable {
                     continue;
                 }
                 ObjectRef ref = mine.get(i);
+                if (ref.size() >= 0 && e.getSize() != ref.size()) {
+                    log.warn("peer {} sent {} bytes of {}, declared {}: refused", peer, e.getSize(), ref.id(), ref.size());
+                    continue; // its bytes are skipped by the next entry's read
+                }
                 String recorded = name.substring(dot + 1);
                 Path out = tmp.resolve("g" + tmpSeq.incrementAndGet());
                 try {

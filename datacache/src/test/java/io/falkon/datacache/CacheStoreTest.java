@@ -373,6 +373,52 @@ class CacheStoreTest {
     }
 
     @Test
+    void aGatherTakesOnlyWhatWasAskedAsDeclaredAndMatchingThePeersRecord() throws Exception {
+        byte[] good = "0123456789".getBytes(StandardCharsets.UTF_8);
+        String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(good));
+        java.io.ByteArrayOutputStream tar = new java.io.ByteArrayOutputStream();
+        try (org.apache.commons.compress.archivers.tar.TarArchiveOutputStream out =
+                     new org.apache.commons.compress.archivers.tar.TarArchiveOutputStream(tar)) {
+            Object[][] entries = {
+                    {"0." + sha, good},                                       // as asked: arrives
+                    {"1." + sha, "01234567890123456789".getBytes(StandardCharsets.UTF_8)}, // longer than declared
+                    {"7." + sha, good},                                       // answers nothing asked
+                    {"2." + "0".repeat(64), good},                            // not what the peer recorded
+                    {"0." + sha, good}};                                      // the same index again
+            for (Object[] e : entries) {
+                byte[] data = (byte[]) e[1];
+                org.apache.commons.compress.archivers.tar.TarArchiveEntry te =
+                        new org.apache.commons.compress.archivers.tar.TarArchiveEntry((String) e[0], true);
+                te.setSize(data.length);
+                out.putArchiveEntry(te);
+                out.write(data);
+                out.closeArchiveEntry();
+            }
+        }
+        com.sun.net.httpserver.HttpServer liar = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+        liar.createContext("/objects", ex -> {
+            ex.getRequestBody().readAllBytes();
+            ex.sendResponseHeaders(200, tar.size());
+            ex.getResponseBody().write(tar.toByteArray());
+            ex.close();
+        });
+        liar.start();
+        closing.add(() -> liar.stop(0));
+        List<ObjectRef> refs = List.of(new ObjectRef("g/0", "g0", 10, "", ObjectRef.Unpack.NONE),
+                new ObjectRef("g/1", "g1", 10, "", ObjectRef.Unpack.NONE),
+                new ObjectRef("g/2", "g2", 10, "", ObjectRef.Unpack.NONE));
+        CacheStore c = cache(cacheDir, 100_000);
+        Map<String, Lease> got = c.gather("127.0.0.1:" + liar.getAddress().getPort(), refs);
+        try {
+            assertThat(got).containsOnlyKeys("g/0");
+            assertThat(Files.readAllBytes(got.get("g/0").path())).isEqualTo(good);
+        } finally {
+            got.values().forEach(Lease::close);
+        }
+    }
+
+    @Test
     void aBatchRequestIsRefusedWithoutTheTokenAndWhenItNamesTooManyObjects() throws Exception {
         PeerServer server = PeerServer.start(cache(otherDir, 100_000), "127.0.0.1", 0, token);
         closing.add(server);
