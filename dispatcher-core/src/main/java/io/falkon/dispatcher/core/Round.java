@@ -123,12 +123,12 @@ final class Round implements SchedulingRound<Task, ExecutorState> {
 
     @Override
     public double utilization() {
-        return pool.totalSlots() == 0 ? 1.0 : (double) ledger.running() / pool.totalSlots();
+        return pool.totalSlots() == 0 ? 1.0 : (double) ledger.runningCores() / pool.totalSlots();
     }
 
     @Override
     public double utilizationWithOneMore() {
-        return pool.totalSlots() == 0 ? 1.0 : Math.min(1.0, (ledger.running() + 1.0) / pool.totalSlots());
+        return pool.totalSlots() == 0 ? 1.0 : Math.min(1.0, (ledger.runningCores() + 1.0) / pool.totalSlots());
     }
 
     @Override

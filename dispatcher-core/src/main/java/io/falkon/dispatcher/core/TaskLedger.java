@@ -184,6 +184,11 @@ final class TaskLedger {
         runningMemoryMiB += sign * t.memoryMiB;
     }
 
+    /** Slots the running tasks take (a task of several cores takes several). */
+    long runningCores() {
+        return runningCores;
+    }
+
     /** Cores and stated memory (MiB) of the queued tasks, then of the running ones. */
     long[] demand() {
         return new long[]{queuedCores, queuedMemoryMiB, runningCores, runningMemoryMiB};

@@ -43,7 +43,10 @@ public interface SchedulingRound<T extends QueuedTask, E extends ExecutorView> {
     /** How many tasks from the head of the queue a data-aware policy considers (the window). */
     int window();
 
-    /** Busy slots over registered slots, counting this round's assignments so far. */
+    /**
+     * Busy slots over registered slots, counting this round's assignments so far (a task of several
+     * cores keeps several busy).
+     */
     double utilization();
 
     /**
