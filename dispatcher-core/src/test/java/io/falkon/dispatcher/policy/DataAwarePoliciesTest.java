@@ -211,4 +211,22 @@ class DataAwarePoliciesTest {
         assertThat(DispatchPolicies.byName("max-cache-hit")).isInstanceOf(MaxCacheHit.class);
         assertThat(DispatchPolicies.byName("MCU")).isInstanceOf(MaxComputeUtil.class);
     }
+
+    @Test
+    void goodCacheComputeCountsTheSlotsATaskOfSeveralCoresKeepsBusy() {
+        SchedulerHarness h = new SchedulerHarness(new GoodCacheCompute(0.7));
+        FakeLink a = h.executor("a", 4, 4);
+        FakeLink b = h.executor("b", 1, 0); // busy, but it caches x
+        h.cached(b, "x");
+        FakeLink client = h.client("c");
+        h.submitAll(client, List.of(io.falkon.protocol.TaskSpec.builder("/bin/true").resources(3, 0).build()));
+        assertThat(dispatched(a)).hasSize(1);
+        // 3 of 5 slots busy: one more makes 0.8, over the threshold, so the task waits for the cache
+        // hit on b (counting tasks, 1 running of 5 slots, it would go to a at once)
+        h.submit(client, 1, reading("x"));
+        assertThat(dispatched(a)).as("not sent where its data is not while utilization is high").isEmpty();
+        h.scheduler.handle(Event.executor(b, new Message.Credit(1)));
+        h.scheduler.endBatch();
+        assertThat(dispatched(b)).hasSize(1);
+    }
 }
