@@ -44,16 +44,8 @@ final class ResultJson {
         if (!r.execution().detail().isEmpty()) {
             o.put("detail", r.execution().detail());
         }
-        io.falkon.protocol.DataStats d = r.data();
-        if (d.accesses() > 0 || d.bytesWritten() > 0) { // where its inputs came from (data diffusion)
-            ObjectNode data = o.putObject("data");
-            data.put("localHits", d.localHits());
-            data.put("peerHits", d.peerHits());
-            data.put("misses", d.misses());
-            data.put("bytesLocal", d.bytesLocal());
-            data.put("bytesPeer", d.bytesPeer());
-            data.put("bytesStore", d.bytesStore());
-            data.put("bytesWritten", d.bytesWritten());
+        if (r.data().accesses() > 0 || r.data().bytesWritten() > 0) { // where its inputs came from
+            putData(o, r.data());
         }
         o.put("submittedMicros", r.submittedMicros());
         o.put("dispatchedMicros", r.dispatchedMicros());
@@ -61,6 +53,18 @@ final class ResultJson {
         o.put("finishedMicros", r.execution().finishedMicros());
         o.put("deliveredMicros", r.deliveredMicros());
         return o.toString();
+    }
+
+    /** Data counters as {@code "data"} of {@code o}: a result's, or a run's summed (its summary line). */
+    static void putData(ObjectNode o, io.falkon.protocol.DataStats d) {
+        ObjectNode data = o.putObject("data");
+        data.put("localHits", d.localHits());
+        data.put("peerHits", d.peerHits());
+        data.put("misses", d.misses());
+        data.put("bytesLocal", d.bytesLocal());
+        data.put("bytesPeer", d.bytesPeer());
+        data.put("bytesStore", d.bytesStore());
+        data.put("bytesWritten", d.bytesWritten());
     }
 
     /** Whether a result line read back says its task succeeded (older lines without the field: exit 0). */

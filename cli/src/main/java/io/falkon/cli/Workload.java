@@ -82,14 +82,7 @@ final class Workload {
                 o.put("halted", halted);
             }
             if (data != null) {
-                ObjectNode d = o.putObject("data");
-                d.put("localHits", data.localHits());
-                d.put("peerHits", data.peerHits());
-                d.put("misses", data.misses());
-                d.put("bytesLocal", data.bytesLocal());
-                d.put("bytesPeer", data.bytesPeer());
-                d.put("bytesStore", data.bytesStore());
-                d.put("bytesWritten", data.bytesWritten());
+                ResultJson.putData(o, data);
             }
             return o.toString();
         }

@@ -95,6 +95,12 @@ class WorkflowTest {
                         consumer, p).isGreaterThanOrEqualTo(res.get(p).get("finishedMicros").asLong());
             }
         });
+        // each result line says where the task's inputs came from and what it wrote to the store
+        JsonNode gather = res.get(5).get("data");
+        assertThat(gather.get("localHits").asLong() + gather.get("peerHits").asLong() + gather.get("misses").asLong())
+                .as("the gather's three inputs").isEqualTo(3);
+        assertThat(res.get(1).at("/data/bytesWritten").asLong()).as("split wrote s.txt").isEqualTo("split\n".length());
+        assertThat(res.get(6).has("data")).as("no inputs, no outputs").isFalse();
     }
 
     @Test
