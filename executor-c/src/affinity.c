@@ -73,3 +73,11 @@ void fk_affinity_release_child(void) {
         sched_setaffinity(0, sizeof task_set, &task_set); /* on failure the task keeps the slot's CPU */
     }
 }
+
+void fk_affinity_set_process(pid_t pid, const cpu_set_t *cpus) {
+    if (cpus) {
+        sched_setaffinity(pid, sizeof *cpus, cpus);
+    } else if (pinned) {
+        sched_setaffinity(pid, sizeof task_set, &task_set);
+    }
+}

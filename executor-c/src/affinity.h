@@ -8,6 +8,7 @@
 #define FK_AFFINITY_H
 
 #include <sched.h>
+#include <sys/types.h>
 
 enum fk_pin { FK_PIN_AUTO = 0, FK_PIN_ON = 1, FK_PIN_OFF = 2 };
 
@@ -30,5 +31,9 @@ int fk_affinity_cpus_of(const int *slots, int n, cpu_set_t *out);
 /* In a task's child before exec (async-signal-safe: one system call): give it the executor's CPU
  * set back when its slot thread is pinned. */
 void fk_affinity_release_child(void);
+
+/* For a process that runs several tasks (a persistent worker), before each: the given CPUs (a task
+ * that stated its cores), else the executor's set when slots are pinned. Failure leaves it as is. */
+void fk_affinity_set_process(pid_t pid, const cpu_set_t *cpus);
 
 #endif

@@ -21,6 +21,8 @@ typedef struct {
     int prefetch;           /* tasks held beyond the free slots; FK_PREFETCH_AUTO: as the Java executor's auto */
     int no_exec;            /* BENCHMARKING ONLY: complete tasks without running them */
     uint32_t output_cap;
+    int worker_max_tasks;   /* replace a persistent worker after this many tasks (0: never) */
+    int64_t worker_max_mib; /* ... or when its resident memory passes this after a task (0: never) */
     const char *workdir;
     const char *token;      /* the deployment's token, presented to the dispatcher and required by the cache server */
     int tls;                /* connect over TLS */

@@ -33,6 +33,9 @@ static void usage(FILE *f) {
             "                          on with one slot per CPU the executor may use)\n"
             "  --memory SIZE           memory offered to tasks that state theirs, e.g. 8g or 4096m\n"
             "                          (default: the node's physical memory)\n"
+            "  --worker-max-tasks N    replace a persistent worker after N tasks (default: 0 = never)\n"
+            "  --worker-max-memory SIZE replace a persistent worker whose resident memory is over SIZE\n"
+            "                          after a task, e.g. 2g (default: no bound)\n"
             "  --no-exec               BENCHMARKING ONLY: complete tasks without running them\n"
             "  --id ID                 executor id, unique per dispatcher (default: host-pid-1)\n"
             "  --output-cap BYTES      bytes of stdout and of stderr kept per task (default: 65536)\n"
@@ -252,6 +255,7 @@ int main(int argc, char **argv) {
     static const struct option opts[] = {
         {"dispatcher", required_argument, 0, 'd'}, {"slots", required_argument, 0, 's'},
         {"pin-slots", required_argument, 0, 'X'}, {"memory", required_argument, 0, 'M'},
+        {"worker-max-tasks", required_argument, 0, 'k'}, {"worker-max-memory", required_argument, 0, 'm'},
         {"no-exec", no_argument, 0, 'n'},          {"id", required_argument, 0, 'i'},
         {"output-cap", required_argument, 0, 'o'}, {"workdir", required_argument, 0, 'w'},
         {"token", required_argument, 0, 't'},      {"prefetch", required_argument, 0, 'p'},
@@ -305,6 +309,18 @@ int main(int argc, char **argv) {
                 return bad("--memory must be a size of at least 1m, e.g. 8g or 4096m", optarg);
             }
             cfg.memory_mib = bytes / (1024 * 1024);
+            break;
+        case 'k':
+            if (parse_int(optarg, 0, 1000000000, &v) != 0) {
+                return bad("--worker-max-tasks must be 0..1000000000", optarg);
+            }
+            cfg.worker_max_tasks = (int)v;
+            break;
+        case 'm':
+            if (parse_bytes(optarg, &bytes) != 0 || bytes < 1024 * 1024) {
+                return bad("--worker-max-memory must be a size of at least 1m, e.g. 2g", optarg);
+            }
+            cfg.worker_max_mib = bytes / (1024 * 1024);
             break;
         case 'n': cfg.no_exec = 1; break;
         case 'i': cfg.id = optarg; break;

@@ -74,6 +74,7 @@ enum fk_ext_tag {
     FK_EXT_OUTPUTS = 0x0003,
     FK_EXT_SHELL_LINE = 0x0004, /* the shell line this argv was split from: run it if the program cannot start */
     FK_EXT_RESOURCES = 0x0009,  /* cores:u32 memoryMiB:u32: the task takes that many slots at once */
+    FK_EXT_WORKER = 0x000A,     /* command:list<str> payload:blob: run by a persistent worker (worker.h) */
     FK_EXT_HINTS = 0x0010,
     FK_EXT_BYPASS_CACHE = 0x0011,
     FK_EXT_DATA_STATS = 0x0020

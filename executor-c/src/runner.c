@@ -1,6 +1,7 @@
 #include "runner.h"
 
 #include "affinity.h"
+#include "worker.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +52,7 @@ void fk_runner_init(fk_runner *r, size_t cap, const char *workdir) {
 }
 
 void fk_runner_destroy(fk_runner *r) {
+    fk_worker_stop(r);
     pthread_mutex_destroy(&r->lock);
     free(r->out);
     free(r->err);
@@ -59,7 +61,7 @@ void fk_runner_destroy(fk_runner *r) {
 }
 
 /* With r->lock held and the leader not reaped (so its group id cannot have been reused). */
-static void kill_group(pid_t leader) {
+void fk_kill_group(pid_t leader) {
     if (leader > 0 && kill(-leader, SIGKILL) != 0 && errno != ESRCH) {
         fprintf(stderr, "falkon-executor-c: kill(-%d): %s\n", (int)leader, strerror(errno));
     }
@@ -70,7 +72,7 @@ int fk_runner_cancel(fk_runner *r, uint64_t task_id) {
     int mine = r->active && r->task == task_id;
     if (mine) {
         r->cancelled = 1;
-        kill_group(r->pid);
+        fk_kill_group(r->pid);
     }
     pthread_mutex_unlock(&r->lock);
     return mine;
@@ -80,7 +82,7 @@ void fk_runner_kill(fk_runner *r) {
     pthread_mutex_lock(&r->lock);
     if (r->active) {
         r->cancelled = 1;
-        kill_group(r->pid);
+        fk_kill_group(r->pid);
     }
     pthread_mutex_unlock(&r->lock);
 }
@@ -91,12 +93,12 @@ void fk_runner_close(fk_runner *r) {
     r->closed = 1;
     if (r->active) {
         r->cancelled = 1;
-        kill_group(r->pid);
+        fk_kill_group(r->pid);
     }
     pthread_mutex_unlock(&r->lock);
 }
 
-static char **merged_env(const fk_spec *spec, char *const *extra, char ***owned) {
+char **fk_merged_env(const fk_spec *spec, char *const *extra, char ***owned) {
     size_t nextra = 0;
     while (extra && extra[nextra]) {
         nextra++;
@@ -149,7 +151,7 @@ static char **merged_env(const fk_spec *spec, char *const *extra, char ***owned)
     return env;
 }
 
-static void free_env(char **env, char **owned) {
+void fk_free_env(char **env, char **owned) {
     if (env == environ) {
         return;
     }
@@ -160,8 +162,7 @@ static void free_env(char **env, char **owned) {
     free(env);
 }
 
-static fk_str str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static fk_str str_printf(const char *fmt, ...) {
+fk_str fk_str_printf(const char *fmt, ...) {
     char t[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -310,7 +311,7 @@ static __attribute__((noinline)) pid_t spawn(const char *path, char *const *argv
     return pid;
 }
 
-static void fail(fk_exec *out, uint8_t status, int64_t started, fk_str detail) {
+void fk_exec_fail(fk_exec *out, uint8_t status, int64_t started, fk_str detail) {
     memset(out, 0, sizeof *out);
     out->status = status;
     out->exit_code = -1;
@@ -325,7 +326,7 @@ static void fail(fk_exec *out, uint8_t status, int64_t started, fk_str detail) {
  * left running, and stop cancels from targeting it. */
 static void leader_exited(fk_runner *r, pid_t pid) {
     pthread_mutex_lock(&r->lock);
-    kill_group(pid);
+    fk_kill_group(pid);
     r->pid = 0;
     pthread_mutex_unlock(&r->lock);
 }
@@ -334,7 +335,7 @@ static void expire(fk_runner *r, pid_t pid) {
     pthread_mutex_lock(&r->lock);
     if (!r->timed_out && r->pid == pid) {
         r->timed_out = 1;
-        kill_group(pid);
+        fk_kill_group(pid);
     }
     pthread_mutex_unlock(&r->lock);
 }
@@ -378,13 +379,13 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
     const char *dir = spec->workdir.len ? spec->workdir.s : workdir ? workdir : r->workdir;
     int po[2], pe[2];
     if (pipe2(po, O_CLOEXEC) != 0) {
-        fail(out, FK_LAUNCH_FAILED, started, str_printf("cannot create a pipe: %s", strerror(errno)));
+        fk_exec_fail(out, FK_LAUNCH_FAILED, started, fk_str_printf("cannot create a pipe: %s", strerror(errno)));
         return;
     }
     if (pipe2(pe, O_CLOEXEC) != 0) {
         close(po[0]);
         close(po[1]);
-        fail(out, FK_LAUNCH_FAILED, started, str_printf("cannot create a pipe: %s", strerror(errno)));
+        fk_exec_fail(out, FK_LAUNCH_FAILED, started, fk_str_printf("cannot create a pipe: %s", strerror(errno)));
         return;
     }
     char **argv = calloc(spec->argc + 1, sizeof(char *));
@@ -395,7 +396,7 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
         argv[i] = spec->argv[i].s;
     }
     char **owned;
-    char **envp = merged_env(spec, extra_env, &owned);
+    char **envp = fk_merged_env(spec, extra_env, &owned);
 
     pthread_once(&reset_once, find_reset_signals);
     int lookup_err = 0;
@@ -420,14 +421,14 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
     r->pid = rc == 0 ? pid : 0;
     r->active = rc == 0;
     pthread_mutex_unlock(&r->lock);
-    free_env(envp, owned);
+    fk_free_env(envp, owned);
     free(argv);
     close(po[1]);
     close(pe[1]);
     if (closed) {
         close(po[0]);
         close(pe[0]);
-        fail(out, FK_CANCELLED, started, fk_str_of("the executor is stopping"));
+        fk_exec_fail(out, FK_CANCELLED, started, fk_str_of("the executor is stopping"));
         return;
     }
     if (rc != 0) {
@@ -438,9 +439,9 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
             }
         }
         fk_str why = stage == STAGE_CHDIR
-                         ? str_printf("working directory %s does not exist: %s", dir, strerror(rc))
-                         : str_printf("cannot start %s: %s", spec->argv[0].s, strerror(rc));
-        fail(out, FK_LAUNCH_FAILED, started, why);
+                         ? fk_str_printf("working directory %s does not exist: %s", dir, strerror(rc))
+                         : fk_str_printf("cannot start %s: %s", spec->argv[0].s, strerror(rc));
+        fk_exec_fail(out, FK_LAUNCH_FAILED, started, why);
         /* no retry could start it: not retried (docs/protocol.md); but the executor's own working
          * directory missing (a task that set none) is the node's fault: another executor may run it */
         bool own_dir_missing = stage == STAGE_CHDIR && spec->workdir.len == 0;
@@ -527,7 +528,7 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
     out->exit_code = -1;
     if (timed_out) {
         out->status = FK_TIMEOUT;
-        out->detail = str_printf("wall time %u ms exceeded; process tree killed", spec->wall_ms);
+        out->detail = fk_str_printf("wall time %u ms exceeded; process tree killed", spec->wall_ms);
     } else if (cancelled) {
         out->status = FK_CANCELLED;
         out->detail = fk_str_of("cancelled");
@@ -535,7 +536,7 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
         out->status = FK_EXITED;
         if (WIFSIGNALED(status)) {
             out->exit_code = 128 + WTERMSIG(status);
-            out->detail = str_printf("killed by signal %d", WTERMSIG(status));
+            out->detail = fk_str_printf("killed by signal %d", WTERMSIG(status));
         } else {
             out->exit_code = WEXITSTATUS(status);
             out->detail = fk_str_dup("", 0);
@@ -548,6 +549,11 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
 
 void fk_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *extra_env, const char *workdir,
             fk_exec *out) {
+    const fk_ext *worker = fk_ext_find(&spec->ext, FK_EXT_WORKER);
+    if (worker) {
+        fk_worker_run(r, task_id, spec, worker, extra_env, workdir, out);
+        return;
+    }
     run_once(r, task_id, spec, extra_env, workdir, out);
     const fk_ext *line = fk_ext_find(&spec->ext, FK_EXT_SHELL_LINE);
     if (out->status != FK_LAUNCH_FAILED || !line) {

@@ -26,6 +26,9 @@ typedef struct {
     char *last_name, *last_path; /* the last PATH lookup */
     int confine;       /* set by the slot before fk_run: the task runs on cpus, not the executor's set */
     cpu_set_t cpus;
+    struct fk_worker *worker;  /* this slot's persistent worker, or NULL (worker.h) */
+    int worker_max_tasks;      /* replace it after this many tasks (0: never) */
+    int64_t worker_max_mib;    /* ... or when its resident memory is over this after a task (0: never) */
 } fk_runner;
 
 void fk_runner_init(fk_runner *r, size_t cap, const char *workdir);
@@ -42,6 +45,16 @@ int fk_runner_cancel(fk_runner *r, uint64_t task_id);
 void fk_runner_kill(fk_runner *r);
 /* Kills whatever it is running and refuses to start anything more (the executor is stopping). */
 void fk_runner_close(fk_runner *r);
+
+/* Fills out as a task that did not run to an exit: status, detail (taken), started, now. */
+void fk_exec_fail(fk_exec *out, uint8_t status, int64_t started, fk_str detail);
+fk_str fk_str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The executor's environment with spec's variables and extra ("K=V", NULL-terminated, may be NULL)
+ * replacing or adding; free with fk_free_env(env, *owned). */
+char **fk_merged_env(const fk_spec *spec, char *const *extra, char ***owned);
+void fk_free_env(char **env, char **owned);
+/* Kills the process group of a leader not yet reaped (with r->lock held). */
+void fk_kill_group(pid_t leader);
 
 int64_t fk_now_micros(void);
 int64_t fk_mono_millis(void);

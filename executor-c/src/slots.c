@@ -238,6 +238,8 @@ void ex_start_slots(ex *e) {
     }
     for (int i = 0; i < cfg->slots; i++) {
         fk_runner_init(&e->queue.runners[i], cfg->output_cap, cfg->workdir);
+        e->queue.runners[i].worker_max_tasks = cfg->worker_max_tasks;
+        e->queue.runners[i].worker_max_mib = cfg->worker_max_mib;
     }
     int cpus;
     if (fk_affinity_init(cfg->pin_slots, cfg->slots, &cpus)) {

@@ -32,6 +32,11 @@ EXT_NAME = 0x0006
 EXT_AFTER = 0x0007
 EXT_PRIORITY = 0x0008
 EXT_RESOURCES = 0x0009
+EXT_WORKER = 0x000A
+
+# Execution.flags
+FLAG_STDOUT_TRUNCATED = 1
+FLAG_STDERR_TRUNCATED = 2
 MAX_CORES = 65536
 MAX_MEMORY_MIB = 2**32 - 1
 # Execution.ext: which task a DEPENDENCY_FAILED result needed
@@ -255,6 +260,23 @@ def resources_ext(cores=None, memory=None):
     if isinstance(memory, bool) or not isinstance(memory, int) or not 0 <= memory <= MAX_MEMORY_MIB:
         raise ValueError(f"memory must be a whole number of MiB 0..{MAX_MEMORY_MIB}, got {memory!r}")
     return [(EXT_RESOURCES, struct.pack(">II", cores, memory))]
+
+
+def worker_ext(command=None, payload=b""):
+    """The WORKER field (docs/protocol.md section 8): the task runs in a persistent worker running
+    ``command`` (a list, ``command[0]`` the program), handed ``payload`` (bytes) with the task."""
+    if command is None:
+        if payload:
+            raise ValueError("a payload is for a persistent worker: name its command")
+        return []
+    if isinstance(command, str) or not command or not all(isinstance(w, str) for w in command) or not command[0]:
+        raise ValueError(f"a worker command is a non-empty list of strings with a program first, got {command!r}")
+    if not isinstance(payload, (bytes, bytearray, memoryview)):
+        raise ValueError(f"a worker payload is bytes, got {type(payload).__name__}")
+    out = bytearray()
+    _write(out, ("list", "str"), list(command))
+    _write(out, "blob", bytes(payload))
+    return [(EXT_WORKER, bytes(out))]
 
 
 def _check_name(name, where):

@@ -2,10 +2,13 @@
 
 * A ``bash_app`` becomes one task, ``/bin/bash -c COMMAND``, with no Python on the executor
   (:mod:`falkon.parsl.bash`).
-* A ``python_app`` is serialised with Parsl's own serialisation into a file in the executor's
-  work directory and run by ``falkon.parsl.worker`` on an executor; its result (or exception)
-  comes back through a file beside it. The work directory must be visible to the executors
-  (a shared file system, as on the clusters Falkon runs on, or this machine).
+* A ``python_app`` is serialised with Parsl's own serialisation and, by default, travels with its
+  task to a *persistent worker* (docs/protocol.md section 8): a Python process each executor slot
+  starts once, with Parsl imported, and keeps, so no process is started per call. Its result (or
+  exception) comes back as the task's output; a call or a result too large for that goes through
+  a file in the executor's work directory, which must then be visible to the executors (a shared
+  file system, as on the clusters Falkon runs on, or this machine). With
+  ``persistent_workers=False``, each call is a process of its own (``falkon-pyrun``, below).
 
 Tasks run in the submitting process's working directory. ``walltime`` (an app keyword for bash
 apps, or ``parsl_resource_specification={"walltime": seconds}`` for any app) becomes the task's
@@ -41,6 +44,9 @@ logger = logging.getLogger(__name__)
 
 RESOURCE_KEYS = {"walltime", "retries", "priority", "cores", "memory"}
 _PYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pyrun.py")
+_RESIDENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_resident.py")
+# a call larger than this goes through a file rather than with its task (frames are at most 16 MiB)
+INLINE_CALL_BYTES = 8 * 1024 * 1024
 
 
 def find_launcher(choice=None):
@@ -77,6 +83,8 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
     :param work_dir: where python_app payloads and results go (default: ``RUN_DIR/LABEL``); must be
         visible to the executors
     :param falkon_retries: re-dispatches after framework failures (default: the dispatcher's)
+    :param persistent_workers: run python_apps in a persistent Python worker per executor slot
+        (default), handed each call with its task; False: a process per call, as below
     :param use_zygote: run python_apps in a per-node pool of Python workers (fast) rather than a new
         interpreter per task
     :param launcher: the program each python_app task starts to reach that pool: ``falkon-pyrun``
@@ -86,7 +94,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
 
     def __init__(self, label="falkon", address=None, token=None, token_file=None, local_executors=1,
                  local_slots=None, python=None, work_dir=None, falkon_retries=None, use_zygote=True,
-                 launcher=None, storage_access=None, bundle_size=100):
+                 launcher=None, storage_access=None, bundle_size=100, persistent_workers=True):
         super().__init__()
         self.label = label
         self.address = address
@@ -98,6 +106,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         self.work_dir = work_dir
         self.falkon_retries = falkon_retries
         self.use_zygote = use_zygote
+        self.persistent_workers = persistent_workers
         self.launcher = launcher
         self.storage_access = storage_access
         self.bundle_size = bundle_size
@@ -178,11 +187,14 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
             # a bad value fails this app's future, not the submitting thread
             wire.priority_ext(priority)
             wire.resources_ext(cores, memory)
+            worker = {}
             if user_function is not None:
                 call = bash.format_call(user_function, args, kwargs)
                 argv = ["/bin/bash", "-c", call.command]
                 walltime = call.walltime if call.walltime is not None else walltime
                 finish = call.outcome
+            elif self.persistent_workers:
+                argv, finish, worker = self._worker_task(n, func, args, kwargs)
             else:
                 argv, finish = self._python_task(n, func, args, kwargs)
         except Exception as e:
@@ -191,9 +203,41 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         with self._lock:
             self._outstanding += 1
         self._instance.submit(argv, cwd=os.getcwd(), walltime=walltime, retries=retries, priority=priority,
-                              cores=cores, memory=memory,
+                              cores=cores, memory=memory, **worker,
                               callback=lambda result, error: self._completions.put((result, error, future, finish)))
         return future
+
+    def _worker_task(self, n, func, args, kwargs):
+        """A python_app for the persistent worker: the call travels with the task when it is at most
+        INLINE_CALL_BYTES, else through a file; the result comes back as the task's stdout, or
+        through a file when it is over the executor's output cap."""
+        call = pack_apply_message(func, args, kwargs, buffer_threshold=1024 * 1024)
+        infile = os.path.join(self._task_dir, f"{n}.in")
+        outfile = os.path.join(self._task_dir, f"{n}.out")
+        if len(call) > INLINE_CALL_BYTES:
+            with open(infile, "wb") as f:
+                f.write(call)
+            call = b""
+        name = getattr(func, "__name__", "?")
+
+        def finish(result):
+            try:
+                if result.status == "EXITED" and result.exit_code == 0:
+                    if result.stdout and not result.flags & wire.FLAG_STDOUT_TRUNCATED:
+                        return deserialize(result.stdout)  # a RemoteExceptionWrapper stays wrapped
+                    if os.path.exists(outfile):
+                        with open(outfile, "rb") as f:
+                            return deserialize(f.read())
+                return TaskLost(f"python_app {name} produced no result: Falkon task {result.status} exit "
+                                f"{result.exit_code} {result.detail} "
+                                f"{result.stderr.decode(errors='replace')[-2000:]}".rstrip())
+            finally:
+                for path in (infile, outfile):
+                    if os.path.exists(path):
+                        os.unlink(path)
+
+        argv = ["parsl-python-app", name, infile if not call else "", outfile]
+        return argv, finish, {"worker": [self._python, _RESIDENT], "payload": call}
 
     def _python_task(self, n, func, args, kwargs):
         infile = os.path.join(self._task_dir, f"{n}.in")

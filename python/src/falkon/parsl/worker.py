@@ -43,11 +43,44 @@ def run(infile, outfile):
         payload = serialize(RemoteExceptionWrapper(*sys.exc_info()))
     sys.stdout.flush()
     sys.stderr.flush()
+    _write_result(outfile, payload)
+    return 0
+
+
+def _write_result(outfile, payload):
     tmp = f"{outfile}.{os.getpid()}.tmp"
     with open(tmp, "wb") as f:
         f.write(payload)
     os.replace(tmp, outfile)
-    return 0
+
+
+def resident():
+    """``python -m falkon.parsl.worker resident``: a persistent worker (docs/protocol.md section 8)
+    for python_app calls, started once per executor slot. A task's payload is the call as Parsl's
+    ``pack_apply_message`` made it (or, when it was too large to travel with the task, the file
+    ``argv[2]`` holds it); the serialised result or exception goes back as the task's stdout when it
+    fits the executor's output cap, else into the file ``argv[3]`` (stdout empty)."""
+    from parsl.app.errors import RemoteExceptionWrapper
+    from parsl.executors.execute_task import execute_task
+    from parsl.serialize import serialize
+
+    from .. import resident as framing
+
+    def handle(req):
+        bufs = req.payload
+        if not bufs:
+            with open(req.argv[2], "rb") as f:
+                bufs = f.read()
+        try:
+            payload = serialize(execute_task(bufs))
+        except Exception:
+            payload = serialize(RemoteExceptionWrapper(*sys.exc_info()))
+        if len(payload) <= req.max_output:
+            return 0, payload, b""
+        _write_result(req.argv[3], payload)
+        return 0, b"", b""
+
+    framing.serve(handle)
 
 
 def _recv_exact(conn, n):
@@ -308,7 +341,10 @@ def main(argv):
     if len(argv) == 2 and argv[0] == "serve":
         serve(argv[1])
         return 0
-    print("usage: python -m falkon.parsl.worker run IN OUT | serve SOCKET", file=sys.stderr)
+    if argv == ["resident"]:
+        resident()
+        return 0
+    print("usage: python -m falkon.parsl.worker run IN OUT | serve SOCKET | resident", file=sys.stderr)
     return 2
 
 

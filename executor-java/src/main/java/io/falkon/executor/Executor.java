@@ -147,7 +147,7 @@ public final class Executor implements AutoCloseable {
         this.results = new ResultBatcher(loop, session::channel, session::generation, prefetch,
                 this::waitingJobs, config.clock());
         this.slots = config.noExec() ? null : new SlotPool(config.slots(), config.runner(), spoolDir,
-                config.outputCap(), config.spoolLimit(), config.workDir(),
+                config.outputCap(), config.spoolLimit(), config.workDir(), config.workerLimits(),
                 new Staging(cache, store, config.outputRoot() == null ? null : new OutputStore(config.outputRoot()),
                         spoolDir.resolve("sandboxes")), (job, r) -> results.add(job.generation(), job.cores(), r));
     }

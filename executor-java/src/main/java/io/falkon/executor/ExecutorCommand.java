@@ -3,6 +3,7 @@ package io.falkon.executor;
 import io.falkon.datacache.Revalidate;
 import io.falkon.datacache.eviction.EvictionPolicies;
 import io.falkon.executor.run.SlotPool;
+import io.falkon.executor.run.WorkerLimits;
 import io.falkon.protocol.HostPort;
 import io.falkon.protocol.auth.TokenSource;
 import io.netty.channel.EventLoopGroup;
@@ -42,6 +43,14 @@ public final class ExecutorCommand implements Callable<Integer> {
     @Option(names = "--memory", paramLabel = "SIZE", description = "memory offered to tasks that state theirs, "
             + "e.g. 8g or 4096m (default: the node's physical memory)")
     String memory;
+
+    @Option(names = "--worker-max-tasks", paramLabel = "N", description = "replace a persistent worker after it "
+            + "has run N tasks (default: 0 = never)")
+    int workerMaxTasks;
+
+    @Option(names = "--worker-max-memory", paramLabel = "SIZE", description = "replace a persistent worker whose "
+            + "resident memory is over SIZE after a task, e.g. 2g (default: no bound)")
+    String workerMaxMemory;
 
     @Option(names = "--no-exec", description = "BENCHMARKING ONLY: complete tasks without running them, "
             + "to measure dispatch overhead")
@@ -200,6 +209,8 @@ public final class ExecutorCommand implements Callable<Integer> {
             if (cacheSize != null) {
                 b.cacheCapacity(Bytes.parse(cacheSize));
             }
+            b.workerLimits(new WorkerLimits(workerMaxTasks,
+                    workerMaxMemory == null ? 0 : Math.max(1, Bytes.parse(workerMaxMemory) >> 20)));
             if (memory != null) {
                 long bytes = Bytes.parse(memory);
                 if (bytes < 1 << 20) {

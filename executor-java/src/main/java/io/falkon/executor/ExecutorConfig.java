@@ -24,6 +24,7 @@ public final class ExecutorConfig {
     private final String executorId;
     private final int slots;
     private final long memoryMiB;
+    private final io.falkon.executor.run.WorkerLimits workerLimits;
     private final boolean noExec;
     private final boolean noExecSleep;
     private final int outputCap;
@@ -53,6 +54,7 @@ public final class ExecutorConfig {
         this.executorId = Objects.requireNonNull(b.executorId, "executorId");
         this.slots = b.slots;
         this.memoryMiB = b.memoryMiB;
+        this.workerLimits = b.workerLimits;
         this.noExec = b.noExec;
         this.noExecSleep = b.noExecSleep;
         if (noExecSleep && !noExec) {
@@ -134,6 +136,11 @@ public final class ExecutorConfig {
      */
     public long memoryMiB() {
         return memoryMiB;
+    }
+
+    /** When a persistent worker is replaced by a fresh one (none by default). */
+    public io.falkon.executor.run.WorkerLimits workerLimits() {
+        return workerLimits;
     }
 
     /** MemTotal of /proc/meminfo in MiB, or -1 where there is none (not Linux). */
@@ -342,6 +349,7 @@ public final class ExecutorConfig {
         b.executorId = executorId;
         b.slots = slots;
         b.memoryMiB = memoryMiB;
+        b.workerLimits = workerLimits;
         b.noExec = noExec;
         b.noExecSleep = noExecSleep;
         b.outputCap = outputCap;
@@ -374,6 +382,7 @@ public final class ExecutorConfig {
         private String executorId = Executor.defaultId();
         private int slots = Runtime.getRuntime().availableProcessors();
         private long memoryMiB = physicalMemoryMiB();
+        private io.falkon.executor.run.WorkerLimits workerLimits = io.falkon.executor.run.WorkerLimits.NONE;
         private boolean noExec;
         private boolean noExecSleep;
         private int outputCap = DEFAULT_OUTPUT_CAP;
@@ -429,6 +438,11 @@ public final class ExecutorConfig {
 
         public Builder slots(int v) {
             slots = v;
+            return this;
+        }
+
+        public Builder workerLimits(io.falkon.executor.run.WorkerLimits v) {
+            workerLimits = java.util.Objects.requireNonNull(v, "workerLimits");
             return this;
         }
 

@@ -62,6 +62,14 @@ public final class ExtTags {
      */
     public static final int RESOURCES = 0x0009;
 
+    /**
+     * In a TaskSpec: {@code command:list<str> payload:blob}, the persistent worker that runs the
+     * task ({@link PersistentWorker}): instead of starting the task's argv as a process, the
+     * executor hands argv, env, working directory and payload to a resident process running
+     * {@code command}, started once and kept, and reads its result back (docs/protocol.md section 8).
+     */
+    public static final int WORKER = 0x000A;
+
     /** In a DispatchedTask: peers believed to cache the task's inputs ({@link DataCodec#encodeHints}). */
     public static final int HINTS = 0x0010;
 

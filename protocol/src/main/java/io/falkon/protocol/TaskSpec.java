@@ -178,6 +178,16 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
         return List.of();
     }
 
+    /** The persistent worker that runs the task ({@link ExtTags#WORKER}), or null: a process of its own. */
+    public PersistentWorker worker() {
+        for (ExtField f : ext) {
+            if (f.tag() == ExtTags.WORKER) {
+                return PersistentWorker.decode(f.value());
+            }
+        }
+        return null;
+    }
+
     /** The task's input objects (data diffusion); empty for most tasks. */
     public List<TaskInput> inputs() {
         for (ExtField f : ext) {
@@ -304,6 +314,15 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
                 v[4 + i] = (byte) (memoryMiB >>> (24 - 8 * i));
             }
             return ext(new ExtField(ExtTags.RESOURCES, v));
+        }
+
+        /**
+         * Runs the task in a persistent worker instead of a process of its own: the executor keeps
+         * a process running {@code command} (one per slot, started on first use) and hands it this
+         * task's argv, environment, working directory and {@code payload} (docs/protocol.md section 8).
+         */
+        public Builder worker(List<String> command, byte[] payload) {
+            return ext(new PersistentWorker(command, payload).toExt());
         }
 
         /**

@@ -225,6 +225,8 @@ public final class TaskSpecCodec {
                     if (problem != null) {
                         return Scan.invalid("ext RESOURCES: " + problem);
                     }
+                } else if (tag == ExtTags.WORKER) {
+                    PersistentWorker.decode(in.blob("worker"));
                 } else {
                     in.skipBlob("ext value");
                 }

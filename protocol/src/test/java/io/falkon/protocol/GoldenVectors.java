@@ -214,6 +214,12 @@ public final class GoldenVectors {
         v.add(new Vector("41_result_cores_credits", "the result of the 4-core task of vector 40 returns 4 credits",
                 new Message.Result(4, List.of(new Message.TaskResult(43, 0, new Execution(TaskStatus.EXITED, 0, 0,
                         1000, 9000, new byte[0], new byte[0], "", ExtField.NONE))))));
+        v.add(new Vector("42_dispatch_worker", "a task for a persistent worker: a Python worker started once per "
+                + "slot gets the argv, and the payload (a pickled call) with it; no process is started for the task",
+                new Message.Dispatch(List.of(new Message.DispatchedTask(44, 0, TaskSpecCodec.encode(
+                        TaskSpec.builder("call", "/scratch/44.out").worker(List.of("python3", "-m",
+                                "falkon.parsl.worker", "resident"), new byte[]{(byte) 0x80, 4, 'K', '.'}).build()),
+                        ExtField.NONE)))));
         return v;
     }
 
@@ -244,6 +250,9 @@ public final class GoldenVectors {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        System.out.println("wrote " + all().size() + " vectors to " + dir);
+        Path workers = dir.resolveSibling("worker-vectors");
+        WorkerVectors.write(workers);
+        System.out.println("wrote " + all().size() + " vectors to " + dir + " and " + WorkerVectors.all().size()
+                + " to " + workers);
     }
 }

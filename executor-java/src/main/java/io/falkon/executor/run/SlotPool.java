@@ -51,6 +51,8 @@ public final class SlotPool implements AutoCloseable {
     /** The queue's length, read without the lock. */
     private final AtomicInteger waiting = new AtomicInteger();
     private final List<TaskRunner> runners = new ArrayList<>();
+    /** Each slot's persistent worker, if it has one (docs/protocol.md section 8). */
+    private final List<ResidentWorker> workers = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
     private final BiConsumer<Job, Message.TaskResult> done;
     private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -68,7 +70,7 @@ public final class SlotPool implements AutoCloseable {
      * @param done called on a slot thread with each finished job and its result
      */
     public SlotPool(int slots, Runner kind, Path spoolDir, int outputCap, long spoolLimit, Path workDir,
-                    Staging staging, BiConsumer<Job, Message.TaskResult> done) {
+                    WorkerLimits workerLimits, Staging staging, BiConsumer<Job, Message.TaskResult> done) {
         this.done = done;
         this.staging = staging;
         this.slots = slots;
@@ -95,8 +97,10 @@ public final class SlotPool implements AutoCloseable {
             } else {
                 runner = new JdkRunner(spoolDir, i, outputCap, spoolLimit, workDir);
             }
-            runners.add(runner);
-            TaskRunner slot = new ShellFallback(runner);
+            ResidentWorker slot = new ResidentWorker(new ShellFallback(runner), outputCap, workDir, workerLimits,
+                    watchdog);
+            runners.add(slot);
+            workers.add(slot);
             Thread t = new Thread(() -> work(slot), "falkon-slot-" + i);
             t.setDaemon(true);
             threads.add(t);
@@ -263,6 +267,7 @@ public final class SlotPool implements AutoCloseable {
             lock.unlock();
         }
         runners.forEach(TaskRunner::killCurrent);
+        workers.forEach(ResidentWorker::close);
         watchdog.shutdownNow();
         threads.forEach(Thread::interrupt);
         for (Thread t : threads) {
