@@ -132,6 +132,22 @@ def double(x):
     return 2 * x
 
 
+def _stop_zygote(socket_path):
+    """Ends the zygote serving ``socket_path`` (its workers leave when it does)."""
+    import signal
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in cmdline and socket_path.encode() in cmdline:
+            try:
+                os.kill(int(pid), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
 @unittest.skipIf(parsl is None, "Parsl is not installed (python/run-parsl-tests.sh installs it)")
 class LauncherTest(unittest.TestCase):
     """One call through each launcher and the zygote, without Falkon: the result file, the task's
@@ -150,6 +166,7 @@ class LauncherTest(unittest.TestCase):
         os.environ["PYTHONPATH"] = os.pathsep.join(
             p for p in (os.path.dirname(os.path.abspath(__file__)), os.environ.get("PYTHONPATH")) if p)
         self.socket = _pyrun.socket_path(self.python)
+        self.addCleanup(lambda: _stop_zygote(self.socket))  # a test run leaves nothing running
 
     def outcome(self, argv):
         import subprocess
@@ -171,6 +188,28 @@ class LauncherTest(unittest.TestCase):
                                        self.outfile])
             self.assertEqual(42, value)
             self.assertEqual(b"doubling 21\n", out)
+
+    def test_no_worker_keeps_a_finished_calls_streams_open(self):
+        """A worker forked for a call must not inherit the streams the zygote holds for it: its
+        launcher's reader would wait for end of file until the worker leaves, a minute later."""
+        import subprocess
+        self.socket = os.path.join(tempfile.mkdtemp(prefix="falkon-zygote-"), "fresh.sock")  # a zygote of its own
+        p = subprocess.Popen([self.python, "-S", self.script, "--socket", self.socket, self.infile, self.outfile],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.addCleanup(p.stdout.close)
+        self.assertEqual(0, p.wait(120))
+        pipe = f"pipe:[{os.fstat(p.stdout.fileno()).st_ino}]"
+        holders = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            if int(pid) == os.getpid():
+                continue
+            try:
+                links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+            except OSError:
+                continue  # gone, or not ours to read
+            if pipe in links:
+                holders.append(pid)
+        self.assertEqual([], holders, "processes still holding the finished call's stdout")
 
     def test_a_socket_directory_others_can_write_is_never_used(self):
         shared = os.path.join(self.dir, "shared")

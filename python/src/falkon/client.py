@@ -396,8 +396,10 @@ class Client:
     # --- submission (any thread, then the sender) ---
 
     def _enqueue(self, inst, spec, future):
+        # a callback (run on the reader) that submits must not wait for room only the reader can make
+        wait = threading.current_thread() is not self._reader
         with self._lock:
-            while self._in_flight >= self.max_in_flight and self._failure is None and inst._lost is None:
+            while wait and self._in_flight >= self.max_in_flight and self._failure is None and inst._lost is None:
                 self._room.wait()
             if self._failure is not None or inst._lost is not None:
                 failed = [(future, inst._lost or self._failure)]

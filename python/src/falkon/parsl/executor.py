@@ -24,7 +24,6 @@ Shutting down destroys the instance, which cancels every unfinished task.
 import itertools
 import logging
 import os
-import queue
 import shutil
 import sys
 import threading
@@ -63,6 +62,13 @@ def find_launcher(choice=None):
         candidates.append(os.path.join(repo, "executor-c", "target", "build", "falkon-pyrun"))
     candidates.append(shutil.which("falkon-pyrun"))
     return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+
+
+def _unlink(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 class TaskLost(Exception):
@@ -114,8 +120,6 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         self._client = None
         self._instance = None
         self._ids = itertools.count()
-        self._completions = queue.SimpleQueue()
-        self._finisher = None
         self._outstanding = 0
         self._lock = threading.Lock()
 
@@ -137,8 +141,6 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         self._client = Client(address, token=token, token_file=self.token_file, client_name=f"parsl-{self.label}",
                               bundle_size=self.bundle_size)
         self._instance = self._client.create_instance(f"parsl {self.run_id or ''}".strip())
-        self._finisher = threading.Thread(target=self._finish_loop, name=f"{self.label}-results", daemon=True)
-        self._finisher.start()
         logger.info("Falkon executor %s: dispatcher %s, instance %x, work directory %s", self.label, address,
                     self._instance.id, self._dir)
 
@@ -151,9 +153,6 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
             logger.warning("destroying the instance: %s", e)
         if self._client is not None:
             self._client.close()
-        self._completions.put(None)
-        if self._finisher is not None:
-            self._finisher.join(30)
         if self._local is not None:
             self._local.stop()
         super().shutdown()
@@ -204,7 +203,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
             self._outstanding += 1
         self._instance.submit(argv, cwd=os.getcwd(), walltime=walltime, retries=retries, priority=priority,
                               cores=cores, memory=memory, **worker,
-                              callback=lambda result, error: self._completions.put((result, error, future, finish)))
+                              callback=lambda result, error: self._finish_one(result, error, future, finish))
         return future
 
     def _worker_task(self, n, func, args, kwargs):
@@ -214,29 +213,34 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         call = pack_apply_message(func, args, kwargs, buffer_threshold=1024 * 1024)
         infile = os.path.join(self._task_dir, f"{n}.in")
         outfile = os.path.join(self._task_dir, f"{n}.out")
-        if len(call) > INLINE_CALL_BYTES:
+        through_file = len(call) > INLINE_CALL_BYTES
+        if through_file:
             with open(infile, "wb") as f:
                 f.write(call)
             call = b""
         name = getattr(func, "__name__", "?")
 
         def finish(result):
+            # the common case touches no file: every system call here waits for the GIL again
             try:
                 if result.status == "EXITED" and result.exit_code == 0:
                     if result.stdout and not result.flags & wire.FLAG_STDOUT_TRUNCATED:
                         return deserialize(result.stdout)  # a RemoteExceptionWrapper stays wrapped
-                    if os.path.exists(outfile):
+                    try:
                         with open(outfile, "rb") as f:
                             return deserialize(f.read())
+                    except FileNotFoundError:
+                        pass
                 return TaskLost(f"python_app {name} produced no result: Falkon task {result.status} exit "
                                 f"{result.exit_code} {result.detail} "
                                 f"{result.stderr.decode(errors='replace')[-2000:]}".rstrip())
             finally:
-                for path in (infile, outfile):
-                    if os.path.exists(path):
-                        os.unlink(path)
+                if through_file:
+                    _unlink(infile)
+                if not result.stdout:
+                    _unlink(outfile)
 
-        argv = ["parsl-python-app", name, infile if not call else "", outfile]
+        argv = ["parsl-python-app", name, infile if through_file else "", outfile]
         return argv, finish, {"worker": [self._python, _RESIDENT], "payload": call}
 
     def _python_task(self, n, func, args, kwargs):
@@ -268,22 +272,17 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
 
         return argv, finish
 
-    # --- completion (one thread, so that Parsl's callbacks never run on the connection's reader) ---
+    # --- completion: on the client's reader thread, as HTEX completes on its result thread (a hop to
+    # another thread cost a GIL hand-off per task); Parsl launches dependants on its own pool ---
 
-    def _finish_loop(self):
-        while True:
-            item = self._completions.get()
-            if item is None:
-                return
-            result, error, future, finish = item
-            try:
-                outcome = TaskLost(str(error)) if error is not None else finish(result)
-            except Exception as e:  # a result that cannot be read or deserialised
-                outcome = e
-            with self._lock:
-                self._outstanding -= 1
-            if isinstance(outcome, BaseException):
-                future.set_exception(outcome)
-            else:
-                future.set_result(outcome)
-
+    def _finish_one(self, result, error, future, finish):
+        try:
+            outcome = TaskLost(str(error)) if error is not None else finish(result)
+        except Exception as e:
+            outcome = e
+        with self._lock:
+            self._outstanding -= 1
+        if isinstance(outcome, BaseException):
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)

@@ -191,10 +191,14 @@ class _Zygote:
         signal.set_wakeup_fd(wake_w.fileno())
         signal.signal(signal.SIGCHLD, lambda *_: None)
 
-    def spawn(self):
+    def spawn(self, pending_fds=()):
+        """A new worker; ``pending_fds`` (a request's streams the zygote holds) are closed in it, or
+        it would keep them open, and its launcher's reader waiting, for as long as it lives."""
         here, there = socket.socketpair()
         pid = os.fork()
         if pid == 0:
+            for fd in pending_fds:
+                os.close(fd)
             here.close()
             self.listener.close()
             self.wake_r.close()
@@ -222,7 +226,7 @@ class _Zygote:
             conn.close()
             return
         idle = [w for w in self.workers.values() if w.task is None]
-        w = max(idle, key=lambda x: x.idle_since) if idle else self.spawn()  # the warmest idle worker
+        w = max(idle, key=lambda x: x.idle_since) if idle else self.spawn(fds)  # the warmest idle worker
         try:
             socket.send_fds(w.ctl, [_LEN.pack(len(raw))], fds)
             w.ctl.sendall(raw)
