@@ -4,6 +4,8 @@
                                                             (in a virtualenv with Parsl and this package)
 
 Then ``parsl-perf --config CONFIG --time S`` (Parsl's own benchmark: a python_app returning 7) for both.
+For python_apps the last column is Parsl's ThreadPoolExecutor (threads_config.py): apps run in the
+submitting process, so it is the ceiling the DataFlowKernel itself allows on this machine.
 Each measurement is a fresh Parsl run in its own process: N apps submitted at once, timed from the first
 submission to the last result, best of R rounds after one warm-up round. Both executors use their defaults
 on this machine: HTEX with a LocalProvider block (one worker per core), Falkon with the dispatcher and the
@@ -20,7 +22,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = {"htex": os.path.join(HERE, "htex_config.py"),
-           "falkon": os.path.join(os.path.dirname(HERE), "src", "falkon", "parsl", "falkon_config.py")}
+           "falkon": os.path.join(os.path.dirname(HERE), "src", "falkon", "parsl", "falkon_config.py"),
+           "threads": os.path.join(HERE, "threads_config.py")}
 
 
 def configure(name, log_to_file=True):
@@ -82,21 +85,24 @@ def main():
     rows = {}
     kinds = a.kinds.split(",")
     for kind in kinds:
-        for name in ("htex", "falkon"):
+        for name in ("htex", "falkon") + (("threads",) if kind == "python" else ()):
             n = a.tasks if kind == "bash" else a.python_tasks
             out = subprocess.run([sys.executable, __file__, "--one", name, kind, "--tasks", str(n),
                                   "--rounds", str(a.rounds)] + (["--no-log-file"] if a.no_log_file else []), check=True, capture_output=True, text=True,
                                  cwd=os.environ.get("TMPDIR", "/tmp")).stdout
             rows[(name, kind)] = json.loads(out.strip().splitlines()[-1])["rate"]
     if a.perf_seconds > 0:
-        for name in ("htex", "falkon"):
+        for name in ("htex", "falkon", "threads"):
             rows[(name, "parsl-perf")] = parsl_perf(name, a.perf_seconds)
         kinds.append("parsl-perf")
-    print(f"{'measure':16} {'HTEX tasks/s':>14} {'Falkon tasks/s':>16} {'Falkon/HTEX':>12}")
+    # the last column: Parsl's own ThreadPoolExecutor in the submitting process, the ceiling of what
+    # the DataFlowKernel itself reaches here (no executor in the way)
+    print(f"{'measure':16} {'HTEX tasks/s':>14} {'Falkon tasks/s':>16} {'Falkon/HTEX':>12} {'DFK alone':>10}")
     for kind in kinds:
         h, f = rows[("htex", kind)], rows[("falkon", kind)]
+        t = rows.get(("threads", kind))
         label = kind if kind == "parsl-perf" else f"{kind}_app x{a.tasks if kind == 'bash' else a.python_tasks}"
-        print(f"{label:16} {h:14,.0f} {f:16,.0f} {f / h:12.2f}")
+        print(f"{label:16} {h:14,.0f} {f:16,.0f} {f / h:12.2f} {f'{t:,.0f}' if t else '-':>10}")
 
 
 if __name__ == "__main__":

@@ -110,3 +110,42 @@ class MalformedFrameTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class WorkerFramingTest(unittest.TestCase):
+    """The persistent-worker framing (falkon.resident) against its golden vectors."""
+
+    DIR = VECTORS.parent / "worker-vectors"
+
+    def test_requests_and_responses_decode_and_re_encode_to_the_vectors(self):
+        from falkon import resident
+        bins = sorted(self.DIR.glob("*.bin"))
+        self.assertEqual(4, len(bins), f"worker vectors not found in {self.DIR}")
+        for b in bins:
+            with self.subTest(vector=b.name):
+                data = b.read_bytes()
+                self.assertEqual(len(data) - 4, int.from_bytes(data[:4], "big"))
+                want = expected_lines(b.with_suffix(".txt"))
+                if want[0] == "frame = request":
+                    req = resident.decode_request(data[4:])
+                    self.assertEqual(data, resident.encode_request(req))
+                    self.assertIn(f"taskId = {req.task_id}", want)
+                    self.assertIn(f"argv.count = {len(req.argv)}", want)
+                    self.assertIn(f"env.count = {len(req.env)}", want)
+                else:
+                    task, code, out, err = resident.decode_response(data[4:])
+                    self.assertEqual(data, resident.encode_response(task, code, out, err))
+                    self.assertIn(f"exitCode = {code}", want)
+                    for cut in range(len(data) - 4):
+                        with self.assertRaises(wire.ProtocolError):
+                            resident.decode_response(data[4:4 + cut])
+
+    def test_the_worker_field_is_the_one_the_java_client_writes(self):
+        task = wire.decode((VECTORS / "42_dispatch_worker.bin").read_bytes())["tasks"][0]
+        self.assertEqual(wire.worker_ext(["python3", "-m", "falkon.parsl.worker", "resident"], b"\x80\x04K."),
+                         task["spec"]["ext"])
+        self.assertEqual([], wire.worker_ext())
+        for bad in ({"command": []}, {"command": "python3"}, {"command": [""]}, {"payload": b"x"},
+                    {"command": ["w"], "payload": "text"}):
+            with self.assertRaises(ValueError, msg=str(bad)):
+                wire.worker_ext(**bad)

@@ -788,6 +788,116 @@ abstract class ExecutorContract {
         }
     }
 
+    /** The persistent worker of the worker tests, run with python3 and the repository's falkon package. */
+    static List<String> contractWorker() {
+        Path script = Path.of("src/test/resources/workers/contract_worker.py").toAbsolutePath();
+        return List.of("python3", script.toString());
+    }
+
+    static TaskSpec.Builder forWorker(List<String> worker, String payload, String... argv) {
+        return TaskSpec.builder(argv).env("PYTHONPATH", Path.of("").toAbsolutePath().getParent().resolve("python/src")
+                .toString()).worker(worker, payload.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    static String pid(TaskResult r) {
+        String out = r.stdout();
+        return out.substring(out.indexOf("pid=") + 4, out.indexOf(' ', out.indexOf("pid=")));
+    }
+
+    @Test
+    void tasksForAPersistentWorkerAreHandedToOneResidentProcessPerSlotWithTheirArgumentsEnvironmentDirectoryAndPayload()
+            throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "resident", "--slots", "2", "--output-cap", "1000");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Path work = Files.createDirectories(dir.resolve("work"));
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 60; i++) {
+            specs.add(forWorker(contractWorker(), "p" + i, "echo", "t" + i).env("MARK", "m" + i)
+                    .workDir(work.toString()).build());
+        }
+        specs.add(forWorker(contractWorker(), "", "print").build());
+        specs.add(forWorker(contractWorker(), "", "fail").build());
+        specs.add(forWorker(contractWorker(), "", "big", "5000").build());
+        List<TaskResult> results = all(instance(d.port(), "resident").submit(specs));
+        java.util.Set<String> pids = new java.util.HashSet<>();
+        for (int i = 0; i < 60; i++) {
+            TaskResult r = results.get(i);
+            assertThat(r.succeeded()).as(r.toString()).isTrue();
+            assertThat(r.stdout()).contains("argv=echo t" + i + " ", "cwd=" + work, "mark=m" + i,
+                    "payload=p" + i + "\n");
+            pids.add(pid(r));
+        }
+        // (each of those stated its own MARK: a worker is started with a task's environment, so each
+        // needed a worker of its own; tasks of one environment share one, below)
+        assertThat(results.get(60).succeeded()).isTrue();
+        assertThat(results.get(60).stdout()).as("a task's print goes to the worker's stderr, not the framing")
+                .startsWith("pid=").doesNotContain("printed");
+        assertThat(results.get(61).execution().exitCode()).isEqualTo(3);
+        assertThat(results.get(61).stderr()).isEqualTo("failed on purpose\n");
+        assertThat(results.get(62).stdout()).hasSize(1000);
+        assertThat(results.get(62).execution().stdoutTruncated()).isTrue();
+        // one environment: one resident process per slot serves them all
+        List<TaskSpec> same = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            same.add(forWorker(contractWorker(), "", "echo", "s" + i).build());
+        }
+        java.util.Set<String> shared = new java.util.HashSet<>();
+        for (TaskResult r : all(instance(d.port(), "shared").submit(same))) {
+            assertThat(r.succeeded()).as(r.toString()).isTrue();
+            shared.add(pid(r));
+        }
+        assertThat(shared).as("worker processes for 40 tasks on 2 slots").hasSizeBetween(1, 2);
+    }
+
+    @Test
+    void aWorkerThatDiesOverrunsOrBreaksTheFramingIsReportedAndReplacedAndOneMayServeOnlySoMany() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "replaced", "--slots", "1", "--worker-max-tasks", "4");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance inst = instance(d.port(), "replaced");
+        Path work = Files.createDirectories(dir.resolve("w"));
+        java.util.function.Function<TaskSpec, TaskResult> run = spec -> inst.submit(spec).join();
+        String first = pid(run.apply(forWorker(contractWorker(), "", "echo").build()));
+        TaskResult died = run.apply(forWorker(contractWorker(), "", "die", "7").build());
+        assertThat(died.execution().status()).isEqualTo(TaskStatus.EXITED);
+        assertThat(died.execution().exitCode()).isEqualTo(7);
+        assertThat(died.execution().detail()).contains("died running the task", "exit status 7");
+        String second = pid(run.apply(forWorker(contractWorker(), "", "echo").build()));
+        assertThat(second).isNotEqualTo(first);
+        TaskResult overran = run.apply(forWorker(contractWorker(), "", "sleep", "60").wallTime(Duration.ofSeconds(1))
+                .workDir(work.toString()).build());
+        assertThat(overran.execution().status()).isEqualTo(TaskStatus.TIMEOUT);
+        String third = pid(run.apply(forWorker(contractWorker(), "", "echo").build()));
+        assertThat(third).isNotEqualTo(second);
+        // killed from outside while it runs a task: that task is reported, the next one served
+        Files.deleteIfExists(work.resolve("started"));
+        CompletableFuture<TaskResult> killed = inst.submit(forWorker(contractWorker(), "", "sleep", "60")
+                .workDir(work.toString()).build());
+        await().atMost(Duration.ofMinutes(1)).until(() -> Files.exists(work.resolve("started")));
+        ProcessHandle.of(Long.parseLong(third)).orElseThrow().destroyForcibly();
+        TaskResult k = killed.get(1, TimeUnit.MINUTES);
+        assertThat(k.execution().exitCode()).isEqualTo(137);
+        assertThat(k.execution().detail()).contains("killed by signal 9");
+        // after --worker-max-tasks 4 tasks a worker is replaced
+        java.util.Map<String, Integer> served = new java.util.HashMap<>();
+        for (int i = 0; i < 10; i++) {
+            served.merge(pid(run.apply(forWorker(contractWorker(), "", "echo").build())), 1, Integer::sum);
+        }
+        assertThat(served.values()).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(4));
+        assertThat(served).hasSizeGreaterThanOrEqualTo(3);
+        // a worker that answers with bytes that are no response, and one that cannot start
+        TaskResult garbled = run.apply(TaskSpec.builder("x").worker(List.of("/bin/sh", "-c",
+                "head -c 4 >/dev/null; printf '\\377\\377\\377\\377'; sleep 60"), new byte[0]).build());
+        assertThat(garbled.execution().status()).isEqualTo(TaskStatus.LAUNCH_FAILED);
+        assertThat(garbled.execution().detail()).contains("broke the framing");
+        TaskResult missing = run.apply(TaskSpec.builder("x").worker(List.of(dir.resolve("no-such-worker").toString()),
+                new byte[0]).build());
+        assertThat(missing.execution().status()).isEqualTo(TaskStatus.LAUNCH_FAILED);
+        assertThat(missing.execution().detail()).contains("cannot start worker");
+        assertThat(pid(run.apply(forWorker(contractWorker(), "", "echo").build()))).as("served on").isNotEmpty();
+    }
+
     @Test
     void survivesADispatcherCrashAndRegistersWithItsSuccessor() throws Exception {
         int port = ClusterProcesses.freePort();
