@@ -8,6 +8,7 @@ import io.falkon.datacache.ObjectRef;
 import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskOutput;
 import io.falkon.protocol.Protocol;
+import io.falkon.protocol.PersistentWorker;
 import io.falkon.protocol.ShellLine;
 import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.TaskSpec;
@@ -50,7 +51,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     }
     private static final Set<String> JSON_FIELDS = Set.of("shell", "args", "env", "dir", "timeout", "retries",
             "retriesOnFailure", "name", "after", "priority", "cores", "memory",
-            "inputs", "outputs");
+            "inputs", "outputs", "worker", "payload");
     /** A .jsonl "memory": whole MiB, or a size with a unit ("512m", "4g"), rounded up to MiB. */
     private static long memoryMiB(JsonNode memory, String name, int lineNo) {
         long mib = -1;
@@ -417,6 +418,41 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         return sb.toString();
     }
 
+    /**
+     * A .jsonl "worker": the task runs in a persistent worker (docs/protocol.md section 8) started
+     * from this command (an array, or a string run by /bin/sh), handed the task's args and its
+     * "payload" (a string, sent as UTF-8).
+     */
+    private void worker(JsonNode node, TaskSpec.Builder b) {
+        JsonNode worker = node.get("worker");
+        JsonNode payload = node.get("payload");
+        if (worker == null) {
+            if (payload != null) {
+                throw new BadLine(name, lineNo, "\"payload\" is for a persistent worker: name it with \"worker\"");
+            }
+            return;
+        }
+        List<String> command = new ArrayList<>();
+        if (worker.isTextual() && !worker.asText().isBlank()) {
+            command.addAll(List.of("/bin/sh", "-c", "exec " + worker.asText()));
+        } else if (worker.isArray() && !worker.isEmpty()) {
+            for (JsonNode w : worker) {
+                if (!w.isTextual()) {
+                    throw new BadLine(name, lineNo, "\"worker\" must hold only strings, found " + w);
+                }
+                command.add(w.asText());
+            }
+        }
+        if (PersistentWorker.problem(command) != null) {
+            throw new BadLine(name, lineNo, "\"worker\" must be a command line or a non-empty array of strings "
+                    + "(the persistent worker's program first)");
+        }
+        if (payload != null && !payload.isTextual()) {
+            throw new BadLine(name, lineNo, "\"payload\" must be a string");
+        }
+        b.worker(command, payload == null ? new byte[0] : payload.asText().getBytes(StandardCharsets.UTF_8));
+    }
+
     private TaskSpec parseJson(String line) {
         JsonNode node;
         try {
@@ -431,7 +467,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             String f = it.next();
             if (!JSON_FIELDS.contains(f)) {
                 throw new BadLine(name, lineNo, "unknown field \"" + f + "\" (known: shell, args, env, dir, timeout, "
-                        + "retries, retriesOnFailure, name, after, priority, cores, memory, inputs, outputs)");
+                        + "retries, retriesOnFailure, name, after, priority, cores, memory, inputs, outputs, worker, payload)");
             }
         }
         JsonNode shell = node.get("shell");
@@ -497,6 +533,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             }
             b.resources(cores == null ? 1 : cores.asInt(), memory == null ? 0 : memoryMiB(memory, name, lineNo));
         }
+        worker(node, b);
         JsonNode retries = node.get("retries");
         if (retries != null) {
             if (!retries.canConvertToInt() || retries.asInt() < 0 || retries.asInt() > 255) {

@@ -162,4 +162,31 @@ class TaskFileTest {
                     .hasMessageContaining("bad.jsonl:2:").hasMessageContaining(bad.substring(0, bad.indexOf(':')));
         }
     }
+
+    @Test
+    void aJsonlTaskNamesAPersistentWorkerWithAPayloadAndBadOnesAreRefusedNamingTheLine() throws Exception {
+        Path file = Files.writeString(dir.resolve("w.jsonl"), "{\"args\": [\"count\", \"a\"], \"worker\": "
+                + "[\"/opt/w\", \"-q\"], \"payload\": \"é\"}\n{\"args\": [\"true\"], \"worker\": \"python3 w.py\"}\n"
+                + "{\"args\": [\"/bin/true\"]}\n");
+        List<TaskFile.Entry> entries = new ArrayList<>();
+        try (TaskFile f = TaskFile.open(file.toString(), TaskFile.Format.PLAIN)) {
+            f.forEachRemaining(entries::add);
+        }
+        assertThat(entries.get(0).spec().worker().command()).containsExactly("/opt/w", "-q");
+        assertThat(entries.get(0).spec().worker().payload()).isEqualTo("é".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        assertThat(entries.get(0).spec().argv()).containsExactly("count", "a");
+        assertThat(entries.get(1).spec().worker().command()).as("a command line runs through the shell, exec'd")
+                .containsExactly("/bin/sh", "-c", "exec python3 w.py");
+        assertThat(entries.get(1).spec().worker().payload()).isEmpty();
+        assertThat(entries.get(2).spec().worker()).isNull();
+        for (String bad : new String[]{"\"worker\": []", "\"worker\": [\"\"]", "\"worker\": [1]", "\"worker\": \" \"",
+                "\"payload\": \"x\"", "\"worker\": [\"w\"], \"payload\": 7"}) {
+            Path b = Files.writeString(dir.resolve("bad.jsonl"), "{\"args\": [\"a\"]}\n{\"args\": [\"a\"], "
+                    + bad + "}\n");
+            String field = bad.contains("payload\": 7") || bad.startsWith("\"payload") ? "\"payload\"" : "\"worker\"";
+            assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(b.toString(),
+                    TaskFile.Format.PLAIN, null))).as(bad).isInstanceOf(TaskFile.BadLine.class)
+                    .hasMessageContaining("bad.jsonl:2:").hasMessageContaining(field);
+        }
+    }
 }
