@@ -1,5 +1,5 @@
 /*
- * count_worker: a persistent worker (docs/protocol.md section 8) written without any Falkon
+ * count_worker: a persistent worker (docs/protocol.md section 9) written without any Falkon
  * library: it reads requests on standard input and answers on standard output, so that counting
  * the lines, words and bytes of many small files costs no process per file.
  *

@@ -284,6 +284,12 @@ void fk_worker_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, const fk
         fk_info("replacing worker (pid %d): the next task names another command or environment", (int)r->worker->pid);
         end_worker(r);
     }
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (r->worker && waitid(P_PID, (id_t)r->worker->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0) {
+        fk_info("replacing worker (pid %d): it left while idle", (int)r->worker->pid); /* not this task's doing */
+        end_worker(r);
+    }
     if (!r->worker) {
         int rc = start_worker(r, command, n, spec, &key);
         if (rc != 0) {
@@ -336,7 +342,7 @@ void fk_worker_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, const fk
     } else if (io == IO_TOO_LARGE || (io == IO_DONE && why[0])) {
         end_worker(r);
         fk_exec_fail(out, FK_LAUNCH_FAILED, started,
-                     fk_str_printf("worker %s broke the framing (docs/protocol.md section 8): %s; it was replaced",
+                     fk_str_printf("worker %s broke the framing (docs/protocol.md section 9): %s; it was replaced",
                                    command[0].s, io == IO_TOO_LARGE ? "a response over 16 MiB" : why));
         out->flags |= FK_FLAG_PERMANENT;
     } else if (io == IO_DIED) {

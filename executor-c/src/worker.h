@@ -1,4 +1,4 @@
-/* Persistent workers (docs/protocol.md section 8): a task whose spec names a WORKER is not started
+/* Persistent workers (docs/protocol.md section 9): a task whose spec names a WORKER is not started
  * as a process; the slot keeps one resident process of the worker's command, started on the first
  * such task and kept for every later one of the same command and environment, and hands it each
  * task as a request on its standard input, reading the response from its standard output.

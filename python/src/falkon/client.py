@@ -148,7 +148,7 @@ class Instance:
         :param memory: MiB of the memory its executor advertises that the task needs (default: not stated)
         :param worker: run the task in a persistent worker running this command (a list) instead of a
             process of its own: the executor hands it ``argv``, ``env``, ``cwd`` and ``payload`` (bytes)
-            and the result is what it answers (docs/protocol.md section 8; :mod:`falkon.resident`)
+            and the result is what it answers (docs/protocol.md section 9; :mod:`falkon.resident`)
         :return: a Future of its :class:`Result` (None with ``callback``)
         """
         env = env or {}

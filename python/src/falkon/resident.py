@@ -1,4 +1,4 @@
-"""Writing a persistent worker in Python (docs/protocol.md section 8).
+"""Writing a persistent worker in Python (docs/protocol.md section 9).
 
 An executor starts a worker's command once per slot and hands it one task after another on its
 standard input; each answer goes back on its standard output. :func:`serve` speaks that framing:

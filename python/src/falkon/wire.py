@@ -263,7 +263,7 @@ def resources_ext(cores=None, memory=None):
 
 
 def worker_ext(command=None, payload=b""):
-    """The WORKER field (docs/protocol.md section 8): the task runs in a persistent worker running
+    """The WORKER field (docs/protocol.md section 9): the task runs in a persistent worker running
     ``command`` (a list, ``command[0]`` the program), handed ``payload`` (bytes) with the task."""
     if command is None:
         if payload:
@@ -411,7 +411,7 @@ def decode(frame, max_frame_length=DEFAULT_MAX_FRAME_LENGTH, generic=False):
     return decode_body(frame[4], frame[5:], generic)
 
 
-# --- the golden vectors' text form (section 8) ---
+# --- the golden vectors' text form (section 9) ---
 
 def _quote(b):
     out = ['"']

@@ -3,7 +3,7 @@
 * A ``bash_app`` becomes one task, ``/bin/bash -c COMMAND``, with no Python on the executor
   (:mod:`falkon.parsl.bash`).
 * A ``python_app`` is serialised with Parsl's own serialisation and, by default, travels with its
-  task to a *persistent worker* (docs/protocol.md section 8): a Python process each executor slot
+  task to a *persistent worker* (docs/protocol.md section 9): a Python process each executor slot
   starts once, with Parsl imported, and keeps, so no process is started per call. Its result (or
   exception) comes back as the task's output; a call or a result too large for that goes through
   a file in the executor's work directory, which must then be visible to the executors (a shared

@@ -55,7 +55,7 @@ def _write_result(outfile, payload):
 
 
 def resident():
-    """``python -m falkon.parsl.worker resident``: a persistent worker (docs/protocol.md section 8)
+    """``python -m falkon.parsl.worker resident``: a persistent worker (docs/protocol.md section 9)
     for python_app calls, started once per executor slot. A task's payload is the call as Parsl's
     ``pack_apply_message`` made it (or, when it was too large to travel with the task, the file
     ``argv[2]`` holds it); the serialised result or exception goes back as the task's stdout when it

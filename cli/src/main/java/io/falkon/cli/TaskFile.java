@@ -419,7 +419,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     }
 
     /**
-     * A .jsonl "worker": the task runs in a persistent worker (docs/protocol.md section 8) started
+     * A .jsonl "worker": the task runs in a persistent worker (docs/protocol.md section 9) started
      * from this command (an array, or a string run by /bin/sh), handed the task's args and its
      * "payload" (a string, sent as UTF-8).
      */

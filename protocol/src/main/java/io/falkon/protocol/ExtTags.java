@@ -66,7 +66,7 @@ public final class ExtTags {
      * In a TaskSpec: {@code command:list<str> payload:blob}, the persistent worker that runs the
      * task ({@link PersistentWorker}): instead of starting the task's argv as a process, the
      * executor hands argv, env, working directory and payload to a resident process running
-     * {@code command}, started once and kept, and reads its result back (docs/protocol.md section 8).
+     * {@code command}, started once and kept, and reads its result back (docs/protocol.md section 9).
      */
     public static final int WORKER = 0x000A;
 

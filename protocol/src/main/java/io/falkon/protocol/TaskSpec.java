@@ -319,7 +319,7 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
         /**
          * Runs the task in a persistent worker instead of a process of its own: the executor keeps
          * a process running {@code command} (one per slot, started on first use) and hands it this
-         * task's argv, environment, working directory and {@code payload} (docs/protocol.md section 8).
+         * task's argv, environment, working directory and {@code payload} (docs/protocol.md section 9).
          */
         public Builder worker(List<String> command, byte[] payload) {
             return ext(new PersistentWorker(command, payload).toExt());

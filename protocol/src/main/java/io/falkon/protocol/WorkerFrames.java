@@ -9,7 +9,7 @@ import java.util.Map;
 
 /**
  * What an executor and a {@link PersistentWorker} say to each other over the worker's standard input
- * and output (docs/protocol.md section 8): one request per task, answered by one response, each
+ * and output (docs/protocol.md section 9): one request per task, answered by one response, each
  * {@code length:u32} then the body, in the field encodings of section 3.
  *
  * <pre>

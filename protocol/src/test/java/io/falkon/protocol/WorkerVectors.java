@@ -71,7 +71,7 @@ public final class WorkerVectors {
     }
 
     public static String describe(Vector v) {
-        return "# " + v.name() + ": " + v.description() + "\n# persistent-worker frame; see docs/protocol.md section 8\n"
+        return "# " + v.name() + ": " + v.description() + "\n# persistent-worker frame; see docs/protocol.md section 9\n"
                 + dump(v.frame());
     }
 

@@ -886,6 +886,15 @@ abstract class ExecutorContract {
         }
         assertThat(served.values()).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(4));
         assertThat(served).hasSizeGreaterThanOrEqualTo(3);
+        // one that dies while idle is replaced, and the next task does not pay for it
+        String idle = pid(run.apply(forWorker(contractWorker(), "", "echo").build()));
+        ProcessHandle.of(Long.parseLong(idle)).orElseThrow().destroyForcibly();
+        Path status = Path.of("/proc", idle, "status");
+        await().atMost(Duration.ofMinutes(1)).until(() -> !Files.exists(status)
+                || Files.readString(status).contains("State:\tZ"));
+        TaskResult after = run.apply(forWorker(contractWorker(), "", "echo").build());
+        assertThat(after.succeeded()).as(after.toString()).isTrue();
+        assertThat(pid(after)).isNotEqualTo(idle);
         // a worker that answers with bytes that are no response, and one that cannot start
         TaskResult garbled = run.apply(TaskSpec.builder("x").worker(List.of("/bin/sh", "-c",
                 "head -c 4 >/dev/null; printf '\\377\\377\\377\\377'; sleep 60"), new byte[0]).build());

@@ -136,7 +136,7 @@ final class ResidentWorker implements TaskRunner {
         if (broken != null) {
             stop(null);
             return failed(TaskStatus.LAUNCH_FAILED, Execution.PERMANENT,
-                    "worker " + worker.command().get(0) + " broke the framing (docs/protocol.md section 8): " + broken
+                    "worker " + worker.command().get(0) + " broke the framing (docs/protocol.md section 9): " + broken
                             + "; it was replaced", started);
         }
         if (response == null) {

@@ -51,7 +51,7 @@ public final class SlotPool implements AutoCloseable {
     /** The queue's length, read without the lock. */
     private final AtomicInteger waiting = new AtomicInteger();
     private final List<TaskRunner> runners = new ArrayList<>();
-    /** Each slot's persistent worker, if it has one (docs/protocol.md section 8). */
+    /** Each slot's persistent worker, if it has one (docs/protocol.md section 9). */
     private final List<ResidentWorker> workers = new ArrayList<>();
     private final List<Thread> threads = new ArrayList<>();
     private final BiConsumer<Job, Message.TaskResult> done;
