@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 import unittest
 
 from falkon import Client, FalkonError, LocalDispatcher
@@ -72,6 +73,29 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(b"", rn.stdout)
         with self.assertRaises(ValueError):
             self.client().create_instance().submit(["/bin/true"], name="")
+
+    def test_tasks_sent_alone_and_in_bundles_keep_their_order(self):
+        """A task submitted on its own goes out from the submitting thread, tasks close together in
+        the sender's bundles: each chain names the task before it (which the dispatcher must have
+        received first), from four threads at once, pausing now and then so both paths are taken."""
+        import threading
+        with self.client().create_instance("order") as inst:
+            futures = []
+
+            def chain(k):
+                for i in range(60):
+                    futures.append(inst.submit(["/bin/true"], name=f"c{k}-{i}", after=[f"c{k}-{i - 1}"] if i else ()))
+                    if i % 7 == 0:
+                        time.sleep(0.002)
+
+            threads = [threading.Thread(target=chain, args=(k,)) for k in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            results = [f.result(60) for f in futures]
+        self.assertEqual(240, len(results))
+        self.assertTrue(all(r.ok for r in results), [r.detail for r in results if not r.ok][:3])
 
     def test_an_invalid_task_fails_alone_and_names_itself(self):
         with self.client().create_instance() as inst:

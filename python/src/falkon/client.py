@@ -29,6 +29,9 @@ from .token import find_token
 log = logging.getLogger("falkon.client")
 
 DEFAULT_PORT = 50500
+# A task submitted this long after the one before goes out from the submitting thread at once;
+# closer together, they wait for the sender thread, which bundles them (docs/python.md)
+INLINE_GAP_SECONDS = 0.0002
 _INVALID_TASK_INDEX = re.compile(r"task (\d+) of the bundle")
 
 
@@ -280,6 +283,8 @@ class Client:
         self._last_write = time.monotonic()
         self._busy_pause = 0.0
         self._busy_until = 0.0
+        self._sender_holds = False  # the sender has taken a bundle and not yet written it
+        self._last_enqueue = 0.0
 
         self._sock = self._dial()
         self._connected = True
@@ -398,6 +403,7 @@ class Client:
     def _enqueue(self, inst, spec, future):
         # a callback (run on the reader) that submits must not wait for room only the reader can make
         wait = threading.current_thread() is not self._reader
+        inline = None
         with self._lock:
             while wait and self._in_flight >= self.max_in_flight and self._failure is None and inst._lost is None:
                 self._room.wait()
@@ -407,9 +413,28 @@ class Client:
                 failed = None
                 self._in_flight += 1
                 self._queue.append((inst, spec, future))
-                self._wakeup.notify()
+                now = time.monotonic()
+                sparse, self._last_enqueue = now - self._last_enqueue > INLINE_GAP_SECONDS, now
+                if (sparse and self._connected and not self._closed and len(self._queue) == 1 and not self._resend
+                        and not self._sender_holds and self._write_lock.acquire(blocking=False)):
+                    # a task on its own (none came just before): this thread sends it, rather than
+                    # waking the sender for a bundle of one; the write lock, taken before the lock is
+                    # let go (never waited for under it), keeps bundles in the order they were taken
+                    inline = self._next_bundle()
+                    if inline is None:
+                        self._write_lock.release()
+                else:
+                    self._wakeup.notify()
         if failed:
             _settle(failed)
+        elif inline is not None:
+            inst, rid, bundle = inline
+            try:
+                self._write_submit({"requestId": rid, "instanceId": inst.id}, bundle, locked=True)
+            except OSError:
+                pass  # kept in _unconfirmed: sent again after reconnecting
+            finally:
+                self._write_lock.release()
 
     def _next_bundle(self):
         """Under the lock: the next (instance, request id, bundle) to send, or None."""
@@ -455,17 +480,19 @@ class Client:
                     self._wakeup.wait(wait)
                     continue
                 item = self._next_bundle()
+                self._sender_holds = item is not None
             if item is None:
                 continue
             inst, rid, bundle = item
-            msg = {"type": "SUBMIT", "requestId": rid, "instanceId": inst.id, "tasks": [
-                {"clientTaskId": tid, "spec": None} for tid, _ in bundle]}
             try:
-                self._write_submit(msg, bundle)
+                self._write_submit({"requestId": rid, "instanceId": inst.id}, bundle)
             except OSError:
                 pass  # kept in _unconfirmed: sent again after reconnecting
+            finally:
+                with self._lock:
+                    self._sender_holds = False
 
-    def _write_submit(self, msg, bundle):
+    def _write_submit(self, msg, bundle, locked=False):
         # the specs are already encoded: splice their bytes in rather than re-encoding them
         body = bytearray()
         body += wire._U32.pack(msg["requestId"])
@@ -476,11 +503,16 @@ class Client:
             body += wire._U32.pack(len(spec))
             body += spec
         frame = wire._U32.pack(len(body) + 1) + bytes([wire.TYPE_OF["SUBMIT"]]) + body
-        with self._write_lock:
+        if not locked:
+            self._write_lock.acquire()
+        try:
             if self._sock is None:
                 raise OSError("not connected")
             self._sock.sendall(frame)
             self._last_write = time.monotonic()
+        finally:
+            if not locked:
+                self._write_lock.release()
 
     def _heartbeat_due(self):
         if not self.heartbeat_millis:
