@@ -7,6 +7,9 @@ import time
 from falkon import resident
 
 
+held = []
+
+
 def handle(req):
     verb = req.argv[0]
     if verb == "die":  # the worker itself dies while running the task
@@ -16,6 +19,8 @@ def handle(req):
         time.sleep(float(req.argv[1]))
     if verb == "print":  # a task's print must not reach the framing
         print("printed by the task")
+    if verb == "grow":  # holds on to N MiB, as a leaking library would
+        held.append(b"x" * (int(req.argv[1]) << 20))
     if verb == "fail":
         return 3, b"", b"failed on purpose\n"
     if verb == "big":

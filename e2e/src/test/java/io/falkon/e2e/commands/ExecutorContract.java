@@ -853,7 +853,7 @@ abstract class ExecutorContract {
     @Test
     void aWorkerThatDiesOverrunsOrBreaksTheFramingIsReportedAndReplacedAndOneMayServeOnlySoMany() throws Exception {
         Dispatcher d = dispatcher(new FirstAvailable());
-        executor(d.port(), "replaced", "--slots", "1", "--worker-max-tasks", "4");
+        executor(d.port(), "replaced", "--slots", "1", "--worker-max-tasks", "4", "--worker-max-memory", "100m");
         d.awaitExecutors(1, Duration.ofSeconds(60));
         Instance inst = instance(d.port(), "replaced");
         Path work = Files.createDirectories(dir.resolve("w"));
@@ -879,15 +879,16 @@ abstract class ExecutorContract {
         TaskResult k = killed.get(1, TimeUnit.MINUTES);
         assertThat(k.execution().exitCode()).isEqualTo(137);
         assertThat(k.execution().detail()).contains("killed by signal 9");
-        // after --worker-max-tasks 4 tasks a worker is replaced
-        java.util.Map<String, Integer> served = new java.util.HashMap<>();
-        for (int i = 0; i < 10; i++) {
-            served.merge(pid(run.apply(forWorker(contractWorker(), "", "echo").build())), 1, Integer::sum);
-        }
-        assertThat(served.values()).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(4));
-        assertThat(served).hasSizeGreaterThanOrEqualTo(3);
-        // one that dies while idle is replaced, and the next task does not pay for it
-        String idle = pid(run.apply(forWorker(contractWorker(), "", "echo").build()));
+        // the first task of a fresh worker leaves it holding 150 MiB: over --worker-max-memory, it is
+        // replaced before the next task (which --worker-max-tasks 4 alone would not do)
+        TaskResult grew = run.apply(forWorker(contractWorker(), "", "grow", "150").build());
+        assertThat(grew.succeeded()).as(grew.toString()).isTrue();
+        String grown = pid(grew);
+        TaskResult next = run.apply(forWorker(contractWorker(), "", "echo").build());
+        assertThat(pid(next)).as("the worker past its memory bound was replaced").isNotEqualTo(grown);
+        // one that dies while idle (this one has served one task of its four) is replaced, and the
+        // next task does not pay for it
+        String idle = pid(next);
         ProcessHandle.of(Long.parseLong(idle)).orElseThrow().destroyForcibly();
         Path status = Path.of("/proc", idle, "status");
         await().atMost(Duration.ofMinutes(1)).until(() -> !Files.exists(status)
@@ -895,6 +896,13 @@ abstract class ExecutorContract {
         TaskResult after = run.apply(forWorker(contractWorker(), "", "echo").build());
         assertThat(after.succeeded()).as(after.toString()).isTrue();
         assertThat(pid(after)).isNotEqualTo(idle);
+        // after --worker-max-tasks 4 tasks a worker is replaced
+        java.util.Map<String, Integer> served = new java.util.HashMap<>();
+        for (int i = 0; i < 10; i++) {
+            served.merge(pid(run.apply(forWorker(contractWorker(), "", "echo").build())), 1, Integer::sum);
+        }
+        assertThat(served.values()).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(4));
+        assertThat(served).hasSizeGreaterThanOrEqualTo(3);
         // a worker that answers with bytes that are no response, and one that cannot start
         TaskResult garbled = run.apply(TaskSpec.builder("x").worker(List.of("/bin/sh", "-c",
                 "head -c 4 >/dev/null; printf '\\377\\377\\377\\377'; sleep 60"), new byte[0]).build());
