@@ -123,6 +123,17 @@ public final class SoapXml {
                 text(w, "memoryMiB", Long.toString(spec.memoryMiB()));
             }
         }
+        io.falkon.protocol.PersistentWorker worker = spec.worker();
+        if (worker != null) {
+            w.writeStartElement(PREFIX, "worker", NS);
+            for (String word : worker.command()) {
+                text(w, "arg", word);
+            }
+            w.writeEndElement();
+            if (worker.payload().length > 0) {
+                text(w, "payload", java.util.Base64.getEncoder().encodeToString(worker.payload()));
+            }
+        }
         w.writeEndElement();
     }
 
@@ -168,6 +179,8 @@ public final class SoapXml {
         int priority = 0;
         long cores = 0;
         long memoryMiB = -1;
+        List<String> worker = null;
+        byte[] payload = null;
         while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
             String name = r.getLocalName();
             switch (name) {
@@ -251,9 +264,33 @@ public final class SoapXml {
                 case "cores" -> cores = parseBounded(r.getElementText(), where + ": <cores>", 1, TaskSpec.MAX_CORES);
                 case "memoryMiB" -> memoryMiB = parseBounded(r.getElementText(), where + ": <memoryMiB>", 0,
                         TaskSpec.MAX_MEMORY_MIB);
+                case "worker" -> {
+                    if (worker != null) {
+                        throw new SoapInputException(where + ": more than one <worker>");
+                    }
+                    worker = new ArrayList<>();
+                    while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
+                        if (!r.getLocalName().equals("arg")) {
+                            throw new SoapInputException(where + ": <worker> holds only <arg> elements, found <"
+                                    + r.getLocalName() + ">");
+                        }
+                        worker.add(r.getElementText());
+                    }
+                    String problem = io.falkon.protocol.PersistentWorker.problem(worker);
+                    if (problem != null) {
+                        throw new SoapInputException(where + ": <worker>: " + problem);
+                    }
+                }
+                case "payload" -> {
+                    try {
+                        payload = java.util.Base64.getMimeDecoder().decode(r.getElementText().strip());
+                    } catch (IllegalArgumentException e) {
+                        throw new SoapInputException(where + ": <payload> is not base64: " + e.getMessage());
+                    }
+                }
                 default -> throw new SoapInputException(where + ": unknown element <" + name + "> (expected command, "
                         + "arg, env, workDir, wallTimeMillis, retries, input, output, shellLine, retriesOnFailure, "
-                        + "name, after, priority, cores or memoryMiB)");
+                        + "name, after, priority, cores, memoryMiB, worker or payload)");
             }
         }
         if (command == null || command.isEmpty()) {
@@ -292,6 +329,12 @@ public final class SoapXml {
         b.priority(priority);
         if (cores > 0 || memoryMiB >= 0) {
             b.resources((int) Math.max(1, cores), Math.max(0, memoryMiB));
+        }
+        if (payload != null && worker == null) {
+            throw new SoapInputException(where + ": <payload> is for a persistent worker: name it with <worker>");
+        }
+        if (worker != null) {
+            b.worker(worker, payload == null ? new byte[0] : payload);
         }
         try {
             return new ParsedTask(id, b.build());

@@ -40,4 +40,30 @@ class SoapTaskTest {
         TaskSpec plain = TaskSpec.of("/bin/true");
         assertThat(roundTrip(plain)).isEqualTo(plain);
     }
+
+    @Test
+    void aPersistentWorkerAndItsPayloadComeBackAsTheyWereStated() throws Exception {
+        TaskSpec spec = TaskSpec.builder("count", "a.txt").worker(java.util.List.of("python3", "serve.py"),
+                new byte[]{0, (byte) 0xff, '<', '&'}).build();
+        assertThat(roundTrip(spec)).isEqualTo(spec);
+        TaskSpec bare = TaskSpec.builder("true").worker(java.util.List.of("/opt/w"), new byte[0]).build();
+        assertThat(roundTrip(bare)).isEqualTo(bare);
+    }
+
+    @Test
+    void aBadWorkerOrAPayloadWithoutOneIsRefusedNamingTheTask() {
+        java.util.Map<String, String> bad = java.util.Map.of(
+                "<f:worker></f:worker>", "<worker>: a worker command needs a program",
+                "<f:worker><f:command>x</f:command></f:worker>", "<worker> holds only <arg> elements",
+                "<f:payload>AAEC</f:payload>", "<payload> is for a persistent worker",
+                "<f:worker><f:arg>w</f:arg></f:worker><f:payload>not base64!</f:payload>", "<payload> is not base64");
+        bad.forEach((xml, why) -> {
+            String task = "<f:task xmlns:f=\"" + SoapXml.NS + "\"><f:command>c</f:command>" + xml + "</f:task>";
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> {
+                XMLStreamReader r = XMLInputFactory.newFactory().createXMLStreamReader(new StringReader(task));
+                r.nextTag();
+                SoapXml.readTask(r, "Submit", 3);
+            }).as(xml).hasMessageContaining("task 3").hasMessageContaining(why);
+        });
+    }
 }
