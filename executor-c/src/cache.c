@@ -32,6 +32,7 @@ struct fk_entry {
     int64_t stamp_mtime;
     int pins;
     int retired;                /* out of the cache, still pinned: freed by the last release */
+    int held;                   /* a temporary output held for its readers: one of the pins is that */
 };
 
 /* A fetch in progress: later askers for the same key wait for it (single flight). */
@@ -337,6 +338,10 @@ static int insert(fk_cache *c, const char *key, const char *id, int packed, cons
     pthread_mutex_lock(&c->lock);
     fk_entry *present = find(c, key);
     if (present) { /* an output registered meanwhile, or a copy fetched while this one travelled */
+        if (present->held) { /* the new copy is held in its place, or not at all */
+            present->held = 0;
+            present->pins--;
+        }
         int gone = retire(c, present);
         if (gone) {
             present->chain = victims;
@@ -730,9 +735,10 @@ size_t fk_cache_gather(fk_cache *c, const char *peer, const fk_input *const *ref
     return arrived;
 }
 
-int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, size_t errlen) {
-    char staged[PATH_MAX];
-    next_tmp(c, staged, sizeof staged, 'o');
+/* Moves an output into the cache's tmp directory and hashes it: the arrival for insert. 0 or -1. */
+static int adopt(fk_cache *c, const char *id, const char *file, char *staged, size_t stagedlen, char sha[65],
+                 int64_t *size, char *err, size_t errlen) {
+    next_tmp(c, staged, stagedlen, 'o');
     struct stat st;
     if (stat(file, &st) != 0 || fk_move(file, staged) != 0) {
         fk_errf(err, errlen, "cannot register output %s as %s: %s", file, id, strerror(errno));
@@ -755,15 +761,87 @@ int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, 
         fk_errf(err, errlen, "cannot read output %s: %s", file, strerror(errno));
         return -1;
     }
-    char sha[65];
     fk_hash_hex(&h, sha);
-    arrival a = {staged, st.st_size, st.st_size, sha, -1, -1, FK_SRC_LOCAL, 0, 0};
+    *size = st.st_size;
+    return 0;
+}
+
+int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, size_t errlen) {
+    char staged[PATH_MAX], sha[65];
+    int64_t size;
+    if (adopt(c, id, file, staged, sizeof staged, sha, &size, err, errlen) != 0) {
+        return -1;
+    }
+    arrival a = {staged, size, size, sha, -1, -1, FK_SRC_LOCAL, 0, 0};
     fk_lease l;
     if (insert(c, id, id, 1, &a, &l, err, errlen) != 0) {
         return -1;
     }
     fk_cache_release(c, &l); /* not cached (no room): it was saved already, the copy just goes */
     return 0;
+}
+
+int fk_cache_hold(fk_cache *c, const char *id, const char *file, char *err, size_t errlen) {
+    char staged[PATH_MAX], sha[65];
+    int64_t size;
+    if (adopt(c, id, file, staged, sizeof staged, sha, &size, err, errlen) != 0) {
+        return -1;
+    }
+    arrival a = {staged, size, size, sha, -1, -1, FK_SRC_LOCAL, 0, 0};
+    fk_lease l;
+    if (insert(c, id, id, 1, &a, &l, err, errlen) != 0) {
+        return -1;
+    }
+    if (!l.entry) { /* no room: back where the task left it, for the store */
+        int rc = fk_move(l.own, file);
+        if (rc != 0) {
+            fk_errf(err, errlen, "cannot put output %s back at %s: %s", id, file, strerror(errno));
+        }
+        fk_cache_release(c, &l);
+        return rc == 0 ? 0 : -1;
+    }
+    /* the lease's pin stays: the entry is held. A copy held before under this id (the producer ran
+     * again here) was retired by insert, still pinned: its hold goes now */
+    pthread_mutex_lock(&c->lock);
+    l.entry->held = 1;
+    pthread_mutex_unlock(&c->lock);
+    return 1;
+}
+
+/* Drops the hold on e (lock held); returns 1 when e is retired and nothing pins it any more. */
+static int unhold(fk_entry *e) {
+    e->held = 0;
+    return --e->pins == 0 && e->retired;
+}
+
+void fk_cache_unhold(fk_cache *c, const fk_str *ids, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        pthread_mutex_lock(&c->lock);
+        fk_entry *e = find(c, ids[i].s);
+        int last = e && e->held ? unhold(e) : 0;
+        pthread_mutex_unlock(&c->lock);
+        (void)last; /* find only sees entries in the cache: none of them is retired */
+    }
+}
+
+void fk_cache_unhold_all(fk_cache *c) {
+    pthread_mutex_lock(&c->lock);
+    for (fk_entry *e = c->recency.newer; e != &c->recency; e = e->newer) {
+        if (e->held) {
+            unhold(e);
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
+size_t fk_cache_held(fk_cache *c) {
+    size_t n = 0;
+    pthread_mutex_lock(&c->lock);
+    for (fk_entry *e = c->recency.newer; e != &c->recency; e = e->newer) {
+        n += e->held ? 1 : 0;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return n;
 }
 
 int fk_cache_peek(fk_cache *c, const char *id, fk_lease *out) {

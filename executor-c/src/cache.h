@@ -60,6 +60,18 @@ uint64_t fk_cache_refetches(fk_cache *c);
  * saved to the output store first). */
 int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, size_t errlen);
 
+/* Adopts a task's temporary output (moved in) as the object id and holds it: pinned, never evicted,
+ * until released; served to peers like any object. Returns 1 when held; 0 when it cannot be (larger
+ * than the cache, or no room beside what is pinned), the file left where it was for the caller to
+ * write through; -1 with err on an I/O error. */
+int fk_cache_hold(fk_cache *c, const char *id, const char *file, char *err, size_t errlen);
+/* Lets held objects go: evictable like any other from now on (ids not held are ignored). */
+void fk_cache_unhold(fk_cache *c, const fk_str *ids, size_t n);
+/* Lets every held object go (a new dispatcher session). */
+void fk_cache_unhold_all(fk_cache *c);
+/* How many objects are held. */
+size_t fk_cache_held(fk_cache *c);
+
 /* Seed 004's collective gather: brings those of refs[0..n) (stored forms; the others are skipped)
  * that the cache does not hold and no one here is fetching from peer in one request (fk_batch_fetch),
  * instead of one each. out[i] is refs[i] leased (pinned, source FK_SRC_PEER) when it arrived, zeroed

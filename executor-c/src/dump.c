@@ -201,6 +201,13 @@ int fk_dump(const fk_msg *m, fk_buf *b) {
             unum(b, p, m->u.cancel.ids[i]);
         }
         break;
+    case FK_RELEASE:
+        num(b, "ids.count", (int64_t)m->u.release.n);
+        for (size_t i = 0; i < m->u.release.n; i++) {
+            PATH(p, "ids[%zu]", i);
+            quoted(b, p, &m->u.release.ids[i]);
+        }
+        break;
     case FK_CACHE_UPDATE:
         num(b, "full", m->u.cache.full);
         num(b, "added.count", (int64_t)m->u.cache.nadded);

@@ -278,6 +278,12 @@ void fk_msg_free(fk_msg *m) {
     case FK_CANCEL:
         free(m->u.cancel.ids);
         break;
+    case FK_RELEASE:
+        for (size_t i = 0; i < m->u.release.n; i++) {
+            fk_str_free(&m->u.release.ids[i]);
+        }
+        free(m->u.release.ids);
+        break;
     case FK_CACHE_UPDATE:
         for (size_t i = 0; i < m->u.cache.nadded; i++) {
             fk_str_free(&m->u.cache.added[i].id);
@@ -306,6 +312,7 @@ const char *fk_type_name(int t) {
     case FK_RESULT: return "RESULT";
     case FK_CANCEL: return "CANCEL";
     case FK_CACHE_UPDATE: return "CACHE_UPDATE";
+    case FK_RELEASE: return "RELEASE";
     default: return NULL;
     }
 }
@@ -392,6 +399,15 @@ int fk_decode(const uint8_t *body, size_t len, fk_msg *m, char *err, size_t errl
         for (uint32_t i = 0; i < n && fk_reader_ok(&r); i++) {
             m->u.cancel.ids[i] = fk_rd_u64(&r, "taskIds");
             m->u.cancel.n = i + 1u;
+        }
+        break;
+    }
+    case FK_RELEASE: {
+        uint32_t n = fk_rd_count(&r, "ids", 4);
+        m->u.release.ids = xcalloc(n, sizeof(fk_str));
+        for (uint32_t i = 0; i < n && fk_reader_ok(&r); i++) {
+            m->u.release.ids[i] = rd_str(&r, "ids");
+            m->u.release.n = i + 1u;
         }
         break;
     }
@@ -486,6 +502,12 @@ void fk_encode(const fk_msg *m, fk_buf *b) {
         fk_buf_u32(b, (uint32_t)m->u.cancel.n);
         for (size_t i = 0; i < m->u.cancel.n; i++) {
             fk_buf_u64(b, m->u.cancel.ids[i]);
+        }
+        break;
+    case FK_RELEASE:
+        fk_buf_u32(b, (uint32_t)m->u.release.n);
+        for (size_t i = 0; i < m->u.release.n; i++) {
+            wr_str(b, &m->u.release.ids[i]);
         }
         break;
     case FK_CACHE_UPDATE:
@@ -589,6 +611,32 @@ int fk_outputs_decode(const fk_str *value, fk_output **out, size_t *count, char 
     }
     *out = o;
     *count = n;
+    return 0;
+}
+
+int fk_temporary_decode(const fk_str *value, fk_output *outs, size_t n, char *err, size_t errlen) {
+    fk_reader r;
+    fk_reader_init(&r, (const uint8_t *)value->s, value->len);
+    uint16_t k = fk_rd_u16(&r, "temporary count");
+    long last = -1;
+    for (uint16_t i = 0; i < k && fk_reader_ok(&r); i++) {
+        uint16_t at = fk_rd_u16(&r, "temporary");
+        if (!fk_reader_ok(&r)) {
+            break;
+        }
+        if (at >= n || (long)at <= last) {
+            snprintf(err, errlen, "temporary[%u]: output %u %s", i, at,
+                     at >= n ? "does not exist" : "is out of order or repeated");
+            return -1;
+        }
+        outs[at].temporary = 1;
+        last = at;
+    }
+    fk_rd_end(&r, "temporary");
+    if (!fk_reader_ok(&r)) {
+        snprintf(err, errlen, "%s", r.err);
+        return -1;
+    }
     return 0;
 }
 

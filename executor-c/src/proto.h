@@ -26,7 +26,8 @@ enum fk_type {
     FK_DISPATCH = 0x12,
     FK_RESULT = 0x13,
     FK_CANCEL = 0x14,
-    FK_CACHE_UPDATE = 0x15
+    FK_CACHE_UPDATE = 0x15,
+    FK_RELEASE = 0x16 /* temporary outputs the executor held that no task needs from it any more */
 };
 
 enum fk_status {
@@ -75,9 +76,11 @@ enum fk_ext_tag {
     FK_EXT_SHELL_LINE = 0x0004, /* the shell line this argv was split from: run it if the program cannot start */
     FK_EXT_RESOURCES = 0x0009,  /* cores:u32 memoryMiB:u32: the task takes that many slots at once */
     FK_EXT_WORKER = 0x000A,     /* command:list<str> payload:blob: run by a persistent worker (worker.h) */
+    FK_EXT_TEMPORARY = 0x000B,  /* count:u16 (index:u16)*: OUTPUTS held in the cache, not written to the store */
     FK_EXT_HINTS = 0x0010,
     FK_EXT_BYPASS_CACHE = 0x0011,
-    FK_EXT_DATA_STATS = 0x0020
+    FK_EXT_DATA_STATS = 0x0020,
+    FK_EXT_HELD = 0x0022        /* count:u16 (id:str)*: the temporary outputs this executor holds */
 };
 
 /* A string or byte string: owned, NUL-terminated for convenience (may also contain NULs). */
@@ -199,6 +202,10 @@ typedef struct {
             size_t nremoved;
             fk_str *removed;
         } cache;
+        struct {
+            size_t n;
+            fk_str *ids;
+        } release;
     } u;
 } fk_msg;
 
@@ -215,6 +222,7 @@ typedef struct {
 typedef struct {
     fk_str path;
     fk_str id;
+    int temporary; /* marked by the TEMPORARY extension */
 } fk_output;
 
 typedef struct {
@@ -249,6 +257,9 @@ uint32_t fk_spec_blob_cores(const uint8_t *blob, size_t len);
 int fk_inputs_decode(const fk_str *value, fk_input **out, size_t *n, char *err, size_t errlen);
 void fk_inputs_free(fk_input *in, size_t n);
 int fk_outputs_decode(const fk_str *value, fk_output **out, size_t *n, char *err, size_t errlen);
+/* Marks outs[0..n) temporary as a TEMPORARY extension says (indexes ascending, each once, below n).
+ * 0, or -1 with err. */
+int fk_temporary_decode(const fk_str *value, fk_output *outs, size_t n, char *err, size_t errlen);
 void fk_outputs_free(fk_output *o, size_t n);
 /* Hints: for each object id, peers ("host:port"). Returns the peers for id (count in *n), or NULL. */
 typedef struct {

@@ -81,6 +81,9 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
     e->session.registered = 1;
     e->idle_since = fk_mono_millis();
     if (e->cache) {
+        /* what was held for the last session's tasks: that dispatcher re-runs a producer it lost, and a
+         * new one has no task that needs them */
+        fk_cache_unhold_all(e->cache);
         ex_send_full_summary(e); /* a new dispatcher knows nothing yet */
         e->reports.next_summary = fk_mono_millis() + CACHE_SUMMARY_MS;
     }

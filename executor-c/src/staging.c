@@ -401,10 +401,11 @@ static int save_output(const char *root, const char *id, const char *file, int m
     return 0;
 }
 
-/* Saves the task's declared outputs (written through), then keeps them in the cache; adds the bytes
- * saved to *written; returns what went wrong (malloc'd), or NULL. */
+/* Saves the task's declared outputs (written through), then keeps them in the cache; a temporary one
+ * is only held in the cache (its id appended to held, counted in *nheld) unless the cache cannot
+ * hold it. Adds the bytes saved to *written; returns what went wrong (malloc'd), or NULL. */
 static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, const char *sandbox, int bypass,
-                          uint64_t *written) {
+                          uint64_t *written, fk_buf *held, uint16_t *nheld) {
     const fk_ext *x = fk_ext_find(&spec->ext, FK_EXT_OUTPUTS);
     if (!x) {
         return NULL;
@@ -415,23 +416,50 @@ static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, 
     if (fk_outputs_decode(&x->value, &outs, &n, err, sizeof err) != 0) {
         return strdup(err);
     }
-    if (n > 0 && !st->outputs) {
+    const fk_ext *t = fk_ext_find(&spec->ext, FK_EXT_TEMPORARY);
+    if (t && fk_temporary_decode(&t->value, outs, n, err, sizeof err) != 0) {
+        fk_outputs_free(outs, n);
+        return strdup(err);
+    }
+    int cached = st->cache && !bypass;
+    int all_held = cached;
+    for (size_t i = 0; i < n; i++) {
+        all_held &= outs[i].temporary;
+    }
+    if (n > 0 && !st->outputs && !all_held) {
         fk_outputs_free(outs, n);
         return strdup("the task declares outputs but this executor has nowhere to save them "
                       "(falkon-executor-c --store DIR or --output-dir DIR)");
     }
     char problems[2048] = "";
     size_t k = 0;
-    int cached = st->cache && !bypass;
     for (size_t i = 0; i < n; i++) {
         char *file = outs[i].path.s[0] == '/' ? strdup(outs[i].path.s) : join(dir, outs[i].path.s);
         struct stat s, ls;
         const char *why = NULL;
+        int kept = 0;
+        if (outs[i].temporary && cached && stat(file, &s) == 0 && S_ISREG(s.st_mode)) {
+            kept = fk_cache_hold(st->cache, outs[i].id.s, file, err, sizeof err);
+            if (kept == 1) {
+                fk_buf_blob(held, outs[i].id.s, outs[i].id.len);
+                ++*nheld;
+                free(file);
+                continue;
+            }
+            if (kept == 0 && !st->outputs) {
+                snprintf(err, sizeof err, "temporary output %s (id %s) does not fit in the cache, and this executor "
+                         "has nowhere else to save it (falkon-executor-c --store DIR or --output-dir DIR)",
+                         outs[i].path.s, outs[i].id.s);
+                kept = -1;
+            }
+        }
         /* a file of the sandbox's own, which goes with it, is moved into the store, not copied: unless
          * the cache takes it next, or it is a link (a symbolic one, or a name of a file held elsewhere) */
         int movable = !cached && dir == sandbox && outs[i].path.s[0] != '/' && !strstr(outs[i].path.s, "..")
                       && lstat(file, &ls) == 0 && S_ISREG(ls.st_mode) && ls.st_nlink == 1;
-        if (stat(file, &s) != 0 || !S_ISREG(s.st_mode)) {
+        if (kept < 0) {
+            why = err;
+        } else if (stat(file, &s) != 0 || !S_ISREG(s.st_mode)) {
             snprintf(err, sizeof err, "declared output %s (id %s) was not written", outs[i].path.s, outs[i].id.s);
             why = err;
         } else if (save_output(st->outputs, outs[i].id.s, file, movable, err, sizeof err) != 0) {
@@ -450,6 +478,26 @@ static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, 
     }
     fk_outputs_free(outs, n);
     return k ? strdup(problems) : NULL;
+}
+
+/* Lets go of the nheld ids encoded (as str) in held: their task failed after all. */
+static void release_held(fk_cache *c, const fk_buf *held, uint16_t nheld) {
+    fk_reader r;
+    fk_reader_init(&r, held->data, held->len);
+    fk_str *ids = calloc(nheld ? nheld : 1, sizeof *ids);
+    if (!ids) {
+        abort();
+    }
+    for (uint16_t i = 0; i < nheld; i++) {
+        size_t len = 0;
+        const uint8_t *id = fk_rd_blob(&r, "id", &len);
+        ids[i] = fk_str_dup(id ? (const char *)id : "", id ? len : 0);
+    }
+    fk_cache_unhold(c, ids, nheld);
+    for (uint16_t i = 0; i < nheld; i++) {
+        fk_str_free(&ids[i]);
+    }
+    free(ids);
 }
 
 void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spec *spec, const fk_hint *hints,
@@ -545,13 +593,19 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         free(all);
         const char *dir = spec->workdir.len ? spec->workdir.s : sandbox;
         fk_run(r, task_id, spec, env, sandbox, out);
-        char *problem = out->status == FK_EXITED && out->exit_code == 0 ? save_outputs(st, spec, dir, sandbox, bypass, &counts[7]) : NULL;
+        fk_buf held;
+        fk_buf_init(&held);
+        uint16_t nheld = 0;
+        char *problem = out->status == FK_EXITED && out->exit_code == 0
+                        ? save_outputs(st, spec, dir, sandbox, bypass, &counts[7], &held, &nheld) : NULL;
         if (problem) {
             /* exit 0 is not success while a declared output is missing or unsaved */
             out->status = FK_OUTPUT_FAILED;
             fk_str_free(&out->detail);
             out->detail = fk_str_of(problem);
             free(problem);
+            release_held(st->cache, &held, nheld); /* nothing will read them */
+            nheld = 0;
         }
         fk_data_stats stats = {counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6], counts[7]};
         fk_buf b;
@@ -564,6 +618,19 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         out->ext.items[out->ext.n].tag = FK_EXT_DATA_STATS;
         out->ext.items[out->ext.n++].value = fk_str_dup((const char *)b.data, b.len);
         fk_buf_free(&b);
+        if (nheld > 0) { /* HELD = count:u16 (id:str)* */
+            fk_buf_init(&b);
+            fk_buf_u16(&b, nheld);
+            fk_buf_put(&b, held.data, held.len);
+            out->ext.items = realloc(out->ext.items, (out->ext.n + 1) * sizeof(fk_ext));
+            if (!out->ext.items) {
+                abort();
+            }
+            out->ext.items[out->ext.n].tag = FK_EXT_HELD;
+            out->ext.items[out->ext.n++].value = fk_str_dup((const char *)b.data, b.len);
+            fk_buf_free(&b);
+        }
+        fk_buf_free(&held);
     }
     for (size_t i = 0; i < nin; i++) {
         free(paths[i]);

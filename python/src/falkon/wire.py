@@ -67,6 +67,7 @@ MESSAGES = {
     0x14: ("CANCEL", (("taskIds", ("list", "u64")),)),
     0x15: ("CACHE_UPDATE", (("full", "u8"), ("added", ("list", ("struct", (("id", "str"), ("size", "i64"))))),
                             ("removed", ("list", "str")))),
+    0x16: ("RELEASE", (("ids", ("list", "str")),)),
     0x20: ("CREATE_INSTANCE", (("requestId", "u32"), ("clientName", "str"), ("leaseSeconds", "u32"))),
     0x21: ("INSTANCE_CREATED", (("requestId", "u32"), ("instanceId", "u64"), ("secret", "str"))),
     0x22: ("SUBMIT", (("requestId", "u32"), ("instanceId", "u64"),

@@ -72,7 +72,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     }
 
     private static final Set<String> INPUT_FIELDS = Set.of("id", "source", "size", "checksum", "unpack", "name");
-    private static final Set<String> OUTPUT_FIELDS = Set.of("path", "id");
+    private static final Set<String> OUTPUT_FIELDS = Set.of("path", "id", "temporary");
 
     /** The file's name, for messages. */
     String name() {
@@ -640,7 +640,12 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         for (JsonNode o : array) {
             String where = "\"outputs\"[" + i++ + "]";
             onlyFields(o, OUTPUT_FIELDS, where);
-            out.add(new TaskOutput(text(o, "path", where, null), text(o, "id", where, null)));
+            JsonNode temporary = o.get("temporary");
+            if (temporary != null && !temporary.isBoolean()) {
+                throw new BadLine(name, lineNo, where + ": \"temporary\" must be true or false");
+            }
+            out.add(new TaskOutput(text(o, "path", where, null), text(o, "id", where, null),
+                    temporary != null && temporary.booleanValue()));
         }
         return out;
     }

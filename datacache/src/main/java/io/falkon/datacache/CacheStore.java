@@ -72,6 +72,8 @@ public final class CacheStore implements AutoCloseable {
     private final Map<String, Entry> entries = new HashMap<>();
     private final Map<String, CompletableFuture<Void>> inflight = new HashMap<>();
     private final AtomicLong tmpSeq = new AtomicLong();
+    /** Temporary outputs held for the tasks that read them ({@link #hold}): pinned until released. */
+    private final Map<String, Lease> held = new HashMap<>();
     private long used;
     private long evictions;
     private long refetches;
@@ -590,6 +592,70 @@ public final class CacheStore implements AutoCloseable {
     }
 
     /**
+     * Adopts a task's temporary output as the object {@code id} and holds it: pinned (never evicted)
+     * until {@link #release}, served to peers, written nowhere else (seed 004's intermediate data on
+     * the nodes). Returns false, with the file left where it was, when it cannot be held: larger than
+     * the cache, or no room beside what is pinned; the caller then writes it through instead.
+     */
+    public boolean hold(String id, Path file) throws FetchException {
+        Path staged = tmp.resolve("o" + tmpSeq.incrementAndGet());
+        long size;
+        String sha;
+        try {
+            size = Files.size(file);
+            sha = Copy.sha256(file);
+            Files.move(file, staged, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new FetchException("cannot hold output " + file + " as " + id + ": " + e.getMessage(), e);
+        }
+        Lease lease = insert(id, id, true, new Arrival(staged, size, size, sha, null, Source.LOCAL, 0, false), "");
+        if (!lease.cached()) {
+            try {
+                lease.copyTo(file); // back where the task left it, for the store
+            } catch (IOException e) {
+                throw new FetchException("cannot put output " + id + " back at " + file + ": " + e.getMessage(), e);
+            }
+            return false;
+        }
+        Lease before;
+        synchronized (this) {
+            before = held.put(id, lease);
+        }
+        if (before != null) {
+            before.close(); // a copy held before (the producer ran again here): the new one replaces it
+        }
+        return true;
+    }
+
+    /** Lets held objects go: evictable from now on like any other (ids not held are ignored). */
+    public void release(List<String> ids) {
+        List<Lease> gone = new ArrayList<>(ids.size());
+        synchronized (this) {
+            for (String id : ids) {
+                Lease l = held.remove(id);
+                if (l != null) {
+                    gone.add(l);
+                }
+            }
+        }
+        gone.forEach(Lease::close);
+    }
+
+    /** Lets every held object go (a new dispatcher session: none of them is known to be needed). */
+    public void releaseAll() {
+        List<String> ids;
+        synchronized (this) {
+            ids = new ArrayList<>(held.keySet());
+        }
+        release(ids);
+    }
+
+    /** How many objects are held. */
+    public synchronized int held() {
+        return held.size();
+    }
+
+    /**
      * Opens a cached object (stored form) for a peer, pinned until the returned lease is closed;
      * null if absent. The lease's {@link Lease#sha256()} is what the receiving peer checks against.
      */
@@ -774,6 +840,7 @@ public final class CacheStore implements AutoCloseable {
     /** Removes every object. */
     @Override
     public synchronized void close() {
+        held.clear();
         entries.clear();
         deleteTree(dir);
         deleteTree(tmp);

@@ -304,6 +304,9 @@ public final class Executor implements AutoCloseable {
             ch.write(new Message.Register(config.executorId(), hostName(), config.slots(),
                     config.noExec() ? Protocol.REGISTER_NO_EXEC : 0, attrs), ch.voidPromise());
             if (cache != null) {
+                // what was held for the last session's tasks: that dispatcher re-runs a producer it lost,
+                // and a new one has no task that needs them
+                cache.releaseAll();
                 ch.write(cacheReports.fullSummary(), ch.voidPromise()); // a new dispatcher knows nothing yet
             }
             prefetch.reset();
@@ -323,6 +326,11 @@ public final class Executor implements AutoCloseable {
                         if (slots != null) {
                             slots.cancel(id);
                         }
+                    }
+                }
+                case RELEASE -> {
+                    if (cache != null) {
+                        cache.release(((Message.Release) m).ids());
                     }
                 }
                 default -> log.warn("ignoring unexpected {} from the dispatcher", m.type());

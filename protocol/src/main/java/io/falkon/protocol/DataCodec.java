@@ -15,6 +15,8 @@ import java.util.Map;
  * <pre>
  * INPUTS     = count:u16 (id:str source:str size:i64 checksum:str unpack:u8 name:str)*
  * OUTPUTS    = count:u16 (path:str id:str)*
+ * TEMPORARY  = count:u16 (index:u16)*                       indexes into OUTPUTS, ascending, each once
+ * HELD       = count:u16 (id:str)*
  * HINTS      = count:u16 (id:str peers:u16 (peer:str)*)*       peer = "host:port" of a cache server
  * DATA_STATS = localHits:u32 peerHits:u32 misses:u32 bytesLocal:u64 bytesPeer:u64 bytesStore:u64
  *              [refetched:u32 [bytesWritten:u64]]      (later fields optional: older executors omit them)
@@ -181,6 +183,88 @@ public final class DataCodec {
         }
         in.end("outputs");
         return out;
+    }
+
+    /** The TEMPORARY field for {@code outputs}, or null when none of them is temporary. */
+    public static byte[] encodeTemporary(List<TaskOutput> outputs) {
+        int n = 0;
+        for (TaskOutput o : outputs) {
+            n += o.temporary() ? 1 : 0;
+        }
+        if (n == 0) {
+            return null;
+        }
+        ByteBuf b = Unpooled.buffer();
+        WireWriter.u16(b, n, "temporary count");
+        for (int i = 0; i < outputs.size(); i++) {
+            if (outputs.get(i).temporary()) {
+                b.writeShort(i);
+            }
+        }
+        return bytes(b);
+    }
+
+    /**
+     * Which of {@code outputs} outputs the TEMPORARY field marks, as flags by place; refuses an
+     * index past the list, or one out of order or repeated.
+     */
+    public static boolean[] decodeTemporary(byte[] value, int outputs) {
+        WireReader in = new WireReader(Unpooled.wrappedBuffer(value));
+        int n = in.u16("temporary count");
+        boolean[] out = new boolean[outputs];
+        int last = -1;
+        for (int i = 0; i < n; i++) {
+            int k = in.u16("temporary[" + i + "]");
+            if (k >= outputs) {
+                throw new ProtocolException(ErrorCode.MALFORMED, "temporary[" + i + "]: output " + k
+                        + " does not exist (the task declares " + outputs + ")");
+            }
+            if (k <= last) {
+                throw new ProtocolException(ErrorCode.MALFORMED, "temporary[" + i + "]: output indexes must "
+                        + "ascend, each once");
+            }
+            out[k] = true;
+            last = k;
+        }
+        in.end("temporary");
+        return out;
+    }
+
+    /** {@code outputs} with the temporary ones marked as the TEMPORARY field says. */
+    public static List<TaskOutput> markTemporary(List<TaskOutput> outputs, byte[] temporary) {
+        boolean[] flags = decodeTemporary(temporary, outputs.size());
+        List<TaskOutput> out = new ArrayList<>(outputs.size());
+        for (int i = 0; i < flags.length; i++) {
+            out.add(flags[i] ? outputs.get(i).asTemporary() : outputs.get(i));
+        }
+        return out;
+    }
+
+    /** The HELD field of an Execution: the temporary outputs the executor keeps. */
+    public static byte[] encodeHeld(List<String> ids) {
+        ByteBuf b = Unpooled.buffer();
+        WireWriter.u16(b, ids.size(), "held count");
+        for (String id : ids) {
+            WireWriter.str(b, id);
+        }
+        return bytes(b);
+    }
+
+    /** The ids an Execution's HELD field names; empty without one. */
+    public static List<String> heldOf(Execution x) {
+        for (ExtField f : x.ext()) {
+            if (f.tag() == ExtTags.HELD) {
+                WireReader in = new WireReader(Unpooled.wrappedBuffer(f.value()));
+                int n = in.u16("held count");
+                List<String> out = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    out.add(in.str("held[" + i + "]"));
+                }
+                in.end("held");
+                return out;
+            }
+        }
+        return List.of();
     }
 
     /** @param hints object id to the peers believed to hold it, in order of preference */

@@ -70,6 +70,15 @@ public final class ExtTags {
      */
     public static final int WORKER = 0x000A;
 
+    /**
+     * In a TaskSpec: {@code count:u16 (index:u16)*}, the OUTPUTS (by their place in that list, each
+     * once) that are intermediate: kept in the producing executor's cache, held there for the tasks
+     * that read them and never written to the shared store ({@link DataCodec#encodeTemporary}). An
+     * executor that cannot hold one (no cache, the first-available policy, no room) writes it
+     * through like any output, and so does an executor that does not know this field.
+     */
+    public static final int TEMPORARY = 0x000B;
+
     /** In a DispatchedTask: peers believed to cache the task's inputs ({@link DataCodec#encodeHints}). */
     public static final int HINTS = 0x0010;
 
@@ -88,6 +97,12 @@ public final class ExtTags {
      * {@code after:NAME}).
      */
     public static final int DEPENDENCY = 0x0021;
+
+    /**
+     * In an Execution: {@code count:u16 (id:str)*}, the task's temporary outputs that the executor
+     * holds in its cache (pinned until a RELEASE names them) and did not write to the store.
+     */
+    public static final int HELD = 0x0022;
 
     private ExtTags() {
     }

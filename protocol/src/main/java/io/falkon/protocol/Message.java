@@ -114,6 +114,16 @@ public sealed interface Message {
     record CachedObject(String id, long size) {
     }
 
+    /**
+     * RELEASE: temporary outputs the executor holds (an Execution's HELD) that no task still needs
+     * from it: it may evict them now like any cached object.
+     */
+    record Release(List<String> ids) implements Message {
+        public MessageType type() {
+            return MessageType.RELEASE;
+        }
+    }
+
     // ---- 4.3 client ----------------------------------------------------------------------
 
     /** CREATE_INSTANCE; the instance outlives its connection by {@code leaseSeconds} (0: not at all). */

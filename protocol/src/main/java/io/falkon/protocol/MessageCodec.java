@@ -127,6 +127,14 @@ public final class MessageCodec {
                 }
                 return;
             }
+            case RELEASE: {
+                List<String> ids = ((Message.Release) m).ids();
+                out.writeInt(ids.size());
+                for (String id : ids) {
+                    str(out, id);
+                }
+                return;
+            }
             case CREATE_INSTANCE: {
                 Message.CreateInstance c = (Message.CreateInstance) m;
                 u32(out, c.requestId(), "requestId");
@@ -349,6 +357,14 @@ public final class MessageCodec {
                     removed.add(in.str("removed[" + i + "]"));
                 }
                 return new Message.CacheUpdate(full == 1, added, removed);
+            }
+            case RELEASE: {
+                int n = in.count("ids", 4);
+                List<String> ids = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    ids.add(in.str("ids[" + i + "]"));
+                }
+                return new Message.Release(ids);
             }
             case CREATE_INSTANCE:
                 return new Message.CreateInstance(in.u32("requestId"), in.str("clientName"), in.u32("leaseSeconds"));

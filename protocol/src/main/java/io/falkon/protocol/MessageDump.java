@@ -188,6 +188,13 @@ public final class MessageDump {
                     str("removed[" + i + "]", c.removed().get(i));
                 }
             }
+            case RELEASE -> {
+                List<String> ids = ((Message.Release) m).ids();
+                num("ids.count", ids.size());
+                for (int i = 0; i < ids.size(); i++) {
+                    str("ids[" + i + "]", ids.get(i));
+                }
+            }
             case CREATE_INSTANCE -> {
                 Message.CreateInstance c = (Message.CreateInstance) m;
                 num("requestId", c.requestId());

@@ -12,6 +12,7 @@ public enum MessageType {
     RESULT(0x13),
     CANCEL(0x14),
     CACHE_UPDATE(0x15),
+    RELEASE(0x16),
     CREATE_INSTANCE(0x20),
     INSTANCE_CREATED(0x21),
     SUBMIT(0x22),

@@ -200,12 +200,16 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
 
     /** Files the task writes that become cached objects when it succeeds. */
     public List<TaskOutput> outputs() {
+        List<TaskOutput> outputs = List.of();
+        byte[] temporary = null;
         for (ExtField f : ext) {
             if (f.tag() == ExtTags.OUTPUTS) {
-                return DataCodec.decodeOutputs(f.value());
+                outputs = DataCodec.decodeOutputs(f.value());
+            } else if (f.tag() == ExtTags.TEMPORARY) {
+                temporary = f.value();
             }
         }
-        return List.of();
+        return temporary == null ? outputs : DataCodec.markTemporary(outputs, temporary);
     }
 
     /** The wall-time limit, or {@link Duration#ZERO} for none. */
@@ -363,7 +367,12 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
 
         /** Files the task writes that are registered as objects when it succeeds. */
         public Builder outputs(List<TaskOutput> outputs) {
-            return outputs.isEmpty() ? this : ext(new ExtField(ExtTags.OUTPUTS, DataCodec.encodeOutputs(outputs)));
+            if (outputs.isEmpty()) {
+                return this;
+            }
+            ext(new ExtField(ExtTags.OUTPUTS, DataCodec.encodeOutputs(outputs)));
+            byte[] temporary = DataCodec.encodeTemporary(outputs);
+            return temporary == null ? this : ext(new ExtField(ExtTags.TEMPORARY, temporary));
         }
 
         public TaskSpec build() {

@@ -70,9 +70,9 @@ public final class TaskSpecCodec {
      */
     public record Scan(String problem, int retries, long wallTimeMillis, String[] inputIds, long[] inputSizes,
                        int retriesOnFailure, String[] outputIds, String name, String[] after, int priority,
-                       int cores, long memoryMiB) {
+                       int cores, long memoryMiB, boolean[] temporary) {
         static Scan invalid(String problem) {
-            return new Scan(problem, -1, 0, null, null, 0, null, null, null, 0, 1, 0);
+            return new Scan(problem, -1, 0, null, null, 0, null, null, null, 0, 1, 0, null);
         }
 
         /** Whether the task takes part in its instance's dataflow: it produces something others can wait for. */
@@ -172,6 +172,7 @@ public final class TaskSpecCodec {
             long memory = 0;
             String[] ids = null;
             long[] sizes = null;
+            byte[] temporaryField = null;
             for (int i = 0; i < extc; i++) {
                 int tag = in.u16("ext tag");
                 if (tag == ExtTags.RETRIES) {
@@ -227,14 +228,25 @@ public final class TaskSpecCodec {
                     }
                 } else if (tag == ExtTags.WORKER) {
                     PersistentWorker.decode(in.blob("worker"));
+                } else if (tag == ExtTags.TEMPORARY) {
+                    temporaryField = in.blob("temporary");
                 } else {
                     in.skipBlob("ext value");
                 }
             }
             in.end("spec");
+            boolean[] temporary = null;
+            if (temporaryField != null) { // checked against the outputs, wherever the two fields are
+                temporary = DataCodec.decodeTemporary(temporaryField, outputIds == null ? 0 : outputIds.length);
+                boolean any = false;
+                for (boolean b : temporary) {
+                    any |= b;
+                }
+                temporary = any ? temporary : null;
+            }
             return new Scan(null, retries, wallTime, ids, sizes, onFailure,
                     outputIds == null || outputIds.length == 0 ? null : outputIds, name,
-                    after == null || after.length == 0 ? null : after, priority, (int) cores, memory);
+                    after == null || after.length == 0 ? null : after, priority, (int) cores, memory, temporary);
         } catch (ProtocolException e) {
             return Scan.invalid(e.getMessage());
         }

@@ -29,7 +29,8 @@ public final class GoldenVectors {
     /** Executor-facing types: the ones every executor implementation must decode and encode. */
     public static final List<MessageType> EXECUTOR_TYPES = List.of(MessageType.HELLO, MessageType.WELCOME,
             MessageType.HEARTBEAT, MessageType.ERROR, MessageType.REGISTER, MessageType.CREDIT,
-            MessageType.DISPATCH, MessageType.RESULT, MessageType.CANCEL, MessageType.CACHE_UPDATE);
+            MessageType.DISPATCH, MessageType.RESULT, MessageType.CANCEL, MessageType.CACHE_UPDATE,
+            MessageType.RELEASE);
 
     private GoldenVectors() {
     }
@@ -220,6 +221,25 @@ public final class GoldenVectors {
                         TaskSpec.builder("call", "/scratch/44.out").worker(List.of("python3", "-m",
                                 "falkon.parsl.worker", "resident"), new byte[]{(byte) 0x80, 4, 'K', '.'}).build()),
                         ExtField.NONE)))));
+        v.add(new Vector("43_dispatch_temporary_outputs", "a Montage projection whose projected image and area "
+                + "file are intermediates (outputs 0 and 1: held by the executor, never written to the store) and "
+                + "whose log is saved as usual",
+                new Message.Dispatch(List.of(new Message.DispatchedTask(45, 0, TaskSpecCodec.encode(
+                        TaskSpec.builder("mProjectPP", "raw.fits", "p.fits", "region.hdr").outputs(List.of(
+                                new TaskOutput("p.fits", "proj/p1.fits", true),
+                                new TaskOutput("p_area.fits", "proj/p1_area.fits", true),
+                                new TaskOutput("log", "logs/p1.log"))).build()), ExtField.NONE)))));
+        v.add(new Vector("44_result_held", "the result of vector 43: the executor holds the two temporary "
+                + "outputs in its cache and wrote only the log (120 bytes) to the store",
+                new Message.Result(1, List.of(new Message.TaskResult(45, 0, new Execution(TaskStatus.EXITED, 0, 0,
+                        1000, 2000, new byte[0], new byte[0], "", List.of(
+                        new ExtField(ExtTags.DATA_STATS, DataCodec.encodeStats(new DataStats(0, 0, 1, 0, 0, 2_097_152,
+                                0, 120))),
+                        new ExtField(ExtTags.HELD, DataCodec.encodeHeld(List.of("proj/p1.fits",
+                                "proj/p1_area.fits"))))))))));
+        v.add(new Vector("45_release", "the dispatcher lets the executor evict two temporary objects: every task "
+                + "that reads them has finished",
+                new Message.Release(List.of("proj/p1.fits", "proj/p1_area.fits"))));
         return v;
     }
 

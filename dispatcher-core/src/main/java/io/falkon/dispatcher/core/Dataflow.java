@@ -33,6 +33,20 @@ final class Dataflow {
         /** Subscribers: tasks waiting for this key (a task appears once per key it misses). */
         Task[] waiters;
         int waiting;
+        /**
+         * An intermediate object (a temporary output): it lives only in its holder's cache, held
+         * there while {@link #readers} is above 0; the task that made it ({@link #origin}) runs again
+         * when it is lost before they have all read it.
+         */
+        boolean temporary;
+        Task origin;
+        ExecutorState holder;
+        /** Accepted tasks that read it and have not finished. */
+        int readers;
+        /** Times it was made again after being lost. */
+        int reruns;
+        /** Made again because it was lost (a failure of that rerun is reported as such). */
+        boolean lost;
 
         Key(String id, boolean isName) {
             this.id = id;
@@ -83,8 +97,13 @@ final class Dataflow {
     /** Registers {@code t} as the producer of its outputs and its name (checked free before: {@link #conflict}). */
     void register(Task t) {
         if (t.outputIds != null) {
-            for (String id : t.outputIds) {
-                objects.computeIfAbsent(id, n -> new Key(n, false)).producer = t;
+            for (int i = 0; i < t.outputIds.length; i++) {
+                Key k = objects.computeIfAbsent(t.outputIds[i], n -> new Key(n, false));
+                k.producer = t;
+                if (t.temporary != null && t.temporary[i]) {
+                    k.temporary = true;
+                    k.origin = t;
+                }
             }
         }
         if (t.name != null) {
@@ -170,6 +189,50 @@ final class Dataflow {
             }
         }
         return missing;
+    }
+
+    /**
+     * Counts {@code t} among the readers of each temporary object it reads ({@code sign} 1 when it
+     * is accepted, -1 when it finishes); a key whose last reader finished is handed to
+     * {@code unneeded} (its holder may let it go).
+     */
+    void read(Task t, int sign, Consumer<Key> unneeded) {
+        if (t.inputIds == null) {
+            return;
+        }
+        for (String id : t.inputIds) {
+            Key k = objects.get(id);
+            if (k != null && k.temporary && k.origin != t) {
+                k.readers += sign;
+                if (sign > 0) {
+                    t.readsTemporary = true;
+                } else if (k.readers == 0 && unneeded != null) {
+                    unneeded.accept(k);
+                }
+            }
+        }
+    }
+
+    /** The temporary objects {@code t} reads that are not available now: pending (being made again) or failed. */
+    void temporaryInputs(Task t, Consumer<Key> each) {
+        if (t.inputIds == null || !t.readsTemporary) {
+            return;
+        }
+        for (String id : t.inputIds) {
+            Key k = objects.get(id);
+            if (k != null && k.temporary && k.origin != t) {
+                each.accept(k);
+            }
+        }
+    }
+
+    /** Every temporary object held on an executor, for {@code action} (to release them). */
+    void forEachHeld(Consumer<Key> action) {
+        objects.values().forEach(k -> {
+            if (k.holder != null) {
+                action.accept(k);
+            }
+        });
     }
 
     private static int need(Key k, Task t, Key[] failed) {

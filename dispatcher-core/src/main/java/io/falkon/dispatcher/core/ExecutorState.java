@@ -44,6 +44,8 @@ final class ExecutorState implements ExecutorView {
     final OutcomeWindow outcomes;
     /** Object ids its cache holds, per its reports (data diffusion). */
     final Set<String> cached = new HashSet<>();
+    /** Temporary objects it holds for their readers (each key's {@code holder} is this executor). */
+    final Set<Dataflow.Key> held = new HashSet<>();
     /** Its cache server as peers reach it, {@code host:port}, or null when it has none. */
     final String cachePeer;
     /** Whether it sits in the scheduler's ring of executors with credits. */

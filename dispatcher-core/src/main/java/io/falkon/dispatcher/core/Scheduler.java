@@ -64,6 +64,7 @@ public final class Scheduler {
     private final TaskLedger ledger;
     private final InstanceRegistry instances;
     private final Outbox outbox;
+    private final Intermediates intermediates;
     private final Round round;
     private final Recovery recovery;
     private final StatusBuilder statusBuilder;
@@ -104,6 +105,17 @@ public final class Scheduler {
         this.pool = new ExecutorPool(config);
         this.ledger = new TaskLedger(policy.dataAware() ? new Window(pool.index(), windowSize(0)) : null, config);
         this.outbox = new Outbox(Protocol.DEFAULT_MAX_FRAME_LENGTH);
+        this.intermediates = new Intermediates(ledger, pool.index(), outbox, new Intermediates.Completion() {
+            @Override
+            public void complete(Task t, Execution x) {
+                Scheduler.this.complete(t, "", x);
+            }
+
+            @Override
+            public Execution dependencyFailed(Dataflow.Key key) {
+                return dependencyExecution(key, key.failedProducer);
+            }
+        });
         this.round = new Round(this, ledger, pool);
         this.statusBuilder = new StatusBuilder(dispatcherId, policy, ledger, pool, instances, memory);
         this.recovery = new Recovery(instances, ledger, pool, clock, (t, key) -> {
@@ -272,6 +284,13 @@ public final class Scheduler {
             if (t.inputIds != null) {
                 data = data.plus(DataCodec.statsOf(x));
             }
+            if (x.succeeded() && t.temporary != null) {
+                intermediates.produced(t, e, x);
+            }
+            if (x.status() == TaskStatus.FETCH_FAILED && t.readsTemporary
+                    && intermediates.awaitMissing(t, e, nowMicros)) {
+                continue; // a temporary input was lost: it is being made again, and the task waits for it
+            }
             if (x.succeeded() && t.outputIds != null && e.cachePeer != null && ledger.window() != null) {
                 // its outputs are in its cache now (the CACHE_UPDATE saying so may come later): the tasks
                 // it releases go where they are (seed 004's pipeline pattern)
@@ -310,6 +329,7 @@ public final class Scheduler {
             ledger.window().executorGone(e);
         }
         resizeWindow();
+        intermediates.holderLost(e, nowMicros); // before its tasks are retried: they may need what it held
         List<Task> lost = new ArrayList<>(e.runningTasks());
         int requeued = 0;
         for (Task t : lost) {
@@ -329,6 +349,9 @@ public final class Scheduler {
 
     /** A task that failed on {@code e} for a framework reason goes back to the queue for another attempt. */
     private void retry(Task t, ExecutorState e, String why) {
+        if (t.readsTemporary && intermediates.awaitMissing(t, e, nowMicros)) {
+            return; // it waits for a temporary input being made again (or cannot run)
+        }
         t.failedOn(e);
         ledger.requeue(t);
         if (log.isDebugEnabled()) {
@@ -460,7 +483,8 @@ public final class Scheduler {
     }
 
     private Execution dependencyExecution(Dataflow.Key key, long producer) {
-        String what = key.isName ? "to run after '" + key.id + "'" : "its input '" + key.id + "'";
+        String what = key.isName ? "to run after '" + key.id + "'" : key.lost ? "its temporary input '" + key.id
+                + "', which was lost and made again" : "its input '" + key.id + "'";
         List<ExtField> ext = List.of(new ExtField(ExtTags.DEPENDENCY,
                 DataCodec.encodeDependency(new DataCodec.Dependency(producer, key.what()))));
         return new Execution(TaskStatus.DEPENDENCY_FAILED, -1, 0, nowMicros, nowMicros, new byte[0], new byte[0],
@@ -633,6 +657,7 @@ public final class Scheduler {
     }
 
     private void forget(Instance in) {
+        intermediates.forget(in);
         instances.forget(in);
         if (in.retainsResults()) {
             journal.destroyed(in.id);
@@ -674,7 +699,14 @@ public final class Scheduler {
     private void complete(Task t, String executorId, Execution x) {
         Instance in = t.instance;
         ledger.finished(t, x);
-        if (!in.gone) {
+        if (t.rerun && !x.succeeded()) { // the dispatcher's own run: its keys are settled below, nothing is delivered
+            log.warn("task {} run again to make its lost temporary outputs did not succeed: {} {}",
+                    Long.toUnsignedString(t.clientTaskId), x.status(), LogSafe.text(x.detail()));
+        }
+        if (t.readsTemporary) {
+            in.dataflow.read(t, -1, intermediates::unneeded);
+        }
+        if (!in.gone && !t.rerun) {
             Message.DeliveredResult r = new Message.DeliveredResult(t.clientTaskId,
                     in.retainsResults() ? in.takeSeq() : 0, t.attempt, executorId, t.submittedMicros,
                     t.dispatchedMicros, nowMicros, x);
@@ -720,7 +752,7 @@ public final class Scheduler {
                 DataCodec.Dependency upstream = x.status() == TaskStatus.DEPENDENCY_FAILED ? DataCodec.dependencyOf(x) : null;
                 long first = upstream != null ? upstream.producer() : p.clientTaskId;
                 Instance in = p.instance;
-                if (in.retainsResults() && !in.gone) {
+                if (in.retainsResults() && !in.gone && !p.rerun) {
                     journal.produced(in.id, p.outputIds, p.name, ok, first);
                 }
                 in.dataflow.produced(p, ok, first, key -> {
@@ -879,13 +911,19 @@ public final class Scheduler {
         pool.useCredits(e, t.cores);
         ledger.assign(t, e, nowMicros, tickMicros);
         outbox.dispatch(e, new Message.DispatchedTask(t.id, t.attempt, t.spec,
-                t.inputIds == null ? ExtField.NONE : dataExt(t, e)));
+                t.inputIds == null && t.temporary == null ? ExtField.NONE : dataExt(t, e)));
     }
 
-    /** Location hints for a data-aware policy; otherwise the order to read straight from the store. */
+    /**
+     * Location hints for a data-aware policy; otherwise the order to read straight from the store
+     * and cache nothing (then temporary outputs are written through too).
+     */
     private List<ExtField> dataExt(Task t, ExecutorState target) {
         if (ledger.window() == null) {
             return BYPASS;
+        }
+        if (t.inputIds == null) {
+            return ExtField.NONE;
         }
         Map<String, List<String>> hints = new LinkedHashMap<>();
         for (String id : t.inputIds) {

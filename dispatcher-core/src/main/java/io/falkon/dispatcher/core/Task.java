@@ -49,6 +49,15 @@ final class Task implements QueuedTask {
     String[] outputIds;
     String name;
     String[] after;
+    /** Which of {@link #outputIds} are temporary (intermediate) objects; null when none is. */
+    boolean[] temporary;
+    /** It reads a temporary object of its instance (counted among that object's readers). */
+    boolean readsTemporary;
+    /**
+     * The dispatcher's own run of a producer whose temporary outputs were lost before all their
+     * readers had them: not the client's task, so its result is not delivered or counted.
+     */
+    boolean rerun;
     /** Keys it still waits for while {@link #waiting}. */
     int missing;
     /** Waiting for its dependencies, apart from the queue (in its instance's {@link Dataflow} list). */

@@ -67,24 +67,63 @@ final class TaskLedger {
         Dataflow df = scan.produces() || scan.after() != null ? in.producing() : in.dataflow;
         if (df != null) {
             t.outputIds = scan.outputIds();
+            t.temporary = scan.temporary();
             t.name = scan.name();
             t.after = scan.after();
             df.register(t);
+            df.read(t, 1, null);
+        }
+        place(t, df, failed);
+        return t;
+    }
+
+    /**
+     * A run of {@code origin} (which succeeded) made by the dispatcher itself, to make again the
+     * temporary objects of it that were lost. The
+     * caller makes it the producer of the lost keys, then places it ({@link #place}).
+     */
+    Task rerun(Task origin, long nowMicros) {
+        Task t = new Task(nextTaskId++, origin.instance, origin.clientTaskId, origin.spec, nowMicros, origin.retries,
+                origin.dispatchTimeoutMillis, origin.inputIds, origin.inputSizes, origin.priority, origin.cores,
+                origin.memoryMiB);
+        t.rerun = true;
+        t.outputIds = origin.outputIds;
+        t.temporary = origin.temporary;
+        Dataflow df = origin.instance.dataflow;
+        df.read(t, 1, null);
+        return t;
+    }
+
+    /** Queues a task, or makes it wait for the keys it misses; with a failed key it is left to the caller. */
+    void place(Task t, Dataflow df, Dataflow.Key[] failed) {
+        if (df != null) {
             int missing = df.subscribe(t, failed);
             if (missing < 0) {
-                return t; // never queued: the caller ends it
+                return; // never queued: the caller ends it
             }
             if (missing > 0) {
                 t.missing = missing;
                 df.addWaiting(t);
                 waiting++;
                 waitingBytes += t.footprint();
-                in.waiting++;
-                return t;
+                t.instance.waiting++;
+                return;
             }
         }
         enqueue(t);
-        return t;
+    }
+
+    /**
+     * A task that could not read a temporary object being made again waits for it (and any other of
+     * those it misses): off its executor already, it leaves for waiting as a new attempt.
+     */
+    void waitAgain(Task t, int missing) {
+        t.attempt++;
+        t.missing = missing;
+        t.instance.dataflow.addWaiting(t);
+        waiting++;
+        waitingBytes += t.footprint();
+        t.instance.waiting++;
     }
 
     private void enqueue(Task t) {
@@ -221,7 +260,9 @@ final class TaskLedger {
     /** The task has its final outcome: counted; a dependency met later no longer concerns it. */
     void finished(Task t, Execution x) {
         t.finished = true;
-        finished(t.instance, x);
+        if (!t.rerun) { // the dispatcher's own run of a producer is not one of the instance's tasks
+            finished(t.instance, x);
+        }
     }
 
     /** Counts a task's final outcome: succeeded, cancelled, or (the rest) failed. */

@@ -44,7 +44,10 @@ class CoreOwnershipTest {
                     Map.entry("name", Set.of(TaskLedger.class)),
                     Map.entry("outputIds", Set.of(TaskLedger.class)),
                     Map.entry("after", Set.of(TaskLedger.class)),
-                    Map.entry("retriesOnFailure", Set.of(TaskLedger.class))),
+                    Map.entry("retriesOnFailure", Set.of(TaskLedger.class)),
+                    Map.entry("temporary", Set.of(TaskLedger.class)),
+                    Map.entry("rerun", Set.of(TaskLedger.class)),
+                    Map.entry("readsTemporary", Set.of(Dataflow.class))),
             Instance.class, Map.ofEntries(
                     Map.entry("queued", Set.of(TaskLedger.class)),
                     Map.entry("running", Set.of(TaskLedger.class)),
@@ -79,11 +82,13 @@ class CoreOwnershipTest {
                     Map.entry("outcomes", Set.of(ExecutorPool.class)),
                     Map.entry("tasks", Set.of(TaskLedger.class)),
                     Map.entry("memoryInUseMiB", Set.of(TaskLedger.class)),
-                    Map.entry("cached", Set.of(CacheIndex.class))));
+                    Map.entry("cached", Set.of(CacheIndex.class)),
+                    // the temporary objects it holds for their readers
+                    Map.entry("held", Set.of(Intermediates.class))));
 
     /** Fields holding a collection its owner changes through method calls: no one else touches them at all. */
     private static final Set<String> COLLECTIONS = Set.of("Instance.unacked", "ExecutorState.tasks",
-            "ExecutorState.cached", "ExecutorState.outcomes");
+            "ExecutorState.cached", "ExecutorState.outcomes", "ExecutorState.held");
 
     private static final JavaClasses CORE = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)

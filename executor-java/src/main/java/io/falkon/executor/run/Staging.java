@@ -158,9 +158,17 @@ public final class Staging {
             b.env("FALKON_INPUTS", String.join(":", paths));
             TaskSpec staged = b.build();
             Execution x = runner.run(job.taskId(), staged);
-            String outputProblem = x.succeeded() ? save(staged, spec.outputs(), job.bypass(), counts) : null;
+            List<String> held = new ArrayList<>();
+            String outputProblem = x.succeeded() ? save(staged, spec.outputs(), job.bypass(), counts, held) : null;
             List<ExtField> ext = new ArrayList<>(x.ext());
             ext.add(new ExtField(ExtTags.DATA_STATS, DataCodec.encodeStats(counts.stats())));
+            if (!held.isEmpty()) {
+                if (outputProblem != null) {
+                    cache.release(held); // the task failed: nothing will read them
+                } else {
+                    ext.add(new ExtField(ExtTags.HELD, DataCodec.encodeHeld(held)));
+                }
+            }
             if (outputProblem == null) {
                 return new Execution(x.status(), x.exitCode(), x.flags(), x.startedMicros(), x.finishedMicros(),
                         x.stdout(), x.stderr(), x.detail(), ext);
@@ -301,13 +309,15 @@ public final class Staging {
 
     /**
      * Saves the task's declared outputs for good (written through to the output store), then keeps
-     * them in the cache; returns what went wrong, or null.
+     * them in the cache; a temporary output is only held in the cache (its id added to {@code held}),
+     * unless the cache cannot hold it. Returns what went wrong, or null.
      */
-    private String save(TaskSpec staged, List<TaskOutput> declared, boolean bypass, Counts counts) {
+    private String save(TaskSpec staged, List<TaskOutput> declared, boolean bypass, Counts counts,
+                        List<String> held) {
         if (declared.isEmpty()) {
             return null;
         }
-        if (outputs == null) {
+        if (outputs == null && !allHeld(declared, bypass)) {
             return "the task declares outputs but this executor has nowhere to save them (falkon executor --store "
                     + "DIR or --output-dir DIR)";
         }
@@ -318,6 +328,23 @@ public final class Staging {
             if (!Files.isRegularFile(file)) {
                 problems.add("declared output " + o.path() + " (id " + o.id() + ") was not written");
                 continue;
+            }
+            if (o.temporary() && cache != null && !bypass) {
+                try {
+                    if (cache.hold(o.id(), file)) {
+                        held.add(o.id());
+                        continue;
+                    }
+                } catch (FetchException e) {
+                    problems.add(e.getMessage());
+                    continue;
+                }
+                if (outputs == null) {
+                    problems.add("temporary output " + o.path() + " (id " + o.id() + ") does not fit in the cache, and "
+                            + "this executor has nowhere else to save it (falkon executor --store DIR or --output-dir DIR)");
+                    continue;
+                }
+                log.debug("temporary output {} does not fit in the cache: written to the store", o.id());
             }
             try {
                 long n = Files.size(file);
@@ -337,6 +364,19 @@ public final class Staging {
             }
         }
         return problems.isEmpty() ? null : String.join("; ", problems);
+    }
+
+    /** Whether every output may stay in the cache alone: all temporary, with a cache in use. */
+    private boolean allHeld(List<TaskOutput> declared, boolean bypass) {
+        if (cache == null || bypass) {
+            return false;
+        }
+        for (TaskOutput o : declared) {
+            if (!o.temporary()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     static void deleteTree(Path p) {

@@ -227,7 +227,12 @@ public final class SoapXml {
                     if (path == null || path.isEmpty() || oid == null || oid.isEmpty()) {
                         throw new SoapInputException(where + ": <output> needs the attributes path and id");
                     }
-                    (outputs == null ? outputs = new ArrayList<>(1) : outputs).add(new TaskOutput(path, oid));
+                    String temporary = r.getAttributeValue(null, "temporary");
+                    if (temporary != null && !temporary.equals("true") && !temporary.equals("false")) {
+                        throw new SoapInputException(where + ": <output temporary> must be true or false");
+                    }
+                    (outputs == null ? outputs = new ArrayList<>(1) : outputs).add(new TaskOutput(path, oid,
+                            "true".equals(temporary)));
                     skipToEnd(r, where + ": <output>");
                 }
                 case "shellLine" -> {
