@@ -497,6 +497,50 @@ abstract class ExecutorContract {
     }
 
     @Test
+    void aTemporaryOutputStaysHeldInTheCacheNotTheStoreUntilItsLastReaderHasFinished() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new MaxComputeUtil());
+        executor(d.port(), "holder", "--slots", "1", "--cache-size", "1m", "--store", store.toString(),
+                "--cache-host", "127.0.0.1");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "temporaries");
+        // an object that does not fit in the cache is written through after all
+        TaskResult big = in.submit(TaskSpec.builder("/bin/sh", "-c", "head -c 2000000 /dev/zero > big.bin")
+                .outputs(List.of(new TaskOutput("big.bin", "tmp/big", true))).build()).get(60, TimeUnit.SECONDS);
+        assertThat(big.succeeded()).as(big.execution().detail()).isTrue();
+        assertThat(store.resolve("tmp/big")).as("no room in the cache: saved to the store").hasSize(2_000_000);
+
+        TaskResult p = in.submit(TaskSpec.builder("/bin/sh", "-c", "head -c 600000 /dev/urandom > t.bin && "
+                + "sha256sum t.bin | cut -d' ' -f1 && echo done > log.txt").name("p")
+                .outputs(List.of(new TaskOutput("t.bin", "tmp/t", true), new TaskOutput("log.txt", "logs/p")))
+                .build()).get(60, TimeUnit.SECONDS);
+        assertThat(p.succeeded()).as(p.execution().detail()).isTrue();
+        String digest = p.stdout().trim();
+        assertThat(store.resolve("tmp/t")).as("a temporary output never reaches the store").doesNotExist();
+        assertThat(store.resolve("logs/p")).hasContent("done");
+        assertThat(p.data().bytesWritten()).as("only the log was written to the store").isEqualTo(5);
+
+        // held: 600 kB of the 1 MB cache are pinned, so another 600 kB object cannot be cached
+        object(store, "filler", 600_000);
+        TaskSpec filler = hashing("filler", "filler", 600_000, "");
+        for (int i = 0; i < 2; i++) {
+            TaskResult f = in.submit(filler).get(60, TimeUnit.SECONDS);
+            assertThat(f.data().misses()).as("read through while the temporary object is held").isEqualTo(1);
+        }
+        TaskResult reader = in.submit(TaskSpec.builder("/bin/sh", "-c", "sha256sum in.bin | cut -d' ' -f1")
+                .inputs(List.of(new TaskInput("tmp/t", "tmp/t", 600_000, "", TaskInput.AS_STORED, "in.bin")))
+                .build()).get(60, TimeUnit.SECONDS);
+        assertThat(reader.succeeded()).as(reader.execution().detail()).isTrue();
+        assertThat(reader.stdout().trim()).isEqualTo(digest);
+        assertThat(reader.data().localHits()).isEqualTo(1);
+        assertThat(reader.data().bytesStore()).isZero();
+
+        // its last reader finished: released, so it may be evicted for the filler, now kept
+        assertThat(in.submit(filler).get(60, TimeUnit.SECONDS).data().misses()).isEqualTo(1);
+        assertThat(in.submit(filler).get(60, TimeUnit.SECONDS).data().localHits()).as("cached this time").isEqualTo(1);
+    }
+
+    @Test
     void anOutputThatNamesAFileOutsideTheSandboxIsCopiedIntoTheStoreAndTheFileLeftAsItWas() throws Exception {
         // a sandbox's own file may be moved into the store (it goes with the sandbox); a link, or a
         // name of a file held elsewhere, must not carry the outside file into the store, or away
