@@ -90,7 +90,7 @@ IMGTBL = ("printf '|fname        |\\n|char         |\\n' > list.tbl; ls t_*.fits
           "| sed 's/^/ /' >> list.tbl; mImgtbl -t list.tbl . {out}")
 
 
-def generate(d, tiles, pace, m13):
+def generate(d, tiles, pace, m13, temporary=False):
     d = pathlib.Path(d).resolve()
     if not shutil.which("mProjectPP"):
         die("Montage is not installed (Debian: apt-get install montage)")
@@ -114,7 +114,7 @@ def generate(d, tiles, pace, m13):
     (d / "offsets.json").write_text(json.dumps(planted, indent=1) + "\n")
     # which tiles overlap: from the raw tiles' table, in the order the workflow's will have
     pairs = overlaps(d, names)
-    tasks = workflow(names, pairs, pace)
+    tasks = workflow(names, pairs, pace, temporary)
     (d / "workflow.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
     (d / "serial.sh").write_text(serial_script(names, pairs))
     print(f"{d}/workflow.jsonl: {len(tasks)} tasks ({tiles}x{tiles} tiles, {len(pairs)} overlaps)")
@@ -135,46 +135,58 @@ def overlaps(d, names):
         return pairs
 
 
-def task(name, shell, inputs, outputs, pace):
+# the intermediate images (projected, differences, corrected): with --temporary they stay on the executors
+INTERMEDIATE = ("proj/", "diffs/", "corr/")
+
+
+def task(name, shell, inputs, outputs, pace, temporary=False):
+    def output(path, oid):
+        o = {"path": path, "id": oid}
+        if temporary and oid.startswith(INTERMEDIATE):
+            o["temporary"] = True
+        return o
     return {"name": name, "shell": (f"sleep {pace}; " if pace else "") + shell,
-            "inputs": [dict(i) for i in inputs], "outputs": [{"path": p, "id": i} for p, i in outputs]}
+            "inputs": [dict(i) for i in inputs], "outputs": [output(p, i) for p, i in outputs]}
 
 
-def workflow(names, pairs, pace):
-    """The whole mosaic, one task per step and per tile or overlap, each naming what it reads and writes."""
+def workflow(names, pairs, pace, temporary=False):
+    """The whole mosaic, one task per step and per tile or overlap, each naming what it reads and writes;
+    with temporary, the intermediate images are marked to stay in the executors' caches."""
+    def task_(*args):
+        return task(*args, temporary=temporary)
     region = {"id": "region.hdr"}
     proj = [{"id": f"proj/{t}.fits"} for t in names]
     proj_area = [{"id": f"proj/{t}_area.fits"} for t in names]
     tasks = []
     for t in names:
-        tasks.append(task(f"project-{t}", f"mProjectPP raw_{t}.fits {t}.fits region.hdr",
+        tasks.append(task_(f"project-{t}", f"mProjectPP raw_{t}.fits {t}.fits region.hdr",
                           [{"id": f"raw/{t}.fits", "name": f"raw_{t}.fits"}, region],
                           [(f"{t}.fits", f"proj/{t}.fits"), (f"{t}_area.fits", f"proj/{t}_area.fits")], pace))
-    tasks.append(task("images", IMGTBL.format(out="images.tbl"), proj, [("images.tbl", "tables/images.tbl")], pace))
-    tasks.append(task("overlaps", "mOverlaps images.tbl diffs.tbl", [{"id": "tables/images.tbl"}],
+    tasks.append(task_("images", IMGTBL.format(out="images.tbl"), proj, [("images.tbl", "tables/images.tbl")], pace))
+    tasks.append(task_("overlaps", "mOverlaps images.tbl diffs.tbl", [{"id": "tables/images.tbl"}],
                       [("diffs.tbl", "tables/diffs.tbl")], pace))
     for plus, minus, diff in pairs:
-        tasks.append(task(f"diff-{plus}-{minus}", f"mDiff {plus}.fits {minus}.fits {diff}.fits region.hdr",
+        tasks.append(task_(f"diff-{plus}-{minus}", f"mDiff {plus}.fits {minus}.fits {diff}.fits region.hdr",
                           [{"id": f"proj/{x}{a}.fits"} for x in (plus, minus) for a in ("", "_area")] + [region],
                           [(f"{diff}.fits", f"diffs/{diff}.fits"), (f"{diff}_area.fits", f"diffs/{diff}_area.fits")],
                           pace))
     diffs = [{"id": f"diffs/{d}{a}.fits"} for _, _, d in pairs for a in ("", "_area")]
-    tasks.append(task("fit", "mFitExec diffs.tbl fits.tbl .", [{"id": "tables/diffs.tbl"}] + diffs,
+    tasks.append(task_("fit", "mFitExec diffs.tbl fits.tbl .", [{"id": "tables/diffs.tbl"}] + diffs,
                       [("fits.tbl", "tables/fits.tbl")], pace))
-    tasks.append(task("model", "mBgModel images.tbl fits.tbl corrections.tbl",
+    tasks.append(task_("model", "mBgModel images.tbl fits.tbl corrections.tbl",
                       [{"id": "tables/images.tbl"}, {"id": "tables/fits.tbl"}],
                       [("corrections.tbl", "tables/corrections.tbl")], pace))
     for t in names:
-        tasks.append(task(f"background-{t}", f"mkdir corr; mBackground -t {t}.fits corr/{t}.fits images.tbl "
+        tasks.append(task_(f"background-{t}", f"mkdir corr; mBackground -t {t}.fits corr/{t}.fits images.tbl "
                           "corrections.tbl", [{"id": f"proj/{t}.fits"}, {"id": f"proj/{t}_area.fits"},
                                               {"id": "tables/images.tbl"}, {"id": "tables/corrections.tbl"}],
                           [(f"corr/{t}.fits", f"corr/{t}.fits"), (f"corr/{t}_area.fits", f"corr/{t}_area.fits")],
                           pace))
     corr = [{"id": f"corr/{t}.fits"} for t in names]
     corr_area = [{"id": f"corr/{t}_area.fits"} for t in names]
-    tasks.append(task("corrected", IMGTBL.format(out="cimages.tbl"), corr, [("cimages.tbl", "tables/cimages.tbl")],
+    tasks.append(task_("corrected", IMGTBL.format(out="cimages.tbl"), corr, [("cimages.tbl", "tables/cimages.tbl")],
                       pace))
-    tasks.append(task("add", "mAdd -p . cimages.tbl region.hdr mosaic.fits",
+    tasks.append(task_("add", "mAdd -p . cimages.tbl region.hdr mosaic.fits",
                       corr + corr_area + [{"id": "tables/cimages.tbl"}, region],
                       [("mosaic.fits", "mosaic.fits"), ("mosaic_area.fits", "mosaic_area.fits")], pace))
     assert len(proj_area) == len(names)
@@ -264,6 +276,8 @@ def main():
     g.add_argument("--tiles", type=int, default=3)
     g.add_argument("--pace", type=float, default=0, help="seconds each task sleeps first (tests)")
     g.add_argument("--m13", default=None, help="m13.fits (default: fetched into DIR/.cache)")
+    g.add_argument("--temporary", action="store_true",
+                   help="mark the intermediate images temporary: kept on the executors, never written to the store")
     s = sub.add_parser("serial")
     s.add_argument("dir")
     c = sub.add_parser("check")
@@ -275,7 +289,7 @@ def main():
         if a.tiles < 2:
             die("--tiles must be at least 2")
         m13 = a.m13 or fetch(os.path.join(a.dir, ".cache"))
-        generate(a.dir, a.tiles, a.pace, m13)
+        generate(a.dir, a.tiles, a.pace, m13, a.temporary)
     elif a.cmd == "serial":
         serial(a.dir)
     else:

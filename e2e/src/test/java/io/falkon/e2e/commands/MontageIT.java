@@ -73,9 +73,12 @@ class MontageIT {
     }
 
     /** A 3 x 3 mosaic's workflow in {@code wf}, and its serial reference. */
-    private Path generate(String name, double pace) throws Exception {
+    private Path generate(String name, double pace, String... options) throws Exception {
         Path wf = dir.resolve(name);
-        script(dir, "generate", wf.toString(), "--tiles", "3", "--pace", Double.toString(pace), "--m13", m13.toString());
+        List<String> args = new ArrayList<>(List.of("generate", wf.toString(), "--tiles", "3", "--pace",
+                Double.toString(pace), "--m13", m13.toString()));
+        args.addAll(List.of(options));
+        script(dir, args.toArray(String[]::new));
         script(wf, "serial", wf.toString());
         return wf;
     }
@@ -210,6 +213,64 @@ class MontageIT {
         assertThat(c.exit()).isEqualTo(2);
         assertThat(c.stderr()).contains("cycle.jsonl:").contains("a cycle: line ");
         assertThat(wf.resolve("proj")).as("nothing ran").doesNotExist();
+    }
+
+    @Test
+    void intermediatesMarkedTemporaryStayOnTheExecutorsAndOnlyTheMosaicAndTablesReachTheStore() throws Exception {
+        Path wf = generate("temporary", 0, "--temporary");
+        Cli.Result r = Cli.run(wf, "run", "-q", "--store", ".", "--executors", "2", "--cache-size", "256m",
+                "--policy", "gcc", "--json", "--results", "results.jsonl", "workflow.jsonl");
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        assertThat(script(wf, "check", wf.toString())).contains("mosaic == the serial reference");
+        for (String intermediate : List.of("proj", "diffs", "corr")) {
+            assertThat(wf.resolve(intermediate)).as("never written to the store").doesNotExist();
+        }
+        long kept = Files.size(wf.resolve("mosaic.fits")) + Files.size(wf.resolve("mosaic_area.fits"));
+        try (var tables = Files.list(wf.resolve("tables"))) {
+            kept += tables.mapToLong(f -> f.toFile().length()).sum();
+        }
+        JsonNode data = JSON.readTree(r.stdout().lines().reduce((a, b) -> b).orElseThrow()).get("data");
+        assertThat(data.get("bytesWritten").asLong()).as("bytes written to the store: the mosaic and the tables")
+                .isBetween(kept * 95 / 100, kept * 105 / 100);
+        // the gathers read every difference and corrected tile from a cache, this executor's or its peer's
+        List<JsonNode> tasks = tasks(wf);
+        Map<Integer, JsonNode> res = results(wf.resolve("results.jsonl"));
+        for (String gather : List.of("fit", "add")) {
+            JsonNode task = tasks.get(line(tasks, gather) - 1);
+            long temporaries = 0;
+            for (JsonNode in : task.get("inputs")) {
+                temporaries += in.get("id").asText().startsWith("diffs/") || in.get("id").asText().startsWith("corr/")
+                        ? 1 : 0;
+            }
+            JsonNode counts = res.get(line(tasks, gather)).get("data");
+            assertThat(counts.get("localHits").asLong() + counts.get("peerHits").asLong()).as(gather)
+                    .isGreaterThanOrEqualTo(temporaries);
+        }
+    }
+
+    @Test
+    void anExecutorKilledWhileTheDifferencesRunLosesIntermediatesThatAreMadeAgainForTheSameMosaic() throws Exception {
+        Path wf = generate("chaos", 0.3, "--temporary"); // paced: the kill lands while the differences run
+        int port = ClusterProcesses.freePort();
+        String addr = "127.0.0.1:" + port;
+        try (ClusterProcesses procs = new ClusterProcesses(dir)) {
+            procs.dispatcher(port, "--policy", "gcc");
+            String[] cache = {"--slots", "2", "--store", wf.toString(), "--cache-size", "256m", "--cache-host",
+                    "127.0.0.1"};
+            Process victim = procs.executor(port, "chaos-a", cache);
+            procs.executor(port, "chaos-b", cache);
+            Process submit = Cli.asUser(new ProcessBuilder(submitCommand(addr)).directory(wf.toFile())
+                    .redirectErrorStream(true).redirectOutput(dir.resolve("submit.log").toFile())
+                    .redirectInput(new File("/dev/null")), dir).start();
+            await().atMost(Duration.ofMinutes(2)).until(() -> completed(addr) >= 12); // projections, tables, a diff
+            ClusterProcesses.kill9(victim);
+            assertThat(submit.waitFor(5, TimeUnit.MINUTES)).as("never a hang").isTrue();
+            assertThat(submit.exitValue()).as(Files.readString(dir.resolve("submit.log"))).isZero();
+            assertThat(procs.log("dispatcher")).as("what the killed executor held was made again")
+                    .contains("was lost: running task");
+        }
+        assertThat(script(wf, "check", wf.toString())).contains("mosaic == the serial reference");
+        assertThat(wf.resolve("proj")).doesNotExist();
     }
 
     @Test
