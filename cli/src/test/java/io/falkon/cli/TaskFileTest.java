@@ -189,4 +189,21 @@ class TaskFileTest {
                     .hasMessageContaining("bad.jsonl:2:").hasMessageContaining(field);
         }
     }
+
+    @Test
+    void anOutputMayBeMarkedTemporaryAndAnythingButTrueOrFalseIsRefusedNamingTheLine() throws Exception {
+        Path file = Files.writeString(dir.resolve("tmp.jsonl"), "{\"args\": [\"mDiff\"], \"outputs\": ["
+                + "{\"path\": \"d.fits\", \"id\": \"diffs/d\", \"temporary\": true}, {\"path\": \"log\", \"id\": \"l\"}]}\n");
+        List<TaskFile.Entry> entries = new ArrayList<>();
+        try (TaskFile f = TaskFile.open(file.toString(), TaskFile.Format.PLAIN)) {
+            f.forEachRemaining(entries::add);
+        }
+        assertThat(entries.get(0).spec().outputs()).containsExactly(
+                new io.falkon.protocol.TaskOutput("d.fits", "diffs/d", true), new io.falkon.protocol.TaskOutput("log", "l"));
+        Path bad = Files.writeString(dir.resolve("bad.jsonl"), "{\"args\": [\"a\"], \"outputs\": [{\"path\": \"x\", "
+                + "\"id\": \"x\", \"temporary\": \"yes\"}]}\n");
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(bad.toString(),
+                TaskFile.Format.PLAIN, null))).isInstanceOf(TaskFile.BadLine.class)
+                .hasMessageContaining("bad.jsonl:1:").hasMessageContaining("\"temporary\" must be true or false");
+    }
 }
