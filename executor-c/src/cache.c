@@ -766,15 +766,20 @@ static int adopt(fk_cache *c, const char *id, const char *file, char *staged, si
     return 0;
 }
 
-int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, size_t errlen) {
+/* A task's output moved in and inserted as the object id: leased in l (pinned, or read through). */
+static int adopt_output(fk_cache *c, const char *id, const char *file, fk_lease *l, char *err, size_t errlen) {
     char staged[PATH_MAX], sha[65];
     int64_t size;
     if (adopt(c, id, file, staged, sizeof staged, sha, &size, err, errlen) != 0) {
         return -1;
     }
     arrival a = {staged, size, size, sha, -1, -1, FK_SRC_LOCAL, 0, 0};
+    return insert(c, id, id, 1, &a, l, err, errlen);
+}
+
+int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, size_t errlen) {
     fk_lease l;
-    if (insert(c, id, id, 1, &a, &l, err, errlen) != 0) {
+    if (adopt_output(c, id, file, &l, err, errlen) != 0) {
         return -1;
     }
     fk_cache_release(c, &l); /* not cached (no room): it was saved already, the copy just goes */
@@ -782,14 +787,8 @@ int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, 
 }
 
 int fk_cache_hold(fk_cache *c, const char *id, const char *file, char *err, size_t errlen) {
-    char staged[PATH_MAX], sha[65];
-    int64_t size;
-    if (adopt(c, id, file, staged, sizeof staged, sha, &size, err, errlen) != 0) {
-        return -1;
-    }
-    arrival a = {staged, size, size, sha, -1, -1, FK_SRC_LOCAL, 0, 0};
     fk_lease l;
-    if (insert(c, id, id, 1, &a, &l, err, errlen) != 0) {
+    if (adopt_output(c, id, file, &l, err, errlen) != 0) {
         return -1;
     }
     if (!l.entry) { /* no room: back where the task left it, for the store */

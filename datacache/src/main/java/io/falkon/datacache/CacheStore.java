@@ -578,6 +578,11 @@ public final class CacheStore implements AutoCloseable {
      * from here. An output that cannot be cached (too large, no room) is left where it is.
      */
     public void register(String id, Path file) throws FetchException {
+        adopt(id, file).close();
+    }
+
+    /** Hashes a task's output, moves it in and inserts it as the object {@code id}: pinned, or read through. */
+    private Lease adopt(String id, Path file) throws FetchException {
         Path staged = tmp.resolve("o" + tmpSeq.incrementAndGet());
         long size;
         String sha;
@@ -586,9 +591,9 @@ public final class CacheStore implements AutoCloseable {
             sha = Copy.sha256(file);
             Files.move(file, staged, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
-            throw new FetchException("cannot register output " + file + " as " + id + ": " + e.getMessage(), e);
+            throw new FetchException("cannot adopt output " + file + " as " + id + ": " + e.getMessage(), e);
         }
-        insert(id, id, true, new Arrival(staged, size, size, sha, null, Source.LOCAL, 0, false), "").close();
+        return insert(id, id, true, new Arrival(staged, size, size, sha, null, Source.LOCAL, 0, false), "");
     }
 
     /**
@@ -598,17 +603,7 @@ public final class CacheStore implements AutoCloseable {
      * the cache, or no room beside what is pinned; the caller then writes it through instead.
      */
     public boolean hold(String id, Path file) throws FetchException {
-        Path staged = tmp.resolve("o" + tmpSeq.incrementAndGet());
-        long size;
-        String sha;
-        try {
-            size = Files.size(file);
-            sha = Copy.sha256(file);
-            Files.move(file, staged, StandardCopyOption.REPLACE_EXISTING);
-        } catch (IOException e) {
-            throw new FetchException("cannot hold output " + file + " as " + id + ": " + e.getMessage(), e);
-        }
-        Lease lease = insert(id, id, true, new Arrival(staged, size, size, sha, null, Source.LOCAL, 0, false), "");
+        Lease lease = adopt(id, file);
         if (!lease.cached()) {
             try {
                 lease.copyTo(file); // back where the task left it, for the store
