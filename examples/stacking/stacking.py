@@ -119,6 +119,35 @@ def generate(d, grid, n_sources, seed):
           f"per image and {n_sources} blank positions, {len(tasks)} tasks in {d / 'workflow.jsonl'}")
 
 
+def requests(d, n, store_url, seed):
+    """AstroPortal's service load (seed 000 §4.4.6): n stacking requests over the same survey, each for
+    a random half of the positions, so that every image is read by n cut tasks (locality n). With
+    store_url the images are read from that HTTP store (a shared file system stand-in) rather than
+    the local store root."""
+    rnd = np.random.default_rng([seed, n])
+    positions = (d / "positions.txt").read_text().splitlines()
+    images = sorted(p.stem for p in (d / "images").glob("*.fits"))
+    py = sys.executable
+    tasks = []
+    for r in range(n):
+        chosen = sorted(rnd.choice(len(positions), size=max(1, len(positions) // 2), replace=False))
+        (d / f"positions-{r}.txt").write_text("".join(positions[k] + "\n" for k in chosen))
+        for name in images:
+            source = f"{store_url}/images/{name}.fits" if store_url else f"images/{name}.fits"
+            tasks.append({"name": f"cut-{r}-{name}", "shell": f"{py} stacking.py cut image.fits positions.txt c.fits",
+                          "inputs": [{"id": f"images/{name}.fits", "source": source, "name": "image.fits"},
+                                     {"id": f"positions-{r}.txt", "name": "positions.txt"},
+                                     {"id": "bin/stacking.py", "name": "stacking.py"}],
+                          "outputs": [{"path": "c.fits", "id": f"cutouts/{r}/{name}.fits", "temporary": True}]})
+        tasks.append({"name": f"stack-{r}", "shell": f"{py} stacking.py stack cutouts stack.fits",
+                      "inputs": [{"id": "bin/stacking.py", "name": "stacking.py"}]
+                                + [{"id": f"cutouts/{r}/{name}.fits", "name": "cutouts/"} for name in images],
+                      "outputs": [{"path": "stack.fits", "id": f"results/stack-{r}.fits"}]})
+    (d / "requests.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    print(f"{n} stacking requests over {len(images)} images (each image read {n} times), {len(tasks)} tasks in "
+          f"{d / 'requests.jsonl'}")
+
+
 def read_positions(path):
     out = []
     for line in pathlib.Path(path).read_text().splitlines():
@@ -214,6 +243,11 @@ def main():
     g.add_argument("--grid", type=int, default=6)
     g.add_argument("--sources", type=int, default=10)
     g.add_argument("--seed", type=int, default=3)
+    q = sub.add_parser("requests")
+    q.add_argument("dir", type=pathlib.Path)
+    q.add_argument("--requests", type=int, default=4)
+    q.add_argument("--store-url", default="", help="read the images from this HTTP store")
+    q.add_argument("--seed", type=int, default=3)
     for name in ("serial", "check"):
         sub.add_parser(name).add_argument("dir", type=pathlib.Path)
     c = sub.add_parser("cut")
@@ -228,6 +262,8 @@ def main():
         if a.dir.exists():
             die(f"{a.dir} exists: give a new directory")
         generate(a.dir, a.grid, a.sources, a.seed)
+    elif a.cmd == "requests":
+        requests(a.dir, a.requests, a.store_url.rstrip("/"), a.seed)
     elif a.cmd == "serial":
         serial(a.dir)
     elif a.cmd == "check":

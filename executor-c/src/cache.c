@@ -66,6 +66,7 @@ struct fk_cache {
     size_t count;
     fk_entry recency;           /* sentinel: recency.newer is the oldest */
     flight *flights;
+    int replicating;            /* fk_cache_replicate threads still running: close waits for them */
 };
 
 static void free_entry(fk_entry *e);
@@ -190,6 +191,11 @@ fk_cache *fk_cache_open(const char *dir, int64_t capacity, const char *store_roo
 }
 
 void fk_cache_close(fk_cache *c) {
+    pthread_mutex_lock(&c->lock);
+    while (c->replicating > 0) { /* each ends with its fetch, which has its own timeouts */
+        pthread_cond_wait(&c->landed, &c->lock);
+    }
+    pthread_mutex_unlock(&c->lock);
     for (size_t i = 0; i < c->nbuckets; i++) {
         fk_entry *e = c->buckets[i];
         while (e) {
@@ -878,4 +884,82 @@ void fk_cached_free(fk_cached *list, size_t n) {
         fk_str_free(&list[i].id);
     }
     free(list);
+}
+
+/* ---- multicast: fetching ahead of demand ---- */
+
+typedef struct {
+    fk_cache *c;
+    fk_input ref;
+    fk_str *peers;
+    size_t npeers;
+} replica_job;
+
+static void replica_job_free(replica_job *j) {
+    fk_str_free(&j->ref.id);
+    fk_str_free(&j->ref.source);
+    fk_str_free(&j->ref.checksum);
+    fk_str_free(&j->ref.name);
+    for (size_t i = 0; i < j->npeers; i++) {
+        fk_str_free(&j->peers[i]);
+    }
+    free(j->peers);
+    free(j);
+}
+
+static void *replicate_main(void *arg) {
+    replica_job *j = arg;
+    fk_cache *c = j->c;
+    fk_lease l;
+    int permanent = 0;
+    char err[1024];
+    if (fk_cache_lease(c, &j->ref, j->peers, j->npeers, &l, &permanent, err, sizeof err) == 0) {
+        fk_debug("replicated %s (%lld bytes moved)", j->ref.id.s, (long long)l.moved);
+        fk_cache_release(c, &l); /* kept in the cache, unpinned, reported to the listener on arrival */
+    } else {
+        fk_warn("cannot replicate %s: %s", j->ref.id.s, err);
+    }
+    replica_job_free(j);
+    pthread_mutex_lock(&c->lock);
+    c->replicating--;
+    pthread_cond_broadcast(&c->landed);
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+void fk_cache_replicate(fk_cache *c, const fk_replica *r) {
+    replica_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        abort();
+    }
+    j->c = c;
+    j->ref.id = fk_str_dup(r->ref.id.s, r->ref.id.len);
+    j->ref.source = fk_str_dup(r->ref.source.s, r->ref.source.len);
+    j->ref.size = r->ref.size;
+    j->ref.checksum = fk_str_dup(r->ref.checksum.s, r->ref.checksum.len);
+    j->ref.name = fk_str_of("");
+    j->ref.unpack = 0;
+    j->peers = calloc(r->npeers ? r->npeers : 1, sizeof *j->peers);
+    if (!j->peers) {
+        abort();
+    }
+    for (size_t i = 0; i < r->npeers; i++) {
+        j->peers[i] = fk_str_dup(r->peers[i].s, r->peers[i].len);
+    }
+    j->npeers = r->npeers;
+    pthread_mutex_lock(&c->lock);
+    c->replicating++;
+    pthread_mutex_unlock(&c->lock);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, replicate_main, j) != 0) {
+        fk_warn("cannot replicate %s: no thread", j->ref.id.s);
+        replica_job_free(j);
+        pthread_mutex_lock(&c->lock);
+        c->replicating--;
+        pthread_mutex_unlock(&c->lock);
+    }
+    pthread_attr_destroy(&attr);
 }

@@ -72,6 +72,11 @@ void fk_cache_unhold_all(fk_cache *c);
 /* How many objects are held. */
 size_t fk_cache_held(fk_cache *c);
 
+/* A multicast step (REPLICATE): fetches the object into the cache on a thread of its own, from the
+ * peers named, else the store, verified as any fetch; its arrival reaches the listener like any
+ * other. fk_cache_close waits for these threads. */
+void fk_cache_replicate(fk_cache *c, const fk_replica *r);
+
 /* Seed 004's collective gather: brings those of refs[0..n) (stored forms; the others are skipped)
  * that the cache does not hold and no one here is fetching from peer in one request (fk_batch_fetch),
  * instead of one each. out[i] is refs[i] leased (pinned, source FK_SRC_PEER) when it arrived, zeroed

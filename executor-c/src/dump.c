@@ -201,6 +201,26 @@ int fk_dump(const fk_msg *m, fk_buf *b) {
             unum(b, p, m->u.cancel.ids[i]);
         }
         break;
+    case FK_REPLICATE:
+        num(b, "objects.count", (int64_t)m->u.replicate.n);
+        for (size_t i = 0; i < m->u.replicate.n; i++) {
+            const fk_replica *x = &m->u.replicate.objects[i];
+            PATH(p, "objects[%zu].id", i);
+            quoted(b, p, &x->ref.id);
+            PATH(p, "objects[%zu].source", i);
+            quoted(b, p, &x->ref.source);
+            PATH(p, "objects[%zu].size", i);
+            num(b, p, x->ref.size);
+            PATH(p, "objects[%zu].checksum", i);
+            quoted(b, p, &x->ref.checksum);
+            PATH(p, "objects[%zu].peers.count", i);
+            num(b, p, (int64_t)x->npeers);
+            for (size_t k = 0; k < x->npeers; k++) {
+                PATH(p, "objects[%zu].peers[%zu]", i, k);
+                quoted(b, p, &x->peers[k]);
+            }
+        }
+        break;
     case FK_RELEASE:
         num(b, "ids.count", (int64_t)m->u.release.n);
         for (size_t i = 0; i < m->u.release.n; i++) {

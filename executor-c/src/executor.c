@@ -134,6 +134,11 @@ void ex_on_message(ex *e, fk_msg *m) {
             ex_cancel_task(e, m->u.cancel.ids[i]);
         }
         break;
+    case FK_REPLICATE:
+        for (size_t i = 0; e->cache && i < m->u.replicate.n; i++) {
+            fk_cache_replicate(e->cache, &m->u.replicate.objects[i]);
+        }
+        break;
     case FK_RELEASE:
         if (e->cache) {
             fk_cache_unhold(e->cache, m->u.release.ids, m->u.release.n);

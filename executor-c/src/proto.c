@@ -284,6 +284,20 @@ void fk_msg_free(fk_msg *m) {
         }
         free(m->u.release.ids);
         break;
+    case FK_REPLICATE:
+        for (size_t i = 0; i < m->u.replicate.n; i++) {
+            fk_replica *x = &m->u.replicate.objects[i];
+            fk_str_free(&x->ref.id);
+            fk_str_free(&x->ref.source);
+            fk_str_free(&x->ref.checksum);
+            fk_str_free(&x->ref.name);
+            for (size_t k = 0; k < x->npeers; k++) {
+                fk_str_free(&x->peers[k]);
+            }
+            free(x->peers);
+        }
+        free(m->u.replicate.objects);
+        break;
     case FK_CACHE_UPDATE:
         for (size_t i = 0; i < m->u.cache.nadded; i++) {
             fk_str_free(&m->u.cache.added[i].id);
@@ -313,6 +327,7 @@ const char *fk_type_name(int t) {
     case FK_CANCEL: return "CANCEL";
     case FK_CACHE_UPDATE: return "CACHE_UPDATE";
     case FK_RELEASE: return "RELEASE";
+    case FK_REPLICATE: return "REPLICATE";
     default: return NULL;
     }
 }
@@ -399,6 +414,26 @@ int fk_decode(const uint8_t *body, size_t len, fk_msg *m, char *err, size_t errl
         for (uint32_t i = 0; i < n && fk_reader_ok(&r); i++) {
             m->u.cancel.ids[i] = fk_rd_u64(&r, "taskIds");
             m->u.cancel.n = i + 1u;
+        }
+        break;
+    }
+    case FK_REPLICATE: {
+        uint32_t n = fk_rd_count(&r, "objects", 24);
+        m->u.replicate.objects = xcalloc(n, sizeof(fk_replica));
+        for (uint32_t i = 0; i < n && fk_reader_ok(&r); i++) {
+            fk_replica *x = &m->u.replicate.objects[i];
+            m->u.replicate.n = i + 1u;
+            x->ref.id = rd_str(&r, "objects.id");
+            x->ref.source = rd_str(&r, "objects.source");
+            x->ref.size = (int64_t)fk_rd_u64(&r, "objects.size");
+            x->ref.checksum = rd_str(&r, "objects.checksum");
+            x->ref.name = fk_str_of("");
+            uint32_t k = fk_rd_count(&r, "objects.peers", 4);
+            x->peers = xcalloc(k, sizeof(fk_str));
+            for (uint32_t j = 0; j < k && fk_reader_ok(&r); j++) {
+                x->peers[j] = rd_str(&r, "objects.peers");
+                x->npeers = j + 1u;
+            }
         }
         break;
     }
@@ -502,6 +537,20 @@ void fk_encode(const fk_msg *m, fk_buf *b) {
         fk_buf_u32(b, (uint32_t)m->u.cancel.n);
         for (size_t i = 0; i < m->u.cancel.n; i++) {
             fk_buf_u64(b, m->u.cancel.ids[i]);
+        }
+        break;
+    case FK_REPLICATE:
+        fk_buf_u32(b, (uint32_t)m->u.replicate.n);
+        for (size_t i = 0; i < m->u.replicate.n; i++) {
+            const fk_replica *x = &m->u.replicate.objects[i];
+            wr_str(b, &x->ref.id);
+            wr_str(b, &x->ref.source);
+            fk_buf_u64(b, (uint64_t)x->ref.size);
+            wr_str(b, &x->ref.checksum);
+            fk_buf_u32(b, (uint32_t)x->npeers);
+            for (size_t k = 0; k < x->npeers; k++) {
+                wr_str(b, &x->peers[k]);
+            }
         }
         break;
     case FK_RELEASE:

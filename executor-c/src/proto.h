@@ -27,7 +27,8 @@ enum fk_type {
     FK_RESULT = 0x13,
     FK_CANCEL = 0x14,
     FK_CACHE_UPDATE = 0x15,
-    FK_RELEASE = 0x16 /* temporary outputs the executor held that no task needs from it any more */
+    FK_RELEASE = 0x16, /* temporary outputs the executor held that no task needs from it any more */
+    FK_REPLICATE = 0x17 /* objects to fetch into the cache now, ahead of the tasks (multicast) */
 };
 
 enum fk_status {
@@ -148,6 +149,23 @@ typedef struct {
     int64_t size;
 } fk_cached;
 
+/* An input object of a task (the INPUTS extension). */
+typedef struct {
+    fk_str id;
+    fk_str source;
+    int64_t size;
+    fk_str checksum;
+    uint8_t unpack;
+    fk_str name;
+} fk_input;
+
+/* One object of a REPLICATE: as a task's input declares it (stored form), and the peers to try first. */
+typedef struct {
+    fk_input ref;
+    size_t npeers;
+    fk_str *peers;
+} fk_replica;
+
 typedef struct {
     int type;
     union {
@@ -206,18 +224,13 @@ typedef struct {
             size_t n;
             fk_str *ids;
         } release;
+        struct {
+            size_t n;
+            fk_replica *objects;
+        } replicate;
     } u;
 } fk_msg;
 
-/* An input object of a task (the INPUTS extension). */
-typedef struct {
-    fk_str id;
-    fk_str source;
-    int64_t size;
-    fk_str checksum;
-    uint8_t unpack;
-    fk_str name;
-} fk_input;
 
 typedef struct {
     fk_str path;

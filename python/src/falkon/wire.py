@@ -68,6 +68,8 @@ MESSAGES = {
     0x15: ("CACHE_UPDATE", (("full", "u8"), ("added", ("list", ("struct", (("id", "str"), ("size", "i64"))))),
                             ("removed", ("list", "str")))),
     0x16: ("RELEASE", (("ids", ("list", "str")),)),
+    0x17: ("REPLICATE", (("objects", ("list", ("struct", (("id", "str"), ("source", "str"), ("size", "i64"),
+                                                         ("checksum", "str"), ("peers", ("list", "str")))))),)),
     0x20: ("CREATE_INSTANCE", (("requestId", "u32"), ("clientName", "str"), ("leaseSeconds", "u32"))),
     0x21: ("INSTANCE_CREATED", (("requestId", "u32"), ("instanceId", "u64"), ("secret", "str"))),
     0x22: ("SUBMIT", (("requestId", "u32"), ("instanceId", "u64"),

@@ -101,6 +101,8 @@ public final class Executor implements AutoCloseable {
     /** The data cache and the server that shares it with peers; null without a cache. */
     private final CacheStore cache;
     private final PeerServer peerServer;
+    /** Fetches what a multicast sends this way (null without a cache). */
+    private final Replicator replicator;
     private final CacheReporter cacheReports;
     private final PeerSession session;
     private final Prefetch prefetch;
@@ -138,9 +140,11 @@ public final class Executor implements AutoCloseable {
             cacheReports.attach(cache);
             // peers on other nodes reach it; they present the deployment's token like everyone else
             this.peerServer = PeerServer.start(cache, "0.0.0.0", config.cachePort(), token);
+            this.replicator = new Replicator(cache);
         } else {
             this.cache = null;
             this.peerServer = null;
+            this.replicator = null;
         }
         this.prefetch = new Prefetch(config.prefetch(), config.slots(), config.cacheCapacity() > 0);
         this.noExec = new NoExec(loop, session::channel, config.noExecSleep());
@@ -328,6 +332,11 @@ public final class Executor implements AutoCloseable {
                         }
                     }
                 }
+                case REPLICATE -> {
+                    if (replicator != null) {
+                        replicator.replicate((Message.Replicate) m);
+                    }
+                }
                 case RELEASE -> {
                     if (cache != null) {
                         cache.release(((Message.Release) m).ids());
@@ -452,6 +461,9 @@ public final class Executor implements AutoCloseable {
         }
         if (peerServer != null) {
             peerServer.close();
+        }
+        if (replicator != null) {
+            replicator.close();
         }
         if (cache != null) {
             cache.close();

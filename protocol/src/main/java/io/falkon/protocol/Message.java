@@ -115,6 +115,21 @@ public sealed interface Message {
     }
 
     /**
+     * REPLICATE: objects the executor should fetch into its cache now, ahead of the tasks that will
+     * read them (a multicast along a tree of executors): each from the peers named, in order, else
+     * from the store; verified as any fetch. A copy that arrives is reported with CACHE_UPDATE.
+     */
+    record Replicate(List<Replica> objects) implements Message {
+        public MessageType type() {
+            return MessageType.REPLICATE;
+        }
+    }
+
+    /** One object of a REPLICATE: as a task's input declares it, and the peers to fetch it from. */
+    record Replica(String id, String source, long size, String checksum, List<String> peers) {
+    }
+
+    /**
      * RELEASE: temporary outputs the executor holds (an Execution's HELD) that no task still needs
      * from it: it may evict them now like any cached object.
      */

@@ -127,6 +127,21 @@ public final class MessageCodec {
                 }
                 return;
             }
+            case REPLICATE: {
+                List<Message.Replica> objects = ((Message.Replicate) m).objects();
+                out.writeInt(objects.size());
+                for (Message.Replica r : objects) {
+                    str(out, r.id());
+                    str(out, r.source());
+                    out.writeLong(r.size());
+                    str(out, r.checksum());
+                    out.writeInt(r.peers().size());
+                    for (String p : r.peers()) {
+                        str(out, p);
+                    }
+                }
+                return;
+            }
             case RELEASE: {
                 List<String> ids = ((Message.Release) m).ids();
                 out.writeInt(ids.size());
@@ -357,6 +372,24 @@ public final class MessageCodec {
                     removed.add(in.str("removed[" + i + "]"));
                 }
                 return new Message.CacheUpdate(full == 1, added, removed);
+            }
+            case REPLICATE: {
+                int n = in.count("objects", 24);
+                List<Message.Replica> objects = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    String p = "objects[" + i + "].";
+                    String id = in.str(p + "id");
+                    String source = in.str(p + "source");
+                    long size = in.i64(p + "size");
+                    String checksum = in.str(p + "checksum");
+                    int k = in.count(p + "peers", 4);
+                    List<String> peers = new ArrayList<>(k);
+                    for (int j = 0; j < k; j++) {
+                        peers.add(in.str(p + "peers[" + j + "]"));
+                    }
+                    objects.add(new Message.Replica(id, source, size, checksum, peers));
+                }
+                return new Message.Replicate(objects);
             }
             case RELEASE: {
                 int n = in.count("ids", 4);

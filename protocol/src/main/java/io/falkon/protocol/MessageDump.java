@@ -188,6 +188,22 @@ public final class MessageDump {
                     str("removed[" + i + "]", c.removed().get(i));
                 }
             }
+            case REPLICATE -> {
+                List<Message.Replica> objects = ((Message.Replicate) m).objects();
+                num("objects.count", objects.size());
+                for (int i = 0; i < objects.size(); i++) {
+                    Message.Replica r = objects.get(i);
+                    String p = "objects[" + i + "].";
+                    str(p + "id", r.id());
+                    str(p + "source", r.source());
+                    num(p + "size", r.size());
+                    str(p + "checksum", r.checksum());
+                    num(p + "peers.count", r.peers().size());
+                    for (int j = 0; j < r.peers().size(); j++) {
+                        str(p + "peers[" + j + "]", r.peers().get(j));
+                    }
+                }
+            }
             case RELEASE -> {
                 List<String> ids = ((Message.Release) m).ids();
                 num("ids.count", ids.size());

@@ -13,6 +13,7 @@ public enum MessageType {
     CANCEL(0x14),
     CACHE_UPDATE(0x15),
     RELEASE(0x16),
+    REPLICATE(0x17),
     CREATE_INSTANCE(0x20),
     INSTANCE_CREATED(0x21),
     SUBMIT(0x22),

@@ -30,7 +30,7 @@ public final class GoldenVectors {
     public static final List<MessageType> EXECUTOR_TYPES = List.of(MessageType.HELLO, MessageType.WELCOME,
             MessageType.HEARTBEAT, MessageType.ERROR, MessageType.REGISTER, MessageType.CREDIT,
             MessageType.DISPATCH, MessageType.RESULT, MessageType.CANCEL, MessageType.CACHE_UPDATE,
-            MessageType.RELEASE);
+            MessageType.RELEASE, MessageType.REPLICATE);
 
     private GoldenVectors() {
     }
@@ -240,6 +240,11 @@ public final class GoldenVectors {
         v.add(new Vector("45_release", "the dispatcher lets the executor evict two temporary objects: every task "
                 + "that reads them has finished",
                 new Message.Release(List.of("proj/p1.fits", "proj/p1_area.fits"))));
+        v.add(new Vector("46_replicate", "a multicast step: fetch the BLAST database slice now, ahead of the "
+                + "tasks that will read it, from the peer at 10.0.0.7:7002 (else the store), 64 MiB, verified",
+                new Message.Replicate(List.of(new Message.Replica("blast/nr.00.tar", "blast/nr.00.tar", 67_108_864L,
+                        "sha256:5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef",
+                        List.of("10.0.0.7:7002"))))));
         return v;
     }
 

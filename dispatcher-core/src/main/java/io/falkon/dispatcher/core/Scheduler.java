@@ -65,6 +65,8 @@ public final class Scheduler {
     private final InstanceRegistry instances;
     private final Outbox outbox;
     private final Intermediates intermediates;
+    /** Copies objects many queued tasks read to every executor along a tree; null without data diffusion. */
+    private final Multicast multicast;
     private final Round round;
     private final Recovery recovery;
     private final StatusBuilder statusBuilder;
@@ -103,8 +105,10 @@ public final class Scheduler {
         refreshClock();
         this.startedTick = tickMicros;
         this.pool = new ExecutorPool(config);
-        this.ledger = new TaskLedger(policy.dataAware() ? new Window(pool.index(), windowSize(0)) : null, config);
         this.outbox = new Outbox(Protocol.DEFAULT_MAX_FRAME_LENGTH);
+        this.multicast = policy.dataAware() ? new Multicast(pool, outbox) : null;
+        this.ledger = new TaskLedger(policy.dataAware() ? new Window(pool.index(), windowSize(0)) : null, config,
+                multicast);
         this.intermediates = new Intermediates(ledger, pool.index(), outbox, new Intermediates.Completion() {
             @Override
             public void complete(Task t, Execution x) {
@@ -330,6 +334,9 @@ public final class Scheduler {
         }
         resizeWindow();
         intermediates.holderLost(e, nowMicros); // before its tasks are retried: they may need what it held
+        if (multicast != null) {
+            multicast.executorGone(e);
+        }
         List<Task> lost = new ArrayList<>(e.runningTasks());
         int requeued = 0;
         for (Task t : lost) {
@@ -886,6 +893,10 @@ public final class Scheduler {
             round.begin();
             policy.schedule(round);
         }
+        if (multicast != null) {
+            refreshClock();
+            multicast.step(tickMicros);
+        }
         outbox.endRound();
         outbox.commit(journal);
     }
@@ -953,6 +964,11 @@ public final class Scheduler {
         }
         if (pool.cacheUpdate(e, update) && ledger.window() != null) {
             ledger.window().replaceAll(e); // tasks waiting for it may wait for data it no longer has
+        }
+        if (multicast != null && multicast.active() > 0) {
+            for (Message.CachedObject o : update.added()) {
+                multicast.arrived(e, o.id());
+            }
         }
     }
 

@@ -40,9 +40,17 @@ final class TaskLedger {
     private int waiting;
     private long waitingBytes;
 
+    /** Counts the queued readers of each object (data-aware policies only), or null. */
+    private final Multicast multicast;
+
     TaskLedger(Window window, SchedulerConfig config) {
+        this(window, config, null);
+    }
+
+    TaskLedger(Window window, SchedulerConfig config, Multicast multicast) {
         this.window = window;
         this.config = config;
+        this.multicast = multicast;
     }
 
     Window window() {
@@ -211,6 +219,9 @@ final class TaskLedger {
 
     /** Counts {@code t} into ({@code sign} 1) or out of (-1) what the queued tasks hold and need. */
     private void queued(Task t, int sign) {
+        if (multicast != null && t.inputIds != null) {
+            multicast.queued(t, sign);
+        }
         queuedBytes += sign * t.footprint();
         queuedCores += sign * t.cores;
         queuedMemoryMiB += sign * t.memoryMiB;
