@@ -60,7 +60,7 @@ def main():
     survey = work / "survey"
     subprocess.run([sys.executable, str(STACKING), "generate", str(survey)], check=True, stdout=subprocess.DEVNULL)
     port = free_port()
-    store = subprocess.Popen([sys.executable, str(pathlib.Path(__file__).with_name("capped_store.py")), str(survey),
+    store = subprocess.Popen([sys.executable, str(pathlib.Path(__file__).resolve().parents[1] / "capped_store.py"), str(survey),
                               str(port), str(a.rate)], stdout=subprocess.DEVNULL)
     try:
         for _ in range(100):

@@ -69,6 +69,10 @@ public final class DispatcherCommand implements Callable<Integer> {
             + "at or above it, max-compute-util below (default: ${DEFAULT-VALUE})")
     double gccThreshold = 0.9;
 
+    @Option(names = "--no-multicast", description = "do not copy an object most queued tasks read to every "
+            + "executor along a tree ahead of them (data-aware policies; docs/data-diffusion.md)")
+    boolean noMulticast;
+
     @Option(names = "--io-threads", description = "Netty I/O threads (default: cores)")
     int ioThreads = Runtime.getRuntime().availableProcessors();
 
@@ -157,7 +161,7 @@ public final class DispatcherCommand implements Callable<Integer> {
             SchedulerConfig sc = SchedulerConfig.defaults()
                     .withDefaultRetries(retries).withDispatchTimeoutMillis(dispatchTimeoutSeconds * 1000)
                     .withSuspension(suspendAfter, suspendWindowSeconds * 1000, suspendForSeconds * 1000)
-                    .withWindowSize(window);
+                    .withWindowSize(window).withMulticast(!noMulticast);
             if (maxSpillMiB < 0) {
                 throw new IllegalArgumentException("--max-spill must not be negative");
             }

@@ -106,7 +106,7 @@ public final class Scheduler {
         this.startedTick = tickMicros;
         this.pool = new ExecutorPool(config);
         this.outbox = new Outbox(Protocol.DEFAULT_MAX_FRAME_LENGTH);
-        this.multicast = policy.dataAware() ? new Multicast(pool, outbox) : null;
+        this.multicast = policy.dataAware() && config.multicast() ? new Multicast(pool, outbox) : null;
         this.ledger = new TaskLedger(policy.dataAware() ? new Window(pool.index(), windowSize(0)) : null, config,
                 multicast);
         this.intermediates = new Intermediates(ledger, pool.index(), outbox, new Intermediates.Completion() {

@@ -15,10 +15,13 @@ package io.falkon.dispatcher.core;
  * @param memoryBudgetBytes     queued tasks above this pause reading from clients (retained results are not counted)
  * @param windowSize            tasks a data-aware policy looks at from the head of the queue (0: 100 per
  *                              executor, the papers' choice)
+ * @param multicast             copy an object most queued tasks read to every executor along a tree
+ *                              (data-aware policies; {@link Multicast})
  */
 public record SchedulerConfig(int defaultRetries, long dispatchTimeoutMillis, long dispatchGraceMillis,
                               int suspendAfterFailures, long suspendWindowMillis, long suspendForMillis,
-                              double suspendFailureRate, long memoryBudgetBytes, int windowSize) {
+                              double suspendFailureRate, long memoryBudgetBytes, int windowSize,
+                              boolean multicast) {
 
     public SchedulerConfig {
         if (defaultRetries < 0 || defaultRetries > 255) {
@@ -44,36 +47,42 @@ public record SchedulerConfig(int defaultRetries, long dispatchTimeoutMillis, lo
      * budget half the heap.
      */
     public static SchedulerConfig defaults() {
-        return new SchedulerConfig(3, 0, 60_000, 5, 60_000, 120_000, 1.0, Runtime.getRuntime().maxMemory() / 2, 0);
+        return new SchedulerConfig(3, 0, 60_000, 5, 60_000, 120_000, 1.0, Runtime.getRuntime().maxMemory() / 2, 0,
+                true);
     }
 
     public SchedulerConfig withDefaultRetries(int n) {
         return new SchedulerConfig(n, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
-                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize);
+                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize, multicast);
     }
 
     public SchedulerConfig withDispatchTimeoutMillis(long ms) {
         return new SchedulerConfig(defaultRetries, ms, dispatchGraceMillis, suspendAfterFailures, suspendWindowMillis,
-                suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize);
+                suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize, multicast);
     }
 
     public SchedulerConfig withSuspension(int afterFailures, long windowMillis, long forMillis) {
         return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, afterFailures,
-                windowMillis, forMillis, suspendFailureRate, memoryBudgetBytes, windowSize);
+                windowMillis, forMillis, suspendFailureRate, memoryBudgetBytes, windowSize, multicast);
     }
 
     public SchedulerConfig withSuspendFailureRate(double rate) {
         return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
-                suspendWindowMillis, suspendForMillis, rate, memoryBudgetBytes, windowSize);
+                suspendWindowMillis, suspendForMillis, rate, memoryBudgetBytes, windowSize, multicast);
     }
 
     public SchedulerConfig withWindowSize(int tasks) {
         return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
-                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, tasks);
+                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, tasks, multicast);
     }
 
     public SchedulerConfig withMemoryBudgetBytes(long bytes) {
         return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
-                suspendWindowMillis, suspendForMillis, suspendFailureRate, bytes, windowSize);
+                suspendWindowMillis, suspendForMillis, suspendFailureRate, bytes, windowSize, multicast);
+    }
+
+    public SchedulerConfig withMulticast(boolean on) {
+        return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
+                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize, on);
     }
 }

@@ -793,6 +793,46 @@ abstract class ExecutorContract {
     }
 
     @Test
+    void anObjectTheQueuedTasksOfEveryExecutorReadIsMulticastAheadOfThemWithOneStoreRead() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        try (HoldingStore http = new HoldingStore(1)) {
+            byte[] db = new byte[3_000_000];
+            new Random(11).nextBytes(db);
+            String digest = sha256(db);
+            String url = http.put("db", db);
+            Dispatcher d = dispatcher(new MaxComputeUtil());
+            for (int i = 0; i < 4; i++) {
+                executor(d.port(), "tree" + i, "--slots", "1", "--cache-size", "16m", "--store", store.toString(),
+                        "--cache-host", "127.0.0.1");
+            }
+            d.awaitExecutors(4, Duration.ofSeconds(60));
+            Instance in = instance(d.port(), "multicast");
+            Path release = dir.resolve("release");
+            List<CompletableFuture<TaskResult>> busy = new ArrayList<>();
+            for (int i = 0; i < 4; i++) { // every slot busy: the readers stay queued
+                busy.add(in.submit(TaskSpec.of("/bin/sh", "-c", "while [ ! -e '" + release + "' ]; do sleep 0.05; done")));
+            }
+            await().atMost(Duration.ofMinutes(1)).until(() -> d.status().contains("\"busySlots\":4"));
+            List<TaskSpec> readers = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                readers.add(hashing("db", url, db.length, "sha256:" + digest));
+            }
+            List<CompletableFuture<TaskResult>> read = in.submit(readers);
+            // ahead of demand: every executor gets a copy while its slot is still busy
+            await().atMost(Duration.ofMinutes(2)).until(() -> d.status().split("\"cachedObjects\":1", -1).length - 1 == 4);
+            assertThat(http.served()).as("the store is read once; the other copies came from peers").isEqualTo(1);
+            Files.writeString(release, "");
+            all(busy);
+            for (TaskResult r : all(read)) {
+                assertThat(r.succeeded()).as(r.execution().detail()).isTrue();
+                assertThat(r.stdout().trim()).isEqualTo(digest);
+                assertThat(r.data().localHits()).as("already here when it ran").isEqualTo(1);
+            }
+            assertThat(http.served()).isEqualTo(1);
+        }
+    }
+
+    @Test
     void aGatherTasksInputsAreFetchedConcurrentlyIntoOneDirectoryEachVerifiedWithAndWithoutACache() throws Exception {
         try (HoldingStore http = new HoldingStore(2)) {
             List<String> digests = new ArrayList<>();

@@ -3,7 +3,7 @@
 aggregate byte-rate cap for all clients together, as a saturated shared file system would give them
 (a real GPFS cannot be had on this machine). GET /__stats answers {"bytes": N, "requests": N}.
 
-    capped_store.py ROOT PORT BYTES_PER_SECOND
+    capped_store.py ROOT PORT BYTES_PER_SECOND      (0: no cap, only the counts)
 """
 import http.server
 import json
@@ -40,7 +40,7 @@ class Bucket:
 
 def main():
     root, port, rate = os.path.realpath(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-    bucket = Bucket(rate)
+    bucket = Bucket(rate) if rate > 0 else None
     stats = {"bytes": 0, "requests": 0}
     lock = threading.Lock()
 
@@ -69,7 +69,8 @@ def main():
                     chunk = f.read(CHUNK)
                     if not chunk:
                         break
-                    bucket.take(len(chunk))
+                    if bucket:
+                        bucket.take(len(chunk))
                     self.wfile.write(chunk)
             with lock:
                 stats["bytes"] += size
@@ -77,7 +78,7 @@ def main():
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
-    print(f"serving {root} on 127.0.0.1:{port} at {rate} B/s", flush=True)
+    print(f"serving {root} on 127.0.0.1:{port} at {rate or 'any'} B/s", flush=True)
     server.serve_forever()
 
 
