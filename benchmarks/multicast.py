@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Multicast (issue 34, seed 004 Fig. 9): one object of SIZE bytes read by tasks on N executors.
 
-    benchmarks/multicast.py [--executors 16] [--size-mib 64] [--rate-mib 0] [--rounds 1] [--impl c]
+    benchmarks/multicast.py [--executors 16] [--size-mib 64] [--rate-mib 100] [--uplink-mib 100] [--rounds 1]
 
-Real processes on 127.0.0.1: `falkon dispatcher`, N `falkon executor` of one slot and a 256 MiB cache
-each, and a shared store served over HTTP by benchmarks/capped_store.py (an EMULATION of a shared
-file system; --rate-mib caps its aggregate bandwidth, 0 = no cap), which counts what it serves.
+Real processes on 127.0.0.1: `falkon dispatcher`, N C executors (`falkon executor --impl c`) of one slot
+and a 256 MiB cache each, and a shared store served over HTTP by benchmarks/capped_store.py (an
+EMULATION of a shared file system; --rate-mib caps its aggregate bandwidth, 0 = no cap), which counts
+what it serves. Loopback has no network links, so each executor's cache server is capped at
+--uplink-mib (the C executor's --emulate-uplink, BENCHMARKING ONLY; 0 = no cap), as a node's link
+would be.
 Three ways to get the object to every executor, each timed from the first dispatch (or, for the
 multicast, its start) to the last copy:
 
@@ -14,8 +17,10 @@ multicast, its start) to the last copy:
   multicast  max-compute-util: every slot busy, 2N tasks queued that read it; the dispatcher sends it
              along a tree (fan-out 2), one read of the store (times from the dispatcher's log)
 
-and the tree model T = t_store + ceil(log2 N) * t_peer (seed 004: log2(N) rounds of one transfer),
-with t_store and t_peer measured alone in the same sitting.
+and two tree models with t_store and t_peer measured alone in the same sitting: seed 004's
+T = t_store + ceil(log2 N) * t_peer (each holder sends to one at a time, the holders doubling each
+round), and the tree as built here, T2 = t_store + ceil(log3 N) * 2 * t_peer (each holder sends to
+two at once over its one link, so each round takes two transfers' time and triples the holders).
 """
 import argparse
 import datetime
@@ -45,17 +50,24 @@ def free_port():
 
 
 class Cluster:
-    def __init__(self, work, store_url, policy, executors, impl, extra=()):
+    def __init__(self, work, store_url, policy, executors, uplink, extra=()):
         self.work, self.procs = work, []
         self.port = free_port()
         self.addr = f"127.0.0.1:{self.port}"
         self.log = work / f"dispatcher-{self.port}.log"
         self.spawn([FALKON, "dispatcher", "--port", str(self.port), "--policy", policy, *extra], self.log)
-        for i in range(executors):
-            self.spawn([FALKON, "executor", "--impl", impl, "--dispatcher", self.addr, "--id", f"x{i}", "--slots", "1",
-                        "--cache-size", "256m", "--store", str(work / "store"), "--cache-host", "127.0.0.1"],
-                       work / f"x{i}-{self.port}.log")
-        self.await_status(lambda s: s["executors"]["registered"] == executors)
+        self.uplink, self.executors = uplink, 0
+        for _ in range(executors):
+            self.add_executor()
+
+    def add_executor(self):
+        i = self.executors
+        self.executors += 1
+        cap = ["--emulate-uplink", f"{self.uplink}m"] if self.uplink else []
+        self.spawn([FALKON, "executor", "--impl", "c", "--dispatcher", self.addr, "--id", f"x{i}", "--slots",
+                    "1", "--cache-size", "256m", "--store", str(self.work / "store"), "--cache-host", "127.0.0.1",
+                    *cap], self.work / f"x{i}-{self.port}.log")
+        self.await_status(lambda s: s["executors"]["registered"] == self.executors)
 
     def spawn(self, cmd, log):
         self.procs.append(subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT,
@@ -79,7 +91,7 @@ class Cluster:
         cmd = [FALKON, "submit", "-q", "--dispatcher", self.addr]
         cmd += ["--detach"] if detach else []
         cmd += ["--results", str(results)] if results else []
-        subprocess.run(cmd + [str(f)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(cmd + [str(f)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def close(self):
         for p in self.procs:
@@ -108,9 +120,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--executors", type=int, default=16)
     ap.add_argument("--size-mib", type=int, default=64)
-    ap.add_argument("--rate-mib", type=int, default=0)
+    ap.add_argument("--rate-mib", type=int, default=100)
+    ap.add_argument("--uplink-mib", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--impl", default="c")
     a = ap.parse_args()
     n = a.executors
     work = pathlib.Path(tempfile.mkdtemp(prefix="multicast."))
@@ -143,22 +155,23 @@ def main():
     def hold(release):
         return {"shell": f"while [ ! -e {release} ]; do sleep 0.02; done"}
 
-    print(f"# one object of {a.size_mib} MiB to {n} executors ({a.impl}), store "
+    print(f"# one object of {a.size_mib} MiB to {n} C executors (links {a.uplink_mib or 'not capped'} MiB/s), store "
           f"{'capped at %d MiB/s' % a.rate_mib if a.rate_mib else 'not capped'}; seconds until every executor "
           f"has it; store reads of it")
     print(f"{'round':5} {'store s':>8} {'reads':>5} {'one peer s':>10} {'reads':>5} {'multicast s':>11} {'reads':>5} "
-          f"{'t_store':>8} {'t_peer':>7} {'model s':>8}")
+          f"{'t_store':>8} {'t_peer':>7} {'model s':>8} {'model2 s':>8}")
     try:
         for rnd in range(1, a.rounds + 1):
             row = {}
             # alone: one store read, one peer transfer (the model's t_store and t_peer)
-            c = Cluster(work, sport, "max-compute-util", 2, a.impl, ["--no-multicast"])
+            c = Cluster(work, sport, "max-compute-util", 1, a.uplink_mib, ["--no-multicast"])
             try:
                 r1, r2 = work / f"t1-{rnd}.jsonl", work / f"t2-{rnd}.jsonl"
                 c.submit([reader(f"alone{rnd}", 0)], r1)
                 rel = work / f"rel-alone-{rnd}"
-                c.submit([hold(rel)], detach=True)
+                c.submit([hold(rel)], detach=True)  # the holder busy before the second executor comes
                 c.await_status(lambda s: s["executors"]["busySlots"] == 1)
+                c.add_executor()
                 c.submit([reader(f"alone{rnd}", 1)], r2)
                 rel.touch()
                 t_store, t_peer = spread(results(r1)), spread(results(r2))
@@ -169,7 +182,7 @@ def main():
                                         ("multicast", "max-compute-util", [])):
                 tag = f"{mode}{rnd}"
                 before = served()
-                c = Cluster(work, sport, policy, n, a.impl, extra)
+                c = Cluster(work, sport, policy, n, a.uplink_mib, extra)
                 try:
                     res = work / f"{tag}.jsonl"
                     if mode == "store":
@@ -202,8 +215,10 @@ def main():
                     c.close()
                 row[mode + "_reads"] = (served() - before) / size
             model = t_store + math.ceil(math.log2(n)) * t_peer
+            model2 = t_store + math.ceil(math.log(n) / math.log(3) - 1e-9) * 2 * t_peer
             print(f"{rnd:5} {row['store']:8.2f} {row['store_reads']:5.1f} {row['peer']:10.2f} {row['peer_reads']:5.1f} "
-                  f"{row['multicast']:11.2f} {row['multicast_reads']:5.1f} {t_store:8.2f} {t_peer:7.2f} {model:8.2f}",
+                  f"{row['multicast']:11.2f} {row['multicast_reads']:5.1f} {t_store:8.2f} {t_peer:7.2f} {model:8.2f} "
+                  f"{model2:8.2f}",
                   flush=True)
     finally:
         store.terminate()

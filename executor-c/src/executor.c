@@ -348,6 +348,7 @@ int fk_executor_run(const fk_config *cfg) {
             fprintf(stderr, "falkon-executor-c: cannot start the cache server: %s\n", err);
             goto out;
         }
+        fk_peer_emulate_uplink(e.peer, cfg->uplink_bps);
     }
     char sandboxes[300];
     snprintf(sandboxes, sizeof sandboxes, "%s/sandboxes", e.spool);

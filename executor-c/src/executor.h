@@ -36,6 +36,7 @@ typedef struct {
     int revalidate;         /* enum fk_revalidate: when a cached copy is checked against its store file */
     int cache_port;
     const char *cache_host;
+    int64_t uplink_bps;     /* --emulate-uplink (benchmarking only): the cache server's send rate cap; 0: none */
 } fk_config;
 
 /* Runs until the dispatcher shuts down, the executor gives up reconnecting, or SIGTERM/SIGINT.

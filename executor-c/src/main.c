@@ -62,6 +62,8 @@ static void usage(FILE *f) {
             "                          (size and modification time, default) or never (ids are immutable)\n"
             "  --cache-port PORT       port of the cache server peers fetch from (default: any free one)\n"
             "  --cache-host HOST       the address peers should use for this node's cache server\n"
+            "  --emulate-uplink RATE   BENCHMARKING ONLY: the cache server sends at most RATE bytes/s over\n"
+            "                          all its connections together, e.g. 100m (an emulated network link)\n"
             "  --log-level LEVEL       debug, info, warn or error (default: info)\n"
             "  -v, --verbose           the same as --log-level debug\n"
             "  -h, --help              show this help\n"
@@ -267,6 +269,7 @@ int main(int argc, char **argv) {
         {"store", required_argument, 0, 'S'},      {"cache-port", required_argument, 0, 'P'},
         {"output-dir", required_argument, 0, 'O'}, {"revalidate", required_argument, 0, 'W'},
         {"cache-host", required_argument, 0, 'H'}, {"verbose", no_argument, 0, 'v'}, {"log-level", required_argument, 0, 'L'},
+        {"emulate-uplink", required_argument, 0, 'U'},
         {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     fk_config cfg;
@@ -392,6 +395,12 @@ int main(int argc, char **argv) {
             cfg.cache_port = (int)v;
             break;
         case 'H': cfg.cache_host = optarg; break;
+        case 'U':
+            if (parse_bytes(optarg, &bytes) != 0 || bytes <= 0) {
+                return bad("--emulate-uplink is not a rate in bytes per second (examples: 100m, 1g)", optarg);
+            }
+            cfg.uplink_bps = bytes;
+            break;
         case 'v': level = FK_LOG_DEBUG; break;
         case 'L':
         {

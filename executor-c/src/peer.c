@@ -16,6 +16,7 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_CONNECTIONS 64
@@ -35,6 +36,8 @@ struct fk_peer_server {
     int stopping;
     int conns[MAX_CONNECTIONS];
     int nconns;
+    int64_t uplink_bps;      /* emulated link (benchmarking only); 0: none */
+    int64_t uplink_free_ns;  /* when the emulated link is free again */
 };
 
 typedef struct {
@@ -123,10 +126,36 @@ void fk_tar_header(unsigned char *h, const char *name, int64_t size) {
     h[155] = ' ';
 }
 
-static int send_file(int fd, int file, int64_t size) {
+void fk_peer_emulate_uplink(fk_peer_server *s, int64_t bytes_per_second) {
+    s->uplink_bps = bytes_per_second;
+}
+
+/* With an emulated uplink: waits for the link's turn to carry n more bytes (each caller books its
+ * chunk on one timeline, so that all connections together keep to the rate); returns how many of
+ * them to send now. */
+static size_t uplink_turn(fk_peer_server *s, size_t n) {
+    if (!s || s->uplink_bps <= 0) {
+        return n;
+    }
+    size_t chunk = n < 262144 ? n : 262144;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t t = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+    pthread_mutex_lock(&s->lock);
+    int64_t start = s->uplink_free_ns > t ? s->uplink_free_ns : t;
+    s->uplink_free_ns = start + (int64_t)((double)chunk * 1e9 / (double)s->uplink_bps);
+    int64_t done = s->uplink_free_ns;
+    pthread_mutex_unlock(&s->lock);
+    struct timespec until = {.tv_sec = done / 1000000000LL, .tv_nsec = done % 1000000000LL};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR) {
+    }
+    return chunk;
+}
+
+static int send_file(fk_peer_server *s, int fd, int file, int64_t size) {
     off_t off = 0;
     while (off < size) {
-        ssize_t w = sendfile(fd, file, &off, (size_t)(size - off));
+        ssize_t w = sendfile(fd, file, &off, uplink_turn(s, (size_t)(size - off)));
         if (w < 0 && errno == EINTR) {
             continue;
         }
@@ -202,7 +231,7 @@ static int serve_batch(fk_peer_server *s, fk_http_reader *r, int64_t length, int
             int file = open(leases[i].path, O_RDONLY | O_CLOEXEC);
             /* pinned, it is there; if not, the length promised cannot be kept: the connection ends */
             sent = file >= 0 && fk_http_write_all(r->fd, h, TAR_BLOCK) == 0
-                   && send_file(r->fd, file, leases[i].size) == 0
+                   && send_file(s, r->fd, file, leases[i].size) == 0
                    && (pad == 0 || fk_http_write_all(r->fd, zeros, (size_t)pad) == 0);
             if (file >= 0) {
                 close(file);
@@ -303,7 +332,7 @@ static int serve_one(fk_peer_server *s, fk_http_reader *r) {
     int sent = fk_http_write_all(r->fd, head, (size_t)n) == 0;
     off_t off = 0;
     while (sent && off < st.st_size) {
-        ssize_t w = sendfile(r->fd, file, &off, (size_t)(st.st_size - off));
+        ssize_t w = sendfile(r->fd, file, &off, uplink_turn(s, (size_t)(st.st_size - off)));
         if (w < 0 && errno == EINTR) {
             continue;
         }

@@ -12,6 +12,9 @@ typedef struct fk_peer_server fk_peer_server;
 /* Serves cache on 0.0.0.0:port (0: any free port) to peers presenting token (Authorization: Bearer,
  * or X-Falkon-Token; "" requires none). NULL with err on failure. */
 fk_peer_server *fk_peer_start(fk_cache *cache, int port, const char *token, char *err, size_t errlen);
+/* BENCHMARKING ONLY (--emulate-uplink): what the server sends, over all its connections together, at
+ * most bytes_per_second, as through a network link of that speed (an emulation: loopback has none). */
+void fk_peer_emulate_uplink(fk_peer_server *s, int64_t bytes_per_second);
 int fk_peer_port(const fk_peer_server *s);
 /* Stops serving, ends open connections, and frees the server. */
 void fk_peer_stop(fk_peer_server *s);
