@@ -2,6 +2,8 @@
  * what DISPATCH, CANCEL and ERROR do, and setting up and tearing down everything else. */
 #include "executor_state.h"
 
+#include "archive.h"
+
 #include "fsutil.h"
 #include "log.h"
 
@@ -356,6 +358,8 @@ int fk_executor_run(const fk_config *cfg) {
     e.staging.cache = e.cache;
     e.staging.store = cfg->store;
     e.staging.outputs = cfg->output_dir ? cfg->output_dir : cfg->store;
+    e.staging.archive = e.staging.outputs && !cfg->no_exec
+                        ? fk_archive_new(e.staging.outputs, cfg->id, FK_ARCHIVE_THRESHOLD) : NULL;
     e.staging.sandboxes = sandboxes;
     ex_start_slots(&e);
 
@@ -388,6 +392,7 @@ out:
     if (e.cache) {
         fk_cache_close(e.cache);
     }
+    fk_archive_close(e.staging.archive); /* its end blocks: every entry was on disk already */
     ex_free_changes(ex_take_changes(&e));
     signal_wake_fd = -1;
     close(e.queue.wake_fd);

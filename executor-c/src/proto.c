@@ -663,25 +663,34 @@ int fk_outputs_decode(const fk_str *value, fk_output **out, size_t *count, char 
     return 0;
 }
 
-int fk_temporary_decode(const fk_str *value, fk_output *outs, size_t n, char *err, size_t errlen) {
+int fk_output_marks_decode(const fk_str *value, fk_output *outs, size_t n, int archive, char *err, size_t errlen) {
+    const char *field = archive ? "archive" : "temporary";
     fk_reader r;
     fk_reader_init(&r, (const uint8_t *)value->s, value->len);
-    uint16_t k = fk_rd_u16(&r, "temporary count");
+    uint16_t k = fk_rd_u16(&r, "marked outputs count");
     long last = -1;
     for (uint16_t i = 0; i < k && fk_reader_ok(&r); i++) {
-        uint16_t at = fk_rd_u16(&r, "temporary");
+        uint16_t at = fk_rd_u16(&r, field);
         if (!fk_reader_ok(&r)) {
             break;
         }
         if (at >= n || (long)at <= last) {
-            snprintf(err, errlen, "temporary[%u]: output %u %s", i, at,
+            snprintf(err, errlen, "%s[%u]: output %u %s", field, i, at,
                      at >= n ? "does not exist" : "is out of order or repeated");
             return -1;
         }
-        outs[at].temporary = 1;
+        if (archive ? outs[at].temporary : outs[at].archived) {
+            snprintf(err, errlen, "outputs[%u] is marked both temporary and archived", at);
+            return -1;
+        }
+        if (archive) {
+            outs[at].archived = 1;
+        } else {
+            outs[at].temporary = 1;
+        }
         last = at;
     }
-    fk_rd_end(&r, "temporary");
+    fk_rd_end(&r, field);
     if (!fk_reader_ok(&r)) {
         snprintf(err, errlen, "%s", r.err);
         return -1;

@@ -78,10 +78,12 @@ enum fk_ext_tag {
     FK_EXT_RESOURCES = 0x0009,  /* cores:u32 memoryMiB:u32: the task takes that many slots at once */
     FK_EXT_WORKER = 0x000A,     /* command:list<str> payload:blob: run by a persistent worker (worker.h) */
     FK_EXT_TEMPORARY = 0x000B,  /* count:u16 (index:u16)*: OUTPUTS held in the cache, not written to the store */
+    FK_EXT_ARCHIVE = 0x000C,    /* count:u16 (index:u16)*: OUTPUTS appended to the executor's output archive */
     FK_EXT_HINTS = 0x0010,
     FK_EXT_BYPASS_CACHE = 0x0011,
     FK_EXT_DATA_STATS = 0x0020,
-    FK_EXT_HELD = 0x0022        /* count:u16 (id:str)*: the temporary outputs this executor holds */
+    FK_EXT_HELD = 0x0022,       /* count:u16 (id:str)*: the temporary outputs this executor holds */
+    FK_EXT_ARCHIVED = 0x0023    /* count:u16 (id:str archive:str offset:u64 size:u64 sha256:str)* */
 };
 
 /* A string or byte string: owned, NUL-terminated for convenience (may also contain NULs). */
@@ -236,6 +238,7 @@ typedef struct {
     fk_str path;
     fk_str id;
     int temporary; /* marked by the TEMPORARY extension */
+    int archived;  /* marked by the ARCHIVE extension */
 } fk_output;
 
 typedef struct {
@@ -270,9 +273,9 @@ uint32_t fk_spec_blob_cores(const uint8_t *blob, size_t len);
 int fk_inputs_decode(const fk_str *value, fk_input **out, size_t *n, char *err, size_t errlen);
 void fk_inputs_free(fk_input *in, size_t n);
 int fk_outputs_decode(const fk_str *value, fk_output **out, size_t *n, char *err, size_t errlen);
-/* Marks outs[0..n) temporary as a TEMPORARY extension says (indexes ascending, each once, below n).
- * 0, or -1 with err. */
-int fk_temporary_decode(const fk_str *value, fk_output *outs, size_t n, char *err, size_t errlen);
+/* Marks outs[0..n) temporary (archive 0) or archived (archive 1) as a TEMPORARY or ARCHIVE extension
+ * says (indexes ascending, each once, below n; none both). 0, or -1 with err. */
+int fk_output_marks_decode(const fk_str *value, fk_output *outs, size_t n, int archive, char *err, size_t errlen);
 void fk_outputs_free(fk_output *o, size_t n);
 /* Hints: for each object id, peers ("host:port"). Returns the peers for id (count in *n), or NULL. */
 typedef struct {

@@ -1,5 +1,7 @@
 #include "staging.h"
 
+#include "archive.h"
+
 #include "fetch.h"
 #include "fsutil.h"
 #include "log.h"
@@ -405,7 +407,7 @@ static int save_output(const char *root, const char *id, const char *file, int m
  * is only held in the cache (its id appended to held, counted in *nheld) unless the cache cannot
  * hold it. Adds the bytes saved to *written; returns what went wrong (malloc'd), or NULL. */
 static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, const char *sandbox, int bypass,
-                          uint64_t *written, fk_buf *held, uint16_t *nheld) {
+                          uint64_t *written, fk_buf *held, uint16_t *nheld, fk_buf *archived, uint16_t *narchived) {
     const fk_ext *x = fk_ext_find(&spec->ext, FK_EXT_OUTPUTS);
     if (!x) {
         return NULL;
@@ -417,7 +419,9 @@ static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, 
         return strdup(err);
     }
     const fk_ext *t = fk_ext_find(&spec->ext, FK_EXT_TEMPORARY);
-    if (t && fk_temporary_decode(&t->value, outs, n, err, sizeof err) != 0) {
+    const fk_ext *arc = fk_ext_find(&spec->ext, FK_EXT_ARCHIVE);
+    if ((t && fk_output_marks_decode(&t->value, outs, n, 0, err, sizeof err) != 0)
+        || (arc && fk_output_marks_decode(&arc->value, outs, n, 1, err, sizeof err) != 0)) {
         fk_outputs_free(outs, n);
         return strdup(err);
     }
@@ -457,8 +461,21 @@ static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, 
          * the cache takes it next, or it is a link (a symbolic one, or a name of a file held elsewhere) */
         int movable = !cached && dir == sandbox && outs[i].path.s[0] != '/' && !strstr(outs[i].path.s, "..")
                       && lstat(file, &ls) == 0 && S_ISREG(ls.st_mode) && ls.st_nlink == 1;
+        fk_archived entry;
         if (kept < 0) {
             why = err;
+        } else if (outs[i].archived && stat(file, &s) == 0 && S_ISREG(s.st_mode)) {
+            if (!st->archive || fk_archive_append(st->archive, outs[i].id.s, file, &entry, err, sizeof err) != 0) {
+                why = st->archive ? err : "this executor has no output archive";
+            } else { /* ARCHIVED = count:u16 (id:str archive:str offset:u64 size:u64 sha256:str)* */
+                fk_buf_blob(archived, outs[i].id.s, outs[i].id.len);
+                fk_buf_blob(archived, entry.archive, strlen(entry.archive));
+                fk_buf_u64(archived, (uint64_t)entry.offset);
+                fk_buf_u64(archived, (uint64_t)entry.size);
+                fk_buf_blob(archived, entry.sha256, strlen(entry.sha256));
+                ++*narchived;
+                *written += (uint64_t)entry.size;
+            }
         } else if (stat(file, &s) != 0 || !S_ISREG(s.st_mode)) {
             snprintf(err, sizeof err, "declared output %s (id %s) was not written", outs[i].path.s, outs[i].id.s);
             why = err;
@@ -478,6 +495,23 @@ static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, 
     }
     fk_outputs_free(outs, n);
     return k ? strdup(problems) : NULL;
+}
+
+/* Appends an ext field to a result: body's bytes, after a u16 count when count > 0. */
+static void add_ext(fk_exec *out, uint16_t tag, uint16_t count, const fk_buf *body) {
+    fk_buf b;
+    fk_buf_init(&b);
+    if (count > 0) {
+        fk_buf_u16(&b, count);
+    }
+    fk_buf_put(&b, body->data, body->len);
+    out->ext.items = realloc(out->ext.items, (out->ext.n + 1) * sizeof(fk_ext));
+    if (!out->ext.items) {
+        abort();
+    }
+    out->ext.items[out->ext.n].tag = tag;
+    out->ext.items[out->ext.n++].value = fk_str_dup((const char *)b.data, b.len);
+    fk_buf_free(&b);
 }
 
 /* Lets go of the nheld ids encoded (as str) in held: their task failed after all. */
@@ -593,11 +627,13 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         free(all);
         const char *dir = spec->workdir.len ? spec->workdir.s : sandbox;
         fk_run(r, task_id, spec, env, sandbox, out);
-        fk_buf held;
+        fk_buf held, archived;
         fk_buf_init(&held);
-        uint16_t nheld = 0;
+        fk_buf_init(&archived);
+        uint16_t nheld = 0, narchived = 0;
         char *problem = out->status == FK_EXITED && out->exit_code == 0
-                        ? save_outputs(st, spec, dir, sandbox, bypass, &counts[7], &held, &nheld) : NULL;
+                        ? save_outputs(st, spec, dir, sandbox, bypass, &counts[7], &held, &nheld, &archived, &narchived)
+                        : NULL;
         if (problem) {
             /* exit 0 is not success while a declared output is missing or unsaved */
             out->status = FK_OUTPUT_FAILED;
@@ -611,26 +647,16 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         fk_buf b;
         fk_buf_init(&b);
         fk_stats_encode(&stats, &b);
-        out->ext.items = realloc(out->ext.items, (out->ext.n + 1) * sizeof(fk_ext));
-        if (!out->ext.items) {
-            abort();
-        }
-        out->ext.items[out->ext.n].tag = FK_EXT_DATA_STATS;
-        out->ext.items[out->ext.n++].value = fk_str_dup((const char *)b.data, b.len);
+        add_ext(out, FK_EXT_DATA_STATS, 0, &b);
         fk_buf_free(&b);
         if (nheld > 0) { /* HELD = count:u16 (id:str)* */
-            fk_buf_init(&b);
-            fk_buf_u16(&b, nheld);
-            fk_buf_put(&b, held.data, held.len);
-            out->ext.items = realloc(out->ext.items, (out->ext.n + 1) * sizeof(fk_ext));
-            if (!out->ext.items) {
-                abort();
-            }
-            out->ext.items[out->ext.n].tag = FK_EXT_HELD;
-            out->ext.items[out->ext.n++].value = fk_str_dup((const char *)b.data, b.len);
-            fk_buf_free(&b);
+            add_ext(out, FK_EXT_HELD, nheld, &held);
+        }
+        if (narchived > 0 && !problem) {
+            add_ext(out, FK_EXT_ARCHIVED, narchived, &archived);
         }
         fk_buf_free(&held);
+        fk_buf_free(&archived);
     }
     for (size_t i = 0; i < nin; i++) {
         free(paths[i]);

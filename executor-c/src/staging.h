@@ -18,6 +18,7 @@ typedef struct {
     fk_cache *cache;       /* NULL: inputs copied from the store for each task */
     const char *store;     /* store root for relative sources, or NULL */
     const char *outputs;   /* where declared outputs are saved (ROOT/ID), or NULL: nowhere */
+    struct fk_archive *archive; /* where outputs marked archived go (with outputs), or NULL */
     char *sandboxes;       /* where sandboxes are made */
 } fk_staging;
 

@@ -1,5 +1,8 @@
 package io.falkon.cli;
 
+import io.falkon.protocol.DataCodec;
+import java.util.List;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -46,6 +49,18 @@ final class ResultJson {
         }
         if (r.data().accesses() > 0 || r.data().bytesWritten() > 0) { // where its inputs came from
             putData(o, r.data());
+        }
+        List<DataCodec.ArchivedOutput> archived = DataCodec.archivedOf(r.execution());
+        if (!archived.isEmpty()) { // the index of its outputs in the executors' archives
+            com.fasterxml.jackson.databind.node.ArrayNode a = o.putArray("archived");
+            for (DataCodec.ArchivedOutput e : archived) {
+                ObjectNode x = a.addObject();
+                x.put("id", e.id());
+                x.put("archive", e.archive());
+                x.put("offset", e.offset());
+                x.put("size", e.size());
+                x.put("sha256", e.sha256());
+            }
         }
         o.put("submittedMicros", r.submittedMicros());
         o.put("dispatchedMicros", r.dispatchedMicros());

@@ -41,6 +41,18 @@ final class ResultsCommand implements Callable<Integer> {
             + "instead: {#} the task's number, {line} its line, {stream} stdout or stderr")
     String outputFiles;
 
+    @Option(names = "--files", description = "list each shown task's archived outputs: where in which archive "
+            + "(outputs declared with \"archive\": true)")
+    boolean files;
+
+    @Option(names = "--extract", paramLabel = "DIR", description = "copy each shown task's archived outputs out "
+            + "of the archives into DIR/ID, each checked against its SHA-256")
+    java.nio.file.Path extract;
+
+    @Option(names = "--store", paramLabel = "DIR", description = "where the archives are: the executors' output "
+            + "root (default: the current directory)")
+    java.nio.file.Path store = java.nio.file.Path.of(".");
+
     @Override
     public Integer call() throws Exception {
         Logging.level("WARN");
@@ -82,6 +94,7 @@ final class ResultsCommand implements Callable<Integer> {
             if (printer != null) {
                 printer.finished(task, line, r);
             }
+            archived(r, line >= 0 ? "line " + line : "task " + (task + 1));
             if (!r.succeeded()) {
                 System.err.println((line >= 0 ? "line " + line : "task " + (task + 1)) + ": " + Workload.describe(r,
                         producer -> lines.line(producer) >= 0 ? "line " + lines.line(producer)
@@ -100,5 +113,29 @@ final class ResultsCommand implements Callable<Integer> {
             }
         }
         return failed > 0 ? 1 : 0; // like wait and run: 0 iff every task shown succeeded
+    }
+
+    /** --files and --extract for one result: its outputs in the executors' archives. */
+    private void archived(TaskResult r, String which) throws java.io.IOException {
+        if (!files && extract == null) {
+            return;
+        }
+        for (io.falkon.protocol.DataCodec.ArchivedOutput e : io.falkon.protocol.DataCodec.archivedOf(r.execution())) {
+            if (files) {
+                System.out.println(which + ": " + e.id() + "  " + e.archive() + " @" + e.offset() + " (" + e.size()
+                        + " bytes)");
+            }
+            if (extract != null) {
+                java.nio.file.Path root = extract.toAbsolutePath().normalize();
+                java.nio.file.Path target = root.resolve(e.id()).normalize();
+                if (!target.startsWith(root) || target.equals(root)) {
+                    throw new Falkon.UserError("--extract: output id '" + e.id() + "' leaves " + root);
+                }
+                byte[] bytes = io.falkon.datacache.OutputArchive.read(store, new io.falkon.datacache.OutputArchive.Entry(
+                        e.archive(), e.offset(), e.size(), e.sha256()));
+                java.nio.file.Files.createDirectories(target.getParent());
+                java.nio.file.Files.write(target, bytes);
+            }
+        }
     }
 }

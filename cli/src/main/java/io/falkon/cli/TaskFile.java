@@ -72,7 +72,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     }
 
     private static final Set<String> INPUT_FIELDS = Set.of("id", "source", "size", "checksum", "unpack", "name");
-    private static final Set<String> OUTPUT_FIELDS = Set.of("path", "id", "temporary");
+    private static final Set<String> OUTPUT_FIELDS = Set.of("path", "id", "temporary", "archive");
 
     /** The file's name, for messages. */
     String name() {
@@ -640,14 +640,22 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         for (JsonNode o : array) {
             String where = "\"outputs\"[" + i++ + "]";
             onlyFields(o, OUTPUT_FIELDS, where);
-            JsonNode temporary = o.get("temporary");
-            if (temporary != null && !temporary.isBoolean()) {
-                throw new BadLine(name, lineNo, where + ": \"temporary\" must be true or false");
+            boolean temporary = flag(o, "temporary", where);
+            boolean archive = flag(o, "archive", where);
+            if (temporary && archive) {
+                throw new BadLine(name, lineNo, where + ": an output is either \"temporary\" or \"archive\", not both");
             }
-            out.add(new TaskOutput(text(o, "path", where, null), text(o, "id", where, null),
-                    temporary != null && temporary.booleanValue()));
+            out.add(new TaskOutput(text(o, "path", where, null), text(o, "id", where, null), temporary, archive));
         }
         return out;
+    }
+
+    private boolean flag(JsonNode o, String field, String where) {
+        JsonNode v = o.get(field);
+        if (v != null && !v.isBoolean()) {
+            throw new BadLine(name, lineNo, where + ": \"" + field + "\" must be true or false");
+        }
+        return v != null && v.booleanValue();
     }
 
     private void onlyFields(JsonNode node, Set<String> known, String where) {

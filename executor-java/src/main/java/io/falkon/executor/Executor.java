@@ -1,6 +1,7 @@
 package io.falkon.executor;
 
 import io.falkon.datacache.CacheStore;
+import io.falkon.datacache.OutputArchive;
 import io.falkon.datacache.OutputStore;
 import io.falkon.datacache.eviction.EvictionPolicies;
 import io.falkon.datacache.fetch.StoreFetcher;
@@ -101,6 +102,8 @@ public final class Executor implements AutoCloseable {
     /** The data cache and the server that shares it with peers; null without a cache. */
     private final CacheStore cache;
     private final PeerServer peerServer;
+    /** This executor's output archive in the store (null when outputs have nowhere to go). */
+    private final OutputArchive archive;
     /** Fetches what a multicast sends this way (null without a cache). */
     private final Replicator replicator;
     private final CacheReporter cacheReports;
@@ -150,10 +153,13 @@ public final class Executor implements AutoCloseable {
         this.noExec = new NoExec(loop, session::channel, config.noExecSleep());
         this.results = new ResultBatcher(loop, session::channel, session::generation, prefetch,
                 this::waitingJobs, config.clock());
+        OutputStore outputStore = config.outputRoot() == null ? null : new OutputStore(config.outputRoot());
+        this.archive = outputStore == null || config.noExec() ? null
+                : new OutputArchive(outputStore.root(), config.executorId(), OutputArchive.DEFAULT_THRESHOLD);
         this.slots = config.noExec() ? null : new SlotPool(config.slots(), config.runner(), spoolDir,
                 config.outputCap(), config.spoolLimit(), config.workDir(), config.workerLimits(),
-                new Staging(cache, store, config.outputRoot() == null ? null : new OutputStore(config.outputRoot()),
-                        spoolDir.resolve("sandboxes")), (job, r) -> results.add(job.generation(), job.cores(), r));
+                new Staging(cache, store, outputStore, archive, spoolDir.resolve("sandboxes")),
+                (job, r) -> results.add(job.generation(), job.cores(), r));
     }
 
     /** Jobs received and not started yet. */
@@ -458,6 +464,13 @@ public final class Executor implements AutoCloseable {
         session.close();
         if (slots != null) {
             slots.close();
+        }
+        if (archive != null) {
+            try {
+                archive.close(); // its end blocks: every entry was on disk already
+            } catch (IOException e) {
+                log.warn("cannot finish the output archive: {}", e.toString());
+            }
         }
         if (peerServer != null) {
             peerServer.close();

@@ -17,6 +17,8 @@ import java.util.Map;
  * OUTPUTS    = count:u16 (path:str id:str)*
  * TEMPORARY  = count:u16 (index:u16)*                       indexes into OUTPUTS, ascending, each once
  * HELD       = count:u16 (id:str)*
+ * ARCHIVE    = count:u16 (index:u16)*                       as TEMPORARY
+ * ARCHIVED   = count:u16 (id:str archive:str offset:u64 size:u64 sha256:str)*
  * HINTS      = count:u16 (id:str peers:u16 (peer:str)*)*       peer = "host:port" of a cache server
  * DATA_STATS = localHits:u32 peerHits:u32 misses:u32 bytesLocal:u64 bytesPeer:u64 bytesStore:u64
  *              [refetched:u32 [bytesWritten:u64]]      (later fields optional: older executors omit them)
@@ -187,17 +189,26 @@ public final class DataCodec {
 
     /** The TEMPORARY field for {@code outputs}, or null when none of them is temporary. */
     public static byte[] encodeTemporary(List<TaskOutput> outputs) {
+        return encodeMarks(outputs, TaskOutput::temporary);
+    }
+
+    /** The ARCHIVE field for {@code outputs}, or null when none of them is archived. */
+    public static byte[] encodeArchive(List<TaskOutput> outputs) {
+        return encodeMarks(outputs, TaskOutput::archived);
+    }
+
+    private static byte[] encodeMarks(List<TaskOutput> outputs, java.util.function.Predicate<TaskOutput> marked) {
         int n = 0;
         for (TaskOutput o : outputs) {
-            n += o.temporary() ? 1 : 0;
+            n += marked.test(o) ? 1 : 0;
         }
         if (n == 0) {
             return null;
         }
         ByteBuf b = Unpooled.buffer();
-        WireWriter.u16(b, n, "temporary count");
+        WireWriter.u16(b, n, "marked outputs count");
         for (int i = 0; i < outputs.size(); i++) {
-            if (outputs.get(i).temporary()) {
+            if (marked.test(outputs.get(i))) {
                 b.writeShort(i);
             }
         }
@@ -209,35 +220,83 @@ public final class DataCodec {
      * index past the list, or one out of order or repeated.
      */
     public static boolean[] decodeTemporary(byte[] value, int outputs) {
+        return decodeMarks(value, outputs, "temporary");
+    }
+
+    /** The same for the ARCHIVE field, or any field of output indexes named {@code field}. */
+    public static boolean[] decodeMarks(byte[] value, int outputs, String field) {
         WireReader in = new WireReader(Unpooled.wrappedBuffer(value));
-        int n = in.u16("temporary count");
+        int n = in.u16(field + " count");
         boolean[] out = new boolean[outputs];
         int last = -1;
         for (int i = 0; i < n; i++) {
-            int k = in.u16("temporary[" + i + "]");
+            int k = in.u16(field + "[" + i + "]");
             if (k >= outputs) {
-                throw new ProtocolException(ErrorCode.MALFORMED, "temporary[" + i + "]: output " + k
+                throw new ProtocolException(ErrorCode.MALFORMED, field + "[" + i + "]: output " + k
                         + " does not exist (the task declares " + outputs + ")");
             }
             if (k <= last) {
-                throw new ProtocolException(ErrorCode.MALFORMED, "temporary[" + i + "]: output indexes must "
+                throw new ProtocolException(ErrorCode.MALFORMED, field + "[" + i + "]: output indexes must "
                         + "ascend, each once");
             }
             out[k] = true;
             last = k;
         }
-        in.end("temporary");
+        in.end(field);
         return out;
     }
 
-    /** {@code outputs} with the temporary ones marked as the TEMPORARY field says. */
-    public static List<TaskOutput> markTemporary(List<TaskOutput> outputs, byte[] temporary) {
-        boolean[] flags = decodeTemporary(temporary, outputs.size());
+    /**
+     * {@code outputs} marked as the TEMPORARY and ARCHIVE fields (either may be null) say; an output
+     * marked by both is refused.
+     */
+    public static List<TaskOutput> mark(List<TaskOutput> outputs, byte[] temporary, byte[] archive) {
+        boolean[] t = temporary == null ? new boolean[outputs.size()] : decodeTemporary(temporary, outputs.size());
+        boolean[] a = archive == null ? new boolean[outputs.size()] : decodeMarks(archive, outputs.size(), "archive");
         List<TaskOutput> out = new ArrayList<>(outputs.size());
-        for (int i = 0; i < flags.length; i++) {
-            out.add(flags[i] ? outputs.get(i).asTemporary() : outputs.get(i));
+        for (int i = 0; i < outputs.size(); i++) {
+            if (t[i] && a[i]) {
+                throw new ProtocolException(ErrorCode.MALFORMED, "outputs[" + i + "]: marked both TEMPORARY and "
+                        + "ARCHIVE");
+            }
+            out.add(t[i] ? outputs.get(i).asTemporary() : a[i] ? outputs.get(i).asArchived() : outputs.get(i));
         }
         return out;
+    }
+
+    /** Where one archived output went: its archive under the output root, the offset and size of its bytes. */
+    public record ArchivedOutput(String id, String archive, long offset, long size, String sha256) {
+    }
+
+    public static byte[] encodeArchived(List<ArchivedOutput> entries) {
+        ByteBuf b = Unpooled.buffer();
+        WireWriter.u16(b, entries.size(), "archived count");
+        for (ArchivedOutput e : entries) {
+            WireWriter.str(b, e.id());
+            WireWriter.str(b, e.archive());
+            b.writeLong(e.offset());
+            b.writeLong(e.size());
+            WireWriter.str(b, e.sha256());
+        }
+        return bytes(b);
+    }
+
+    /** The archived outputs an Execution's ARCHIVED field names; empty without one. */
+    public static List<ArchivedOutput> archivedOf(Execution x) {
+        for (ExtField f : x.ext()) {
+            if (f.tag() == ExtTags.ARCHIVED) {
+                WireReader in = new WireReader(Unpooled.wrappedBuffer(f.value()));
+                int n = in.u16("archived count");
+                List<ArchivedOutput> out = new ArrayList<>(n);
+                for (int i = 0; i < n; i++) {
+                    out.add(new ArchivedOutput(in.str("archived.id"), in.str("archived.archive"),
+                            in.i64("archived.offset"), in.i64("archived.size"), in.str("archived.sha256")));
+                }
+                in.end("archived");
+                return out;
+            }
+        }
+        return List.of();
     }
 
     /** The HELD field of an Execution: the temporary outputs the executor keeps. */

@@ -79,6 +79,14 @@ public final class ExtTags {
      */
     public static final int TEMPORARY = 0x000B;
 
+    /**
+     * In a TaskSpec: {@code count:u16 (index:u16)*}, the OUTPUTS (by place, ascending, each once) to
+     * append to the executor's output archive in the store (a tar, one per executor at a time) rather
+     * than save as files of their own; the result's ARCHIVED field says where each went. None may be
+     * TEMPORARY too. An executor that does not know this field saves them as files.
+     */
+    public static final int ARCHIVE = 0x000C;
+
     /** In a DispatchedTask: peers believed to cache the task's inputs ({@link DataCodec#encodeHints}). */
     public static final int HINTS = 0x0010;
 
@@ -103,6 +111,13 @@ public final class ExtTags {
      * holds in its cache (pinned until a RELEASE names them) and did not write to the store.
      */
     public static final int HELD = 0x0022;
+
+    /**
+     * In an Execution: {@code count:u16 (id:str archive:str offset:u64 size:u64 sha256:str)*}, where each
+     * archived output went: the archive's path under the output root, the offset of its bytes there,
+     * their count and SHA-256 ({@link DataCodec.ArchivedOutput}).
+     */
+    public static final int ARCHIVED = 0x0023;
 
     private ExtTags() {
     }

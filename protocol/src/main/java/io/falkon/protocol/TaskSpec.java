@@ -202,14 +202,17 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
     public List<TaskOutput> outputs() {
         List<TaskOutput> outputs = List.of();
         byte[] temporary = null;
+        byte[] archive = null;
         for (ExtField f : ext) {
             if (f.tag() == ExtTags.OUTPUTS) {
                 outputs = DataCodec.decodeOutputs(f.value());
             } else if (f.tag() == ExtTags.TEMPORARY) {
                 temporary = f.value();
+            } else if (f.tag() == ExtTags.ARCHIVE) {
+                archive = f.value();
             }
         }
-        return temporary == null ? outputs : DataCodec.markTemporary(outputs, temporary);
+        return temporary == null && archive == null ? outputs : DataCodec.mark(outputs, temporary, archive);
     }
 
     /** The wall-time limit, or {@link Duration#ZERO} for none. */
@@ -372,7 +375,11 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
             }
             ext(new ExtField(ExtTags.OUTPUTS, DataCodec.encodeOutputs(outputs)));
             byte[] temporary = DataCodec.encodeTemporary(outputs);
-            return temporary == null ? this : ext(new ExtField(ExtTags.TEMPORARY, temporary));
+            if (temporary != null) {
+                ext(new ExtField(ExtTags.TEMPORARY, temporary));
+            }
+            byte[] archive = DataCodec.encodeArchive(outputs);
+            return archive == null ? this : ext(new ExtField(ExtTags.ARCHIVE, archive));
         }
 
         public TaskSpec build() {

@@ -173,6 +173,7 @@ public final class TaskSpecCodec {
             String[] ids = null;
             long[] sizes = null;
             byte[] temporaryField = null;
+            byte[] archiveField = null;
             for (int i = 0; i < extc; i++) {
                 int tag = in.u16("ext tag");
                 if (tag == ExtTags.RETRIES) {
@@ -230,11 +231,24 @@ public final class TaskSpecCodec {
                     PersistentWorker.decode(in.blob("worker"));
                 } else if (tag == ExtTags.TEMPORARY) {
                     temporaryField = in.blob("temporary");
+                } else if (tag == ExtTags.ARCHIVE) {
+                    archiveField = in.blob("archive");
                 } else {
                     in.skipBlob("ext value");
                 }
             }
             in.end("spec");
+            int outputs = outputIds == null ? 0 : outputIds.length;
+            if (archiveField != null) {
+                boolean[] archived = DataCodec.decodeMarks(archiveField, outputs, "archive");
+                boolean[] temp = temporaryField == null ? new boolean[outputs]
+                        : DataCodec.decodeTemporary(temporaryField, outputs);
+                for (int k = 0; k < outputs; k++) {
+                    if (archived[k] && temp[k]) {
+                        return Scan.invalid("outputs[" + k + "] is marked both temporary and archived");
+                    }
+                }
+            }
             boolean[] temporary = null;
             if (temporaryField != null) { // checked against the outputs, wherever the two fields are
                 temporary = DataCodec.decodeTemporary(temporaryField, outputIds == null ? 0 : outputIds.length);

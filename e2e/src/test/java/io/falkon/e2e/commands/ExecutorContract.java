@@ -10,6 +10,7 @@ import io.falkon.dispatcher.policy.DispatchPolicy;
 import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.dispatcher.policy.GoodCacheCompute;
 import io.falkon.dispatcher.policy.MaxComputeUtil;
+import io.falkon.protocol.DataCodec;
 import io.falkon.protocol.DataStats;
 import io.falkon.protocol.ShellLine;
 import io.falkon.protocol.TaskInput;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
@@ -538,6 +540,47 @@ abstract class ExecutorContract {
         // its last reader finished: released, so it may be evicted for the filler, now kept
         assertThat(in.submit(filler).get(60, TimeUnit.SECONDS).data().misses()).isEqualTo(1);
         assertThat(in.submit(filler).get(60, TimeUnit.SECONDS).data().localHits()).as("cached this time").isEqualTo(1);
+    }
+
+    @Test
+    void archivedOutputsGoIntoOneTarInTheStoreWhereTheirResultsSayEachReadableByOffsetAndByTar() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "archiver", "--slots", "2", "--store", store.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "archives");
+        String longId = "results/" + "deep/".repeat(30) + "last.txt";
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 120; i++) {
+            String id = i == 7 ? longId : "results/r-" + i;
+            specs.add(TaskSpec.builder("/bin/sh", "-c", "head -c 1024 /dev/urandom > out.bin && sha256sum out.bin | cut -d' ' -f1")
+                    .outputs(List.of(new TaskOutput("out.bin", id, false, true))).build());
+        }
+        List<TaskResult> rs = all(in.submit(specs));
+        java.util.Set<String> archives = new java.util.HashSet<>();
+        for (int i = 0; i < rs.size(); i++) {
+            TaskResult r = rs.get(i);
+            assertThat(r.succeeded()).as(r.execution().detail()).isTrue();
+            List<DataCodec.ArchivedOutput> index = DataCodec.archivedOf(r.execution());
+            assertThat(index).singleElement().satisfies(e -> {
+                assertThat(e.size()).isEqualTo(1024);
+                assertThat(e.sha256()).as("the bytes the task wrote").isEqualTo(r.stdout().trim());
+            });
+            DataCodec.ArchivedOutput e = index.get(0);
+            assertThat(e.id()).isEqualTo(i == 7 ? longId : "results/r-" + i);
+            byte[] bytes = io.falkon.datacache.OutputArchive.read(store, new io.falkon.datacache.OutputArchive.Entry(
+                    e.archive(), e.offset(), e.size(), e.sha256()));
+            assertThat(sha256(bytes)).isEqualTo(r.stdout().trim());
+            assertThat(r.data().bytesWritten()).isEqualTo(1024);
+            archives.add(e.archive());
+        }
+        assertThat(store.resolve("results")).as("no file of its own per output").doesNotExist();
+        assertThat(archives).singleElement().satisfies(a -> assertThat(a).startsWith("archives/archiver-"));
+        Process tar = new ProcessBuilder("tar", "-tf", store.resolve(archives.iterator().next()).toString())
+                .redirectErrorStream(true).start();
+        List<String> names = new String(tar.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+        assertThat(tar.waitFor()).as(String.join("\n", names)).isZero();
+        assertThat(names).as("every entry, the long id whole").hasSize(120).contains(longId, "results/r-0");
     }
 
     @Test

@@ -5,6 +5,7 @@ import io.falkon.datacache.Copy;
 import io.falkon.datacache.FetchException;
 import io.falkon.datacache.Lease;
 import io.falkon.datacache.ObjectRef;
+import io.falkon.datacache.OutputArchive;
 import io.falkon.datacache.OutputStore;
 import io.falkon.datacache.PermanentFetchException;
 import io.falkon.datacache.Source;
@@ -80,6 +81,8 @@ public final class Staging {
     private final CacheStore cache;
     private final StoreFetcher store;
     private final OutputStore outputs;
+    /** Where outputs marked archived go (null when outputs have nowhere to go). */
+    private final OutputArchive archive;
     private final Path sandboxes;
     private final AtomicLong seq = new AtomicLong();
 
@@ -87,10 +90,12 @@ public final class Staging {
      * @param cache   null for an executor without a cache
      * @param outputs where declared outputs are saved; null when the executor has nowhere to save them
      */
-    public Staging(CacheStore cache, StoreFetcher store, OutputStore outputs, Path sandboxes) throws IOException {
+    public Staging(CacheStore cache, StoreFetcher store, OutputStore outputs, OutputArchive archive, Path sandboxes)
+            throws IOException {
         this.cache = cache;
         this.store = store;
         this.outputs = outputs;
+        this.archive = archive;
         this.sandboxes = OwnerOnly.directories(sandboxes);
     }
 
@@ -159,7 +164,9 @@ public final class Staging {
             TaskSpec staged = b.build();
             Execution x = runner.run(job.taskId(), staged);
             List<String> held = new ArrayList<>();
-            String outputProblem = x.succeeded() ? save(staged, spec.outputs(), job.bypass(), counts, held) : null;
+            List<DataCodec.ArchivedOutput> archived = new ArrayList<>();
+            String outputProblem = x.succeeded() ? save(staged, spec.outputs(), job.bypass(), counts, held, archived)
+                    : null;
             List<ExtField> ext = new ArrayList<>(x.ext());
             ext.add(new ExtField(ExtTags.DATA_STATS, DataCodec.encodeStats(counts.stats())));
             if (!held.isEmpty()) {
@@ -168,6 +175,9 @@ public final class Staging {
                 } else {
                     ext.add(new ExtField(ExtTags.HELD, DataCodec.encodeHeld(held)));
                 }
+            }
+            if (!archived.isEmpty()) {
+                ext.add(new ExtField(ExtTags.ARCHIVED, DataCodec.encodeArchived(archived)));
             }
             if (outputProblem == null) {
                 return new Execution(x.status(), x.exitCode(), x.flags(), x.startedMicros(), x.finishedMicros(),
@@ -313,7 +323,7 @@ public final class Staging {
      * unless the cache cannot hold it. Returns what went wrong, or null.
      */
     private String save(TaskSpec staged, List<TaskOutput> declared, boolean bypass, Counts counts,
-                        List<String> held) {
+                        List<String> held, List<DataCodec.ArchivedOutput> archived) {
         if (declared.isEmpty()) {
             return null;
         }
@@ -345,6 +355,17 @@ public final class Staging {
                     continue;
                 }
                 log.debug("temporary output {} does not fit in the cache: written to the store", o.id());
+            }
+            if (o.archived()) {
+                try {
+                    outputs.pathOf(o.id()); // the same rule for ids as for files of their own
+                    OutputArchive.Entry e = archive.append(o.id(), file);
+                    archived.add(new DataCodec.ArchivedOutput(o.id(), e.archive(), e.offset(), e.size(), e.sha256()));
+                    counts.wrote(e.size());
+                } catch (IOException e) {
+                    problems.add(e.getMessage());
+                }
+                continue;
             }
             try {
                 long n = Files.size(file);

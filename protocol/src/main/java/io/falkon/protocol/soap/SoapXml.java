@@ -38,6 +38,15 @@ public final class SoapXml {
      */
     public static final String PREFIX = "f";
 
+    /** An optional boolean attribute of an element ({@code true} or {@code false}). */
+    private static boolean flag(javax.xml.stream.XMLStreamReader r, String attribute, String where) {
+        String v = r.getAttributeValue(null, attribute);
+        if (v != null && !v.equals("true") && !v.equals("false")) {
+            throw new SoapInputException(where + ": <output " + attribute + "> must be true or false");
+        }
+        return "true".equals(v);
+    }
+
     private static final String[] UNPACK = {"none", "gzip", "tar", "tar.gz"};
 
     private SoapXml() {
@@ -227,12 +236,13 @@ public final class SoapXml {
                     if (path == null || path.isEmpty() || oid == null || oid.isEmpty()) {
                         throw new SoapInputException(where + ": <output> needs the attributes path and id");
                     }
-                    String temporary = r.getAttributeValue(null, "temporary");
-                    if (temporary != null && !temporary.equals("true") && !temporary.equals("false")) {
-                        throw new SoapInputException(where + ": <output temporary> must be true or false");
+                    boolean temporary = flag(r, "temporary", where);
+                    boolean archive = flag(r, "archive", where);
+                    if (temporary && archive) {
+                        throw new SoapInputException(where + ": an <output> is either temporary or archive, not both");
                     }
                     (outputs == null ? outputs = new ArrayList<>(1) : outputs).add(new TaskOutput(path, oid,
-                            "true".equals(temporary)));
+                            temporary, archive));
                     skipToEnd(r, where + ": <output>");
                 }
                 case "shellLine" -> {
