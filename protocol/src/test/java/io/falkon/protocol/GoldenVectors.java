@@ -245,6 +245,20 @@ public final class GoldenVectors {
                 new Message.Replicate(List.of(new Message.Replica("blast/nr.00.tar", "blast/nr.00.tar", 67_108_864L,
                         "sha256:5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef",
                         List.of("10.0.0.7:7002"))))));
+        v.add(new Vector("47_dispatch_archived_output", "a task whose small result file is appended to the "
+                + "executor's output archive (output 0) instead of saved as a file of its own",
+                new Message.Dispatch(List.of(new Message.DispatchedTask(46, 0, TaskSpecCodec.encode(
+                        TaskSpec.builder("dock", "ligand-17.mol2").outputs(List.of(
+                                new TaskOutput("score.txt", "scores/17", false, true))).build()), ExtField.NONE)))));
+        v.add(new Vector("48_result_archived", "the result of vector 47: the 1 KiB score went into the archive "
+                + "archives/n1-4242-1764201600000-1.tar at byte 1536 (after a tar header), with its SHA-256",
+                new Message.Result(1, List.of(new Message.TaskResult(46, 0, new Execution(TaskStatus.EXITED, 0, 0,
+                        1000, 2000, new byte[0], new byte[0], "", List.of(
+                        new ExtField(ExtTags.DATA_STATS, DataCodec.encodeStats(new DataStats(0, 0, 0, 0, 0, 0, 0,
+                                1024))),
+                        new ExtField(ExtTags.ARCHIVED, DataCodec.encodeArchived(List.of(new DataCodec.ArchivedOutput(
+                                "scores/17", "archives/n1-4242-1764201600000-1.tar", 1536, 1024,
+                                "5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef")))))))))));
         return v;
     }
 
