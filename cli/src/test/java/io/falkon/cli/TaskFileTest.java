@@ -205,5 +205,17 @@ class TaskFileTest {
         assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(bad.toString(),
                 TaskFile.Format.PLAIN, null))).isInstanceOf(TaskFile.BadLine.class)
                 .hasMessageContaining("bad.jsonl:1:").hasMessageContaining("\"temporary\" must be true or false");
+        Path both = Files.writeString(dir.resolve("both.jsonl"), "{\"args\": [\"a\"], \"outputs\": [{\"path\": \"x\", "
+                + "\"id\": \"x\", \"temporary\": true, \"archive\": true}]}\n");
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(both.toString(),
+                TaskFile.Format.PLAIN, null))).isInstanceOf(TaskFile.BadLine.class)
+                .hasMessageContaining("both.jsonl:1:").hasMessageContaining("not both");
+        Path archived = Files.writeString(dir.resolve("arc.jsonl"), "{\"args\": [\"a\"], \"outputs\": [{\"path\": "
+                + "\"x\", \"id\": \"x\", \"archive\": true}]}\n");
+        List<TaskFile.Entry> arc = new ArrayList<>();
+        try (TaskFile f = TaskFile.open(archived.toString(), TaskFile.Format.PLAIN)) {
+            f.forEachRemaining(arc::add);
+        }
+        assertThat(arc.get(0).spec().outputs()).containsExactly(new io.falkon.protocol.TaskOutput("x", "x", false, true));
     }
 }

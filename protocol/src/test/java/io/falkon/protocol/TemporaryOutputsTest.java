@@ -43,4 +43,18 @@ class TemporaryOutputsTest {
                 new byte[]{0, 1, 0, 0})).build());
         assertThat(TaskSpecCodec.scan(alone).valid()).as("no outputs to mark").isFalse();
     }
+
+    @Test
+    void archivedOutputsAreMarkedTheSameWayAndAnOutputMarkedBothIsRefused() {
+        List<TaskOutput> outputs = List.of(new TaskOutput("a", "a", false, true), new TaskOutput("b", "b", true, false));
+        byte[] blob = TaskSpecCodec.encode(TaskSpec.builder("x").outputs(outputs).build());
+        assertThat(TaskSpecCodec.decode(blob).outputs()).isEqualTo(outputs);
+        assertThat(TaskSpecCodec.scan(blob).valid()).isTrue();
+        TaskSpec one = TaskSpec.builder("x").outputs(List.of(new TaskOutput("a", "a", true))).build();
+        byte[] both = TaskSpecCodec.encode(one.toBuilder().ext(new ExtField(ExtTags.ARCHIVE, new byte[]{0, 1, 0, 0}))
+                .build());
+        assertThat(TaskSpecCodec.scan(both).problem()).contains("both temporary and archived");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new TaskOutput("a", "a", true, true))
+                .hasMessageContaining("not both");
+    }
 }

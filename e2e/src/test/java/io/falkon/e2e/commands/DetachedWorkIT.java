@@ -54,6 +54,52 @@ class DetachedWorkIT {
     }
 
     @Test
+    void resultsListsAndExtractsOneTasksArchivedOutputsCheckedAgainstTheirChecksums() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        StringBuilder lines = new StringBuilder();
+        for (int i = 1; i <= 6; i++) {
+            lines.append("{\"shell\": \"echo score-").append(i).append(" > s.txt\", \"outputs\": [{\"path\": \"s.txt\", ")
+                    .append("\"id\": \"scores/").append(i).append("\", \"archive\": true}]}\n");
+        }
+        Path tasks = Files.writeString(dir.resolve("archived.jsonl"), lines);
+        int port = ClusterProcesses.freePort();
+        String addr = "127.0.0.1:" + port;
+        try (ClusterProcesses c = new ClusterProcesses(dir)) {
+            c.dispatcher(port);
+            c.executor(port, "a1", "--slots", "2", "--store", store.toString());
+            Cli.Result submitted = Cli.run(dir, "submit", "--dispatcher", addr, "--detach", "--json", tasks.toString());
+            assertThat(submitted.exit()).as(submitted.stderr()).isZero();
+            String id = JSON.readTree(submitted.stdout()).get("instance").asText();
+            assertThat(Cli.run(dir, "wait", id).exit()).isZero();
+            assertThat(store.resolve("scores")).as("no file of its own").doesNotExist();
+
+            Cli.Result listed = Cli.run(dir, "results", id, "--line", "4", "--files", "-q");
+            assertThat(listed.exit()).as(listed.stderr()).isZero();
+            assertThat(listed.stdout()).containsPattern("line 4: scores/4  archives/a1-[0-9]+-[0-9]+-1\\.tar @[0-9]+ "
+                    + "\\(8 bytes\\)");
+            Path out = dir.resolve("out");
+            Cli.Result extracted = Cli.run(dir, "results", id, "--line", "4", "--extract", out.toString(), "--store",
+                    store.toString(), "-q");
+            assertThat(extracted.exit()).as(extracted.stderr()).isZero();
+            assertThat(out.resolve("scores/4")).hasContent("score-4");
+            assertThat(out.resolve("scores/3")).as("only the task asked for").doesNotExist();
+
+            // a changed archive is caught, not copied out
+            Path archive;
+            try (var files = Files.list(store.resolve("archives"))) {
+                archive = files.findFirst().orElseThrow();
+            }
+            String all = Files.readString(archive, java.nio.charset.StandardCharsets.ISO_8859_1);
+            Files.writeString(archive, all.replace("score-5", "SCORE-5"), java.nio.charset.StandardCharsets.ISO_8859_1);
+            Cli.Result refused = Cli.run(dir, "results", id, "--line", "5", "--extract", out.toString(), "--store",
+                    store.toString(), "-q");
+            assertThat(refused.exit()).isNotZero();
+            assertThat(refused.stderr()).contains("does not match its SHA-256");
+            assertThat(out.resolve("scores/5")).doesNotExist();
+        }
+    }
+
+    @Test
     void detachedWorkIsListedWaitedForFetchedLaterEvenAfterARestartAndItsFailuresRerun() throws Exception {
         Path tasks = taskFile();
         Path journal = dir.resolve("journal");
