@@ -53,22 +53,6 @@ fk_archive *fk_archive_new(const char *root, const char *prefix, int64_t thresho
     return a;
 }
 
-static int write_all(int fd, const void *p, size_t n) {
-    const char *c = p;
-    while (n > 0) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w <= 0) {
-            return -1;
-        }
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* A header block of typeflag type (lock held by the caller's archive). */
 static void header(unsigned char *h, const char *name, int64_t size, char type) {
     fk_tar_header(h, name, size);
@@ -84,7 +68,7 @@ static void header(unsigned char *h, const char *name, int64_t size, char type) 
 static int pad(int fd, int64_t size) {
     static const unsigned char zeros[BLOCK];
     int64_t n = (BLOCK - size % BLOCK) % BLOCK;
-    return n == 0 ? 0 : write_all(fd, zeros, (size_t)n);
+    return n == 0 ? 0 : fk_write_all(fd, zeros, (size_t)n);
 }
 
 /* The headers of entry id: a PAX extended header with its path when it does not fit ustar's name field. */
@@ -104,7 +88,7 @@ static int headers(fk_archive *a, const char *id, int64_t size) {
         }
         snprintf(rec, len + 1, "%zu path=%s\n", len, id);
         header(h, "PaxHeader", (int64_t)len, 'x');
-        int rc = write_all(a->fd, h, BLOCK) || write_all(a->fd, rec, len) || pad(a->fd, (int64_t)len);
+        int rc = fk_write_all(a->fd, h, BLOCK) || fk_write_all(a->fd, rec, len) || pad(a->fd, (int64_t)len);
         free(rec);
         if (rc) {
             return -1;
@@ -114,7 +98,7 @@ static int headers(fk_archive *a, const char *id, int64_t size) {
     char name[100];
     snprintf(name, sizeof name, "%.99s", id);
     header(h, name, size, '0');
-    if (write_all(a->fd, h, BLOCK)) {
+    if (fk_write_all(a->fd, h, BLOCK)) {
         return -1;
     }
     a->pos += BLOCK;
@@ -123,7 +107,7 @@ static int headers(fk_archive *a, const char *id, int64_t size) {
 
 static void finish(fk_archive *a) {
     static const unsigned char end[2 * BLOCK];
-    if (write_all(a->fd, end, sizeof end) != 0 || fdatasync(a->fd) != 0) {
+    if (fk_write_all(a->fd, end, sizeof end) != 0 || fdatasync(a->fd) != 0) {
         fk_warn("cannot finish the output archive %s: %s", a->current, strerror(errno));
     }
     close(a->fd);
@@ -182,7 +166,7 @@ int fk_archive_append(fk_archive *a, const char *id, const char *file, fk_archiv
         if (n < 0 && errno == EINTR) {
             continue;
         }
-        if (n <= 0 || write_all(a->fd, buf, (size_t)n) != 0) {
+        if (n <= 0 || fk_write_all(a->fd, buf, (size_t)n) != 0) {
             rc = -1;
             break;
         }

@@ -27,6 +27,8 @@ int fk_copy_durably(const char *from, const char *to);
 /* Copies the first size bytes of in to out: a reflink if the file system shares extents, else in
  * the kernel (copy_file_range), else by reading and writing. 0, or -1 with errno. */
 int fk_copy_fd(int in, int out, off_t size);
+/* Writes all n bytes to fd (a file or pipe), retrying after signals; 0 or -1 (errno set). */
+int fk_write_all(int fd, const void *p, size_t n);
 /* Moves a file, copying when rename cannot cross file systems; 0 or -1 (errno set). */
 int fk_move(const char *from, const char *to);
 
