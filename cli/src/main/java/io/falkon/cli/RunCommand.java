@@ -65,8 +65,9 @@ final class RunCommand implements Callable<Integer> {
     Integer outputCap;
 
     @Option(names = "--policy", description = "dispatch policy: first-available (fa), max-cache-hit (mch), "
-            + "max-compute-util (mcu), good-cache-compute (gcc) (default: ${DEFAULT-VALUE})")
-    String policy = "first-available";
+            + "max-compute-util (mcu), good-cache-compute (gcc) (default: first-available; good-cache-compute "
+            + "with --cache-size, which first-available would leave unused)")
+    String policy;
 
     @Option(names = "--gcc-threshold", description = "good-cache-compute's utilization threshold (default: ${DEFAULT-VALUE})")
     double gccThreshold = 0.9;
@@ -130,7 +131,8 @@ final class RunCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--eviction " + eviction + ": the C executor evicts in LRU order "
                         + "only (lfu, fifo and random are in the Java executor)");
             }
-            chosen = DispatchPolicies.byName(policy, gccThreshold);
+            chosen = DispatchPolicies.byName(policy != null ? policy
+                    : cacheSize != null ? "good-cache-compute" : "first-available", gccThreshold);
             if (cacheSize != null) {
                 Bytes.parse(cacheSize);
             }

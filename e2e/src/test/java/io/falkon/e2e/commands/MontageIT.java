@@ -218,8 +218,9 @@ class MontageIT {
     @Test
     void intermediatesMarkedTemporaryStayOnTheExecutorsAndOnlyTheMosaicAndTablesReachTheStore() throws Exception {
         Path wf = generate("temporary", 0, "--temporary");
+        // no --policy: with a cache, falkon run's default is data-aware (good-cache-compute)
         Cli.Result r = Cli.run(wf, "run", "-q", "--store", ".", "--executors", "2", "--cache-size", "256m",
-                "--policy", "gcc", "--json", "--results", "results.jsonl", "workflow.jsonl");
+                "--json", "--results", "results.jsonl", "workflow.jsonl");
         assertThat(r.exit()).as(r.stderr()).isZero();
         assertThat(script(wf, "check", wf.toString())).contains("mosaic == the serial reference");
         for (String intermediate : List.of("proj", "diffs", "corr")) {
