@@ -8,7 +8,8 @@
 # from the gathering executor's debug log). Real processes on 127.0.0.1: `falkon dispatcher`
 # (max-compute-util), three `falkon executor --impl c` with 64 MiB caches, `falkon submit`.
 # Usage: benchmarks/gather-peers.sh [BUILD_DIR...]   (default: this checkout)
-# Environment: INPUTS (1000), SIZE bytes (4096), ROUNDS (3), IMPL (c)
+# Environment: INPUTS (1000), SIZE bytes (4096), ROUNDS (3), IMPL (c), FLAT (1: the inputs named part-N in
+# the sandbox itself rather than in parts/, for builds older than directory inputs)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 builds=("$@")
@@ -39,9 +40,9 @@ PY
 # the two task files of a round: every part read once (by whichever of the two peers is free), and
 # the gather of all of them into parts/, each with its checksum
 taskfiles() {
-    python3 - "$work/store" "$1" "$work/load.jsonl" "$work/gather.jsonl" <<'PY'
+    python3 - "$work/store" "$1" "$work/load.jsonl" "$work/gather.jsonl" "${FLAT:-0}" <<'PY'
 import hashlib, json, os, sys
-store, tag, load, gather = sys.argv[1:5]
+store, tag, load, gather, flat = sys.argv[1:6]
 names = sorted(os.listdir(os.path.join(store, "gp")), key=lambda n: int(n.split("-")[1]))
 parts = []
 with open(load, "w") as f:
@@ -52,9 +53,10 @@ with open(load, "w") as f:
         ref = {"id": "gp/%s/%s" % (tag, n), "source": "gp/" + n, "size": os.path.getsize(path),
                "checksum": "sha256:" + digest}
         f.write(json.dumps({"args": ["/bin/true"], "inputs": [ref]}) + "\n")
-        parts.append(dict(ref, name="parts/"))
+        parts.append(dict(ref, name=n if flat == "1" else "parts/"))
 with open(gather, "w") as f:
-    f.write(json.dumps({"shell": "cat parts/* | wc -c", "inputs": parts}) + "\n")
+    shell = "echo $FALKON_INPUTS | tr : '\\n' | xargs cat | wc -c" if flat == "1" else "cat parts/* | wc -c"
+    f.write(json.dumps({"shell": shell, "inputs": parts}) + "\n")
 PY
 }
 

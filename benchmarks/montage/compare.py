@@ -1,11 +1,24 @@
 #!/usr/bin/env python3
-"""The Montage workflow of examples/montage four ways, in paired rounds (issue 33):
+"""The Montage workflow of examples/montage side by side, in paired rounds (issues 33, 35):
 
   serial   the workflow's commands one after another (the example's serial.sh)
   stages   the same commands stage by stage, each stage's tasks through `xargs -P CORES`
   falkon   the ONE task file run by `falkon run --store . workflow.jsonl` (no other option)
+  fal-tmp  the task file with the intermediates temporary (montage.py --temporary), `falkon run
+           --store . --cache-size 1g` (its default policy with a cache: good-cache-compute)
+  inplace  `falkon run` on the commands in one shared directory, ordered by `after`
   swift    the same workflow as a SwiftScript program on Swift/K with its `local` provider
            (maxParallelTasks = CORES), when ../shared/swift-k is there
+  swift-f  the same program on Swift/K with the `falkon` provider (a `falkon dispatcher` and one C
+           executor of CORES slots started for it)
+  parsl-h  the in-place commands as Parsl bash_apps (dependencies as futures) on Parsl's
+           HighThroughputExecutor (CORES workers), when a Parsl virtualenv is there
+  parsl-f  the same on falkon.parsl.FalkonExecutor (its own dispatcher and executor)
+
+Besides wall time it reports the framework's own CPU (the way's CPU, every process it waited for,
+less the serial run's: the Montage programs' share) and what the store served and received: the
+falkon rows' counters; a way working in one shared directory reads and writes there what the task
+file declares (the falkon row's figures).
 
 Each round runs every way in a fresh copy of the generated sky, in a rotated order, and checks
 that each mosaic is byte-identical to the serial one. The CPU-bound limit of a round is the CPU
@@ -34,6 +47,38 @@ import montage  # noqa: E402  (the example's generator: the same sky, tiles and 
 
 CORES = os.cpu_count() or 1
 SWIFT_TGZ = ROOT.parent / "shared" / "swift-k" / "swift-k-dist.tgz"
+SWIFT_PROVIDER = ROOT / "swift-provider" / "target" / "falkon-swift-provider.jar"
+PARSL_VENV = pathlib.Path(os.environ.get("FALKON_PARSL_VENV", ROOT / "python" / "target" / "venv"))
+
+# the in-place commands as Parsl bash_apps: argv = KIND TASKS.jsonl
+PARSL_PROGRAM = """
+import json, os, sys
+import parsl
+from parsl.app.app import bash_app
+from parsl.config import Config
+kind, tasks = sys.argv[1], [json.loads(l) for l in open(sys.argv[2])]
+cores = os.cpu_count() or 1
+if kind == "htex":
+    from parsl.executors import HighThroughputExecutor
+    from parsl.providers import LocalProvider
+    ex = HighThroughputExecutor(label="htex", max_workers_per_node=cores,
+                                provider=LocalProvider(init_blocks=1, min_blocks=1, max_blocks=1))
+else:
+    from falkon.parsl import FalkonExecutor
+    ex = FalkonExecutor(label="falkon")
+parsl.load(Config(executors=[ex], run_dir=os.path.join(os.getcwd(), "runinfo")))
+
+@bash_app
+def task(cmd, inputs=()):
+    return cmd
+
+futures = {}
+for t in tasks:
+    futures[t["name"]] = task("cd '%s' && %s" % (t["dir"], t["shell"]), inputs=[futures[a] for a in t["after"]])
+for f in futures.values():
+    f.result()
+parsl.dfk().cleanup()
+"""
 
 
 def stages_script(names, pairs):
@@ -192,7 +237,24 @@ def timed(cmd, cwd, env=None):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0:
         sys.exit(f"compare.py: {cmd} failed in {cwd}:\n{p.stdout[-2000:]}")
+    LAST[0] = p.stdout
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+LAST = [""]  # the last timed command's output (falkon run --json's summary)
+
+
+def store_bytes():
+    """The store's read and written bytes from the summary line of the last falkon run --json."""
+    d = json.loads(LAST[0].strip().splitlines()[-1])["data"]
+    return d["bytesStore"], d["bytesWritten"]
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def sha(p):
@@ -219,6 +281,8 @@ def main():
     sky = work / "sky"
     m13 = montage.fetch(ROOT / "target" / "montage-cache")
     montage.generate(sky, a.tiles, 0, m13)
+    sky_tmp = work / "sky-tmp"
+    montage.generate(sky_tmp, a.tiles, 0, m13, temporary=True)
     names = [f"t_{i}_{j}" for i in range(a.tiles) for j in range(a.tiles)]
     pairs = montage.overlaps(sky, names)
     (sky / "stages.sh").write_text(stages_script(names, pairs))
@@ -246,7 +310,8 @@ def main():
 
     def falkon(run):
         shutil.copy(sky / "workflow.jsonl", run)
-        r = timed([str(ROOT / "bin" / "falkon"), "run", "-q", "--store", ".", "workflow.jsonl"], run)
+        r = timed([str(ROOT / "bin" / "falkon"), "run", "-q", "--json", "--store", ".", "workflow.jsonl"], run)
+        STORE["falkon"] = store_bytes()
         return r, run / "mosaic.fits"
 
     def in_place(run):
@@ -262,10 +327,72 @@ def main():
         r = timed(["timeout", "900", str(swift), "-config", "swift.conf", str(sky / "montage.swift")], run, env)
         return r, run / "mosaic.fits"
 
-    ways = {"serial": serial, "stages": stages, "falkon": falkon, "inplace": in_place}
+    def falkon_tmp(run):
+        shutil.copy(sky_tmp / "workflow.jsonl", run)
+        r = timed([str(ROOT / "bin" / "falkon"), "run", "-q", "--json", "--store", ".", "--cache-size", "1g",
+                   "workflow.jsonl"], run)
+        STORE["fal-tmp"] = store_bytes()
+        return r, run / "mosaic.fits"
+
+    def swift_falkon(run):
+        """Swift/K's falkon provider: a dispatcher and a C executor, their CPU counted with the way's."""
+        port = free_port()
+        token = os.urandom(16).hex()
+        env = dict(os.environ, SWIFT_USAGE_STATS="0", FALKON_TOKEN=token, CLASSPATH=str(SWIFT_PROVIDER))
+        conf = swift_conf(run / "swiftwork").replace('execution { type: "local" }',
+                                                     f'execution {{ type: "falkon", URL: "falkon://127.0.0.1:{port}" }}')
+        (run / "swift.conf").write_text(conf)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.monotonic()
+        log = open(run / "cluster.log", "w")
+        procs = [subprocess.Popen([str(ROOT / "bin" / "falkon"), "dispatcher", "--host", "127.0.0.1", "--port",
+                                   str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)]
+        procs.append(subprocess.Popen([str(ROOT / "bin" / "falkon"), "executor", "--impl", "c", "--dispatcher",
+                                       f"127.0.0.1:{port}", "--slots", str(CORES)], env=env, stdout=log,
+                                      stderr=subprocess.STDOUT))
+        try:
+            p = subprocess.run(["timeout", "900", str(swift), "-config", "swift.conf", str(sky / "montage.swift")],
+                               cwd=run, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if p.returncode != 0:
+                sys.exit(f"compare.py: Swift/K with the falkon provider failed:\n{p.stdout[-2000:]}")
+        finally:
+            for q in procs:
+                q.terminate()
+            for q in procs:
+                q.wait()
+        wall = time.monotonic() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)), run / "mosaic.fits"
+
+    def parsl_way(kind):
+        def way(run):
+            (run / "inplace").mkdir()
+            (run / "inplace" / "region.hdr").write_text((sky / "region.hdr").read_text())
+            (run / "inplace.jsonl").write_text(in_place_tasks(names, pairs, run / "inplace"))
+            (run / "program.py").write_text(PARSL_PROGRAM)
+            env = dict(os.environ, PATH=f"{PARSL_VENV / 'bin'}:{os.environ['PATH']}",
+                       FALKON_BIN=str(ROOT / "bin" / "falkon"))
+            r = timed(["timeout", "900", str(PARSL_VENV / "bin" / "python"), "program.py", kind, "inplace.jsonl"],
+                      run, env)
+            return r, run / "inplace" / "corr" / "mosaic.fits"
+        return way
+
+    STORE = {}
+    ways = {"serial": serial, "stages": stages, "falkon": falkon, "fal-tmp": falkon_tmp, "inplace": in_place}
     if swift:
         ways["swift"] = swift_k
+        if SWIFT_PROVIDER.exists():
+            ways["swift-f"] = swift_falkon
+        else:
+            print(f"swift-f: not measured ({SWIFT_PROVIDER} is absent: build first)", file=sys.stderr)
+    if (PARSL_VENV / "bin" / "python").exists():
+        ways["parsl-h"] = parsl_way("htex")
+        ways["parsl-f"] = parsl_way("falkon")
+    else:
+        print(f"parsl: not measured (no virtualenv at {PARSL_VENV}: python/run-parsl-tests.sh makes it)",
+              file=sys.stderr)
     rows = {w: [] for w in ways}
+    cpus = {w: [] for w in ways}
     limits = []
     print(f"{tasks} tasks ({a.tiles}x{a.tiles} tiles, {len(pairs)} overlaps), {CORES} cores")
     print(f"{'round':<6} {'way':<7} {'wall s':>8} {'x limit':>8}")
@@ -288,16 +415,22 @@ def main():
             if digest != ref[2]:
                 sys.exit(f"compare.py: round {r + 1}: the {w} mosaic differs from the serial one")
             rows[w].append(wall)
+            cpus[w].append(results[w][1])
             print(f"{r + 1:<6} {w:<7} {wall:>8.2f} {wall / limit:>8.2f}")
         print(f"{r + 1:<6} {'limit':<7} {limit:>8.2f}   (serial CPU {ref[1]:.2f} s / {CORES} cores)")
         order = order[1:] + order[:1]  # the next round starts with another way
     lim = statistics.median(limits)
     print(f"\nmedian over {a.rounds} rounds; every mosaic identical to the serial one")
-    print(f"{'way':<7} {'wall s':>8} {'x limit':>8} {'x serial':>9}")
+    print(f"{'way':<7} {'wall s':>8} {'x limit':>8} {'x serial':>9} {'framework CPU s':>15} {'store read MB':>13} "
+          f"{'written MB':>10}")
     ser = statistics.median(rows["serial"])
+    ser_cpu = statistics.median(cpus["serial"])
     for w in ways:
         m = statistics.median(rows[w])
-        print(f"{w:<7} {m:>8.2f} {m / lim:>8.2f} {m / ser:>9.2f}")
+        own = statistics.median(cpus[w]) - ser_cpu
+        read, written = STORE.get(w, STORE.get("falkon", (0, 0)))
+        print(f"{w:<7} {m:>8.2f} {m / lim:>8.2f} {m / ser:>9.2f} {own:>15.2f} {read / 1e6:>13.1f} "
+              f"{written / 1e6:>10.1f}")
     print(f"{'limit':<7} {lim:>8.2f} {1:>8.2f} {lim / ser:>9.2f}")
 
 
