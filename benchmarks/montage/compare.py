@@ -36,51 +36,14 @@ import json
 import os
 import pathlib
 import shutil
-import statistics
-import subprocess
 import sys
-import tarfile
-import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "montage"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 import montage  # noqa: E402  (the example's generator: the same sky, tiles and commands)
-
-CORES = os.cpu_count() or 1
-SWIFT_TGZ = ROOT.parent / "shared" / "swift-k" / "swift-k-dist.tgz"
-SWIFT_PROVIDER = ROOT / "swift-provider" / "target" / "falkon-swift-provider.jar"
-PARSL_VENV = pathlib.Path(os.environ.get("FALKON_PARSL_VENV", ROOT / "python" / "target" / "venv"))
-
-# the in-place commands as Parsl bash_apps: argv = KIND TASKS.jsonl
-PARSL_PROGRAM = """
-import json, os, sys
-import parsl
-from parsl.app.app import bash_app
-from parsl.config import Config
-kind, tasks = sys.argv[1], [json.loads(l) for l in open(sys.argv[2])]
-cores = os.cpu_count() or 1
-if kind == "htex":
-    from parsl.executors import HighThroughputExecutor
-    from parsl.providers import LocalProvider
-    ex = HighThroughputExecutor(label="htex", max_workers_per_node=cores,
-                                provider=LocalProvider(init_blocks=1, min_blocks=1, max_blocks=1))
-else:
-    from falkon.parsl import FalkonExecutor
-    ex = FalkonExecutor(label="falkon")
-parsl.load(Config(executors=[ex], run_dir=os.path.join(os.getcwd(), "runinfo")))
-
-@bash_app
-def task(cmd, inputs=()):
-    return cmd
-
-futures = {}
-for t in tasks:
-    futures[t["name"]] = task("cd '%s' && %s" % (t["dir"], t["shell"]), inputs=[futures[a] for a in t["after"]])
-for f in futures.values():
-    f.result()
-parsl.dfk().cleanup()
-"""
-
+from sidebyside import (CORES, parsl_available, run_parsl, run_swift, store_bytes,  # noqa: E402
+                        summary, swift_falkon_available, timed, unpack_swift)
 
 def stages_script(names, pairs):
     """serial.sh's commands with each stage's independent tasks through xargs -P CORES."""
@@ -214,59 +177,6 @@ cimages = imgtbl(corr);
 """
 
 
-def swift_conf(work):
-    return f"""site.local {{
-    execution {{ type: "local" }}
-    filesystem {{ type: "local" }}
-    workDirectory: "{work}"
-    maxParallelTasks: {CORES}
-    initialParallelTasks: {CORES}
-    app.ALL {{ executable: "*" }}
-}}
-sites: [local]
-lazyErrors: false
-executionRetries: 0
-"""
-
-
-def busy():
-    """CPU seconds the whole machine has spent busy (user, nice, system, interrupts), from /proc/stat:
-    a way's processes are not all children that get waited for (Parsl's HTEX workers are not), so a
-    way's CPU is the machine's over its run, on an otherwise idle machine."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:8]]
-    return (v[0] + v[1] + v[2] + v[5] + v[6]) / os.sysconf("SC_CLK_TCK")
-
-
-def timed(cmd, cwd, env=None):
-    """Runs cmd; returns (wall seconds, CPU seconds the machine spent meanwhile)."""
-    before = busy()
-    t0 = time.monotonic()
-    p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    wall = time.monotonic() - t0
-    cpu = busy() - before
-    if p.returncode != 0:
-        sys.exit(f"compare.py: {cmd} failed in {cwd}:\n{p.stdout[-2000:]}")
-    LAST[0] = p.stdout
-    return wall, cpu
-
-
-LAST = [""]  # the last timed command's output (falkon run --json's summary)
-
-
-def store_bytes():
-    """The store's read and written bytes from the summary line of the last falkon run --json."""
-    d = json.loads(LAST[0].strip().splitlines()[-1])["data"]
-    return d["bytesStore"], d["bytesWritten"]
-
-
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def sha(p):
     return hashlib.sha256(pathlib.Path(p).read_bytes()).hexdigest()
 
@@ -300,13 +210,7 @@ def main():
     (sky / "montage.swift").write_text(swift_script(names, pairs, sky / "imgtbl.sh"))
     tasks = len((sky / "workflow.jsonl").read_text().splitlines())
 
-    swift = None
-    if SWIFT_TGZ.exists():
-        with tarfile.open(SWIFT_TGZ) as t:
-            t.extractall(work / "swift-k")
-        swift = work / "swift-k" / "swift-svn" / "bin" / "swift"
-    else:
-        print(f"swift: not measured ({SWIFT_TGZ} is absent)", file=sys.stderr)
+    swift = unpack_swift(work)
 
     def serial(run):
         (run / "serial").mkdir()
@@ -332,10 +236,10 @@ def main():
         return r, run / "inplace" / "corr" / "mosaic.fits"
 
     def swift_k(run):
-        (run / "swift.conf").write_text(swift_conf(run / "swiftwork"))
-        env = dict(os.environ, SWIFT_USAGE_STATS="0")
-        r = timed(["timeout", "900", str(swift), "-config", "swift.conf", str(sky / "montage.swift")], run, env)
-        return r, run / "mosaic.fits"
+        return run_swift(swift, sky / "montage.swift", run), run / "mosaic.fits"
+
+    def swift_falkon(run):
+        return run_swift(swift, sky / "montage.swift", run, provider="falkon"), run / "mosaic.fits"
 
     def falkon_tmp(run):
         shutil.copy(sky_tmp / "workflow.jsonl", run)
@@ -344,45 +248,11 @@ def main():
         STORE["fal-tmp"] = store_bytes()
         return r, run / "mosaic.fits"
 
-    def swift_falkon(run):
-        """Swift/K's falkon provider: a dispatcher and a C executor, their CPU counted with the way's."""
-        port = free_port()
-        token = os.urandom(16).hex()
-        env = dict(os.environ, SWIFT_USAGE_STATS="0", FALKON_TOKEN=token, CLASSPATH=str(SWIFT_PROVIDER))
-        conf = swift_conf(run / "swiftwork").replace('execution { type: "local" }',
-                                                     f'execution {{ type: "falkon", URL: "falkon://127.0.0.1:{port}" }}')
-        (run / "swift.conf").write_text(conf)
-        before = busy()
-        t0 = time.monotonic()
-        log = open(run / "cluster.log", "w")
-        procs = [subprocess.Popen([str(ROOT / "bin" / "falkon"), "dispatcher", "--host", "127.0.0.1", "--port",
-                                   str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)]
-        procs.append(subprocess.Popen([str(ROOT / "bin" / "falkon"), "executor", "--impl", "c", "--dispatcher",
-                                       f"127.0.0.1:{port}", "--slots", str(CORES)], env=env, stdout=log,
-                                      stderr=subprocess.STDOUT))
-        try:
-            p = subprocess.run(["timeout", "900", str(swift), "-config", "swift.conf", str(sky / "montage.swift")],
-                               cwd=run, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            if p.returncode != 0:
-                sys.exit(f"compare.py: Swift/K with the falkon provider failed:\n{p.stdout[-2000:]}")
-        finally:
-            for q in procs:
-                q.terminate()
-            for q in procs:
-                q.wait()
-        wall = time.monotonic() - t0
-        return (wall, busy() - before), run / "mosaic.fits"
-
     def parsl_way(kind):
         def way(run):
             (run / "inplace").mkdir()
             (run / "inplace" / "region.hdr").write_text((sky / "region.hdr").read_text())
-            (run / "inplace.jsonl").write_text(in_place_tasks(names, pairs, run / "inplace"))
-            (run / "program.py").write_text(PARSL_PROGRAM)
-            env = dict(os.environ, PATH=f"{PARSL_VENV / 'bin'}:{os.environ['PATH']}",
-                       FALKON_BIN=str(ROOT / "bin" / "falkon"))
-            r = timed(["timeout", "900", str(PARSL_VENV / "bin" / "python"), "program.py", kind, "inplace.jsonl"],
-                      run, env)
+            r = run_parsl(kind, in_place_tasks(names, pairs, run / "inplace"), run)
             return r, run / "inplace" / "corr" / "mosaic.fits"
         return way
 
@@ -390,16 +260,11 @@ def main():
     ways = {"serial": serial, "stages": stages, "falkon": falkon, "fal-tmp": falkon_tmp, "inplace": in_place}
     if swift:
         ways["swift"] = swift_k
-        if SWIFT_PROVIDER.exists():
+        if swift_falkon_available():
             ways["swift-f"] = swift_falkon
-        else:
-            print(f"swift-f: not measured ({SWIFT_PROVIDER} is absent: build first)", file=sys.stderr)
-    if (PARSL_VENV / "bin" / "python").exists():
+    if parsl_available():
         ways["parsl-h"] = parsl_way("htex")
         ways["parsl-f"] = parsl_way("falkon")
-    else:
-        print(f"parsl: not measured (no virtualenv at {PARSL_VENV}: python/run-parsl-tests.sh makes it)",
-              file=sys.stderr)
     rows = {w: [] for w in ways}
     cpus = {w: [] for w in ways}
     limits = []
@@ -428,19 +293,8 @@ def main():
             print(f"{r + 1:<6} {w:<7} {wall:>8.2f} {wall / limit:>8.2f}")
         print(f"{r + 1:<6} {'limit':<7} {limit:>8.2f}   (serial CPU {ref[1]:.2f} s / {CORES} cores)")
         order = order[1:] + order[:1]  # the next round starts with another way
-    lim = statistics.median(limits)
     print(f"\nmedian over {a.rounds} rounds; every mosaic identical to the serial one")
-    print(f"{'way':<7} {'wall s':>8} {'x limit':>8} {'x serial':>9} {'framework CPU s':>15} {'store read MB':>13} "
-          f"{'written MB':>10}")
-    ser = statistics.median(rows["serial"])
-    ser_cpu = statistics.median(cpus["serial"])
-    for w in ways:
-        m = statistics.median(rows[w])
-        own = statistics.median(cpus[w]) - ser_cpu
-        read, written = STORE.get(w, STORE.get("falkon", (0, 0)))
-        print(f"{w:<7} {m:>8.2f} {m / lim:>8.2f} {m / ser:>9.2f} {own:>15.2f} {read / 1e6:>13.1f} "
-              f"{written / 1e6:>10.1f}")
-    print(f"{'limit':<7} {lim:>8.2f} {1:>8.2f} {lim / ser:>9.2f}")
+    summary(ways, rows, cpus, STORE, limits)
 
 
 if __name__ == "__main__":
