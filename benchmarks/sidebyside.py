@@ -168,6 +168,42 @@ def swift_falkon_available():
     return False
 
 
+def rounds(ways, n, fresh, digest, what):
+    """Runs every way n times, each round in an order rotated from the last, each from fresh(way,
+    round) (a new directory); way(run) returns ((wall, cpu), target) and digest(target) what must
+    equal the serial way's. Prints each round; returns the walls and CPUs per way and the rounds'
+    CPU-bound limits (the serial run's CPU over the cores)."""
+    rows = {w: [] for w in ways}
+    cpus = {w: [] for w in ways}
+    limits = []
+    print(f"{'round':<6} {'way':<8} {'wall s':>8} {'x limit':>8}")
+    order = list(ways)
+    for r in range(n):
+        results = {}
+        for w in order:
+            run = fresh(w, r)
+            # the way before left dirty pages behind; written back during this way's run they would
+            # slow it (above all one that forces its outputs to disk), so every way starts clean
+            os.sync()
+            (wall, cpu), target = ways[w](run)
+            results[w] = (wall, cpu, digest(target))
+            subprocess.run(["rm", "-rf", str(run)])  # a way's stragglers may still be tidying up
+        ref = results["serial"]
+        limit = ref[1] / CORES
+        limits.append(limit)
+        for w in ways:
+            wall, cpu, d = results[w]
+            if d != ref[2]:
+                sys.exit(f"round {r + 1}: the {w} {what} differs from the serial one")
+            rows[w].append(wall)
+            cpus[w].append(cpu)
+            print(f"{r + 1:<6} {w:<8} {wall:>8.2f} {wall / limit:>8.2f}")
+        print(f"{r + 1:<6} {'limit':<8} {limit:>8.2f}   (serial CPU {ref[1]:.2f} s / {CORES} cores)")
+        order = order[1:] + order[:1]
+    print(f"\nmedian over {n} rounds; every {what} identical to the serial one")
+    return rows, cpus, limits
+
+
 def summary(ways, rows, cpus, store, limits, ref="serial"):
     """The medians: wall, × the CPU-bound limit, × serial, the framework's own CPU, the store's bytes."""
     import statistics

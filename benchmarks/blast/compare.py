@@ -20,17 +20,15 @@ framework's own CPU and the store's bytes as in benchmarks/sidebyside.py.
 import argparse
 import hashlib
 import json
-import os
 import pathlib
 import shutil
-import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "examples" / "blast"))
 import blast  # noqa: E402  (the example's generator and its constants)
-from sidebyside import (CORES, parsl_available, run_parsl, run_swift, store_bytes, summary,  # noqa: E402
+from sidebyside import (CORES, parsl_available, rounds, run_parsl, run_swift, store_bytes, summary,  # noqa: E402
                         swift_falkon_available, timed, unpack_swift)
 
 BLAST_PY = ROOT / "examples" / "blast" / "blast.py"
@@ -182,7 +180,7 @@ def main():
 
     def script(name):
         def way(run):
-            return timed(["sh", str(sky / name)], run)
+            return timed(["sh", str(sky / name)], run), run
         return way
 
     def task_file(name, key, extra=()):
@@ -190,21 +188,21 @@ def main():
             shutil.copy(sky / name, run / "tasks.jsonl")
             r = timed([falkon, "run", "-q", "--json", "--store", ".", *extra, "tasks.jsonl"], run)
             STORE[key] = store_bytes()
-            return r
+            return r, run
         return way
 
     def in_place(run):
         (run / "inplace.jsonl").write_text(in_place_tasks(cmds, run))
-        return timed([falkon, "run", "-q", "inplace.jsonl"], run)
+        return timed([falkon, "run", "-q", "inplace.jsonl"], run), run
 
     def parsl_way(kind):
-        return lambda run: run_parsl(kind, in_place_tasks(cmds, run), run)
+        return lambda run: (run_parsl(kind, in_place_tasks(cmds, run), run), run)
 
     def swift_way(provider):
         def way(run):
             for i in range(a.query_files):
                 (run / "hits" / f"q{i}").mkdir(parents=True, exist_ok=True)
-            return run_swift(swift, sky / "blast.swift", run, provider)
+            return run_swift(swift, sky / "blast.swift", run, provider), run
         return way
 
     ways = {"serial": script("serial.sh"), "stages": script("stages.sh"),
@@ -217,34 +215,10 @@ def main():
     if parsl_available():
         ways["parsl-h"] = parsl_way("htex")
         ways["parsl-f"] = parsl_way("falkon")
-    rows = {w: [] for w in ways}
-    cpus = {w: [] for w in ways}
-    limits = []
     print(f"{a.proteins} proteins in {a.slices} slices, {a.query_files} query files: {len(cmds) - 1} tasks, "
           f"{CORES} cores")
-    print(f"{'round':<6} {'way':<8} {'wall s':>8} {'x limit':>8}")
-    order = list(ways)
-    for r in range(a.rounds):
-        results = {}
-        for w in order:
-            run = fresh(sky, work / f"r{r}" / w)
-            os.sync()
-            wall, cpu = ways[w](run)
-            results[w] = (wall, cpu, digest(run, a.query_files))
-            shutil.rmtree(run, ignore_errors=True)
-        ref = results["serial"]
-        limit = ref[1] / CORES
-        limits.append(limit)
-        for w in ways:
-            wall, cpu, d = results[w]
-            if d != ref[2]:
-                sys.exit(f"compare.py: round {r + 1}: the {w} results differ from the serial ones")
-            rows[w].append(wall)
-            cpus[w].append(cpu)
-            print(f"{r + 1:<6} {w:<8} {wall:>8.2f} {wall / limit:>8.2f}")
-        print(f"{r + 1:<6} {'limit':<8} {limit:>8.2f}   (serial CPU {ref[1]:.2f} s / {CORES} cores)")
-        order = order[1:] + order[:1]
-    print(f"\nmedian over {a.rounds} rounds; every result identical to the serial one")
+    rows, cpus, limits = rounds(ways, a.rounds, lambda w, r: fresh(sky, work / f"r{r}" / w),
+                                lambda run: digest(run, a.query_files), "result")
     summary(ways, rows, cpus, STORE, limits)
 
 

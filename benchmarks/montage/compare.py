@@ -33,7 +33,6 @@ the virtualenv python/run-parsl-tests.sh makes, or FALKON_PARSL_VENV)
 import argparse
 import hashlib
 import json
-import os
 import pathlib
 import shutil
 import sys
@@ -42,7 +41,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "montage"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import montage  # noqa: E402  (the example's generator: the same sky, tiles and commands)
-from sidebyside import (CORES, parsl_available, run_parsl, run_swift, store_bytes,  # noqa: E402
+from sidebyside import (CORES, parsl_available, rounds, run_parsl, run_swift, store_bytes,  # noqa: E402
                         summary, swift_falkon_available, timed, unpack_swift)
 
 def stages_script(names, pairs):
@@ -265,35 +264,8 @@ def main():
     if parsl_available():
         ways["parsl-h"] = parsl_way("htex")
         ways["parsl-f"] = parsl_way("falkon")
-    rows = {w: [] for w in ways}
-    cpus = {w: [] for w in ways}
-    limits = []
     print(f"{tasks} tasks ({a.tiles}x{a.tiles} tiles, {len(pairs)} overlaps), {CORES} cores")
-    print(f"{'round':<6} {'way':<7} {'wall s':>8} {'x limit':>8}")
-    order = list(ways)
-    for r in range(a.rounds):
-        results = {}
-        for w in order:
-            run = fresh(sky, work / f"r{r}" / w)
-            # the way before left dirty pages behind; written back during this way's run they would
-            # slow it (above all one that forces its outputs to disk), so every way starts clean
-            os.sync()
-            (wall, cpu), mosaic = ways[w](run)
-            results[w] = (wall, cpu, sha(mosaic))
-            shutil.rmtree(run, ignore_errors=True)  # a way's stragglers may still be tidying up
-        ref = results["serial"]
-        limit = ref[1] / CORES
-        limits.append(limit)
-        for w in ways:
-            wall, _, digest = results[w]
-            if digest != ref[2]:
-                sys.exit(f"compare.py: round {r + 1}: the {w} mosaic differs from the serial one")
-            rows[w].append(wall)
-            cpus[w].append(results[w][1])
-            print(f"{r + 1:<6} {w:<7} {wall:>8.2f} {wall / limit:>8.2f}")
-        print(f"{r + 1:<6} {'limit':<7} {limit:>8.2f}   (serial CPU {ref[1]:.2f} s / {CORES} cores)")
-        order = order[1:] + order[:1]  # the next round starts with another way
-    print(f"\nmedian over {a.rounds} rounds; every mosaic identical to the serial one")
+    rows, cpus, limits = rounds(ways, a.rounds, lambda w, r: fresh(sky, work / f"r{r}" / w), sha, "mosaic")
     summary(ways, rows, cpus, STORE, limits)
 
 

@@ -21,14 +21,14 @@ benchmarks/montage/compare.py (see benchmarks/sidebyside.py).
 import argparse
 import hashlib
 import json
-import os
 import pathlib
 import shutil
+import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from sidebyside import (CORES, parsl_available, run_parsl, run_swift, store_bytes, summary,  # noqa: E402
+from sidebyside import (CORES, parsl_available, rounds, run_parsl, run_swift, store_bytes, summary,  # noqa: E402
                         swift_falkon_available, timed, unpack_swift)
 
 STACKING = ROOT / "examples" / "stacking" / "stacking.py"
@@ -99,7 +99,6 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     sky = work / "sky"
-    import subprocess
     subprocess.run([PY, str(STACKING), "generate", str(sky), "--grid", str(a.grid)], check=True,
                    stdout=subprocess.DEVNULL)
     images = sorted(p.name for p in (sky / "images").glob("*.fits"))
@@ -156,33 +155,9 @@ def main():
     if parsl_available():
         ways["parsl-h"] = parsl_way("htex")
         ways["parsl-f"] = parsl_way("falkon")
-    rows = {w: [] for w in ways}
-    cpus = {w: [] for w in ways}
-    limits = []
     print(f"{len(images)} images, {len(images) + 1} tasks, {CORES} cores")
-    print(f"{'round':<6} {'way':<8} {'wall s':>8} {'x limit':>8}")
-    order = list(ways)
-    for r in range(a.rounds):
-        results = {}
-        for w in order:
-            run = fresh(sky, work / f"r{r}" / w)
-            os.sync()
-            (wall, cpu), stack = ways[w](run)
-            results[w] = (wall, cpu, hashlib.sha256(stack.read_bytes()).hexdigest())
-            shutil.rmtree(run, ignore_errors=True)
-        ref = results["serial"]
-        limit = ref[1] / CORES
-        limits.append(limit)
-        for w in ways:
-            wall, cpu, digest = results[w]
-            if digest != ref[2]:
-                sys.exit(f"compare.py: round {r + 1}: the {w} stack differs from the serial one")
-            rows[w].append(wall)
-            cpus[w].append(cpu)
-            print(f"{r + 1:<6} {w:<8} {wall:>8.2f} {wall / limit:>8.2f}")
-        print(f"{r + 1:<6} {'limit':<8} {limit:>8.2f}   (serial CPU {ref[1]:.2f} s / {CORES} cores)")
-        order = order[1:] + order[:1]
-    print(f"\nmedian over {a.rounds} rounds; every stack identical to the serial one")
+    rows, cpus, limits = rounds(ways, a.rounds, lambda w, r: fresh(sky, work / f"r{r}" / w),
+                                lambda stack: hashlib.sha256(stack.read_bytes()).hexdigest(), "stack")
     summary(ways, rows, cpus, STORE, limits)
 
 
