@@ -204,12 +204,16 @@ def rounds(ways, n, fresh, digest, what):
     return rows, cpus, limits
 
 
-def summary(ways, rows, cpus, store, limits, ref="serial"):
-    """The medians: wall, × the CPU-bound limit, × serial, the framework's own CPU, the store's bytes."""
+def summary(ways, rows, cpus, store, limits, application, ref="serial"):
+    """The medians: wall, × the CPU-bound limit, × serial, the framework's own CPU, the store's bytes;
+    printed, and kept for the report in bench-results/applications.json (this application's rows
+    replaced, the others' kept)."""
     import statistics
     lim = statistics.median(limits)
     ser = statistics.median(rows[ref])
     ser_cpu = statistics.median(cpus[ref])
+    xargs = statistics.median(rows["stages"])
+    out = []
     print(f"{'way':<8} {'wall s':>8} {'x limit':>8} {'x serial':>9} {'framework CPU s':>15} {'store read MB':>13} "
           f"{'written MB':>10}")
     for w in ways:
@@ -218,4 +222,29 @@ def summary(ways, rows, cpus, store, limits, ref="serial"):
         read, written = store.get(w, store.get("falkon", (0, 0)))
         print(f"{w:<8} {m:>8.2f} {m / lim:>8.2f} {m / ser:>9.2f} {own:>15.2f} {read / 1e6:>13.1f} "
               f"{written / 1e6:>10.1f}")
+        out.append({"application": application, "way": w, "wallSeconds": round(m, 3),
+                    "overXargs": round(m / xargs, 3), "frameworkCpuSeconds": round(own, 2),
+                    "storeReadMB": round(read / 1e6, 1), "storeWrittenMB": round(written / 1e6, 1),
+                    "rounds": len(rows[w])})
     print(f"{'limit':<8} {lim:>8.2f} {1:>8.2f} {lim / ser:>9.2f}")
+    keep(application, out)
+
+
+def keep(application, rows, path=ROOT / "bench-results" / "applications.json"):
+    """Puts an application's rows into the report's result file (benchmarks/report reads it)."""
+    import datetime
+    import platform
+    doc = {"benchmark": "applications", "rows": []}
+    if path.exists():
+        doc = json.loads(path.read_text())
+    doc["title"] = ("applications side by side: wall time, framework CPU and store bytes per way, "
+                    "medians of paired rounds")
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor())
+    doc["meta"] = {"cores": CORES, "cpu": cpu, "os": f"{platform.system()} {platform.release()}",
+                   "python": platform.python_version(),
+                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+    doc["rows"] = [r for r in doc["rows"] if r["application"] != application] + rows
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"(kept in {path})")

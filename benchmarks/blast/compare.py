@@ -219,7 +219,7 @@ def main():
           f"{CORES} cores")
     rows, cpus, limits = rounds(ways, a.rounds, lambda w, r: fresh(sky, work / f"r{r}" / w),
                                 lambda run: digest(run, a.query_files), "result")
-    summary(ways, rows, cpus, STORE, limits)
+    summary(ways, rows, cpus, STORE, limits, "blast")
 
 
 if __name__ == "__main__":

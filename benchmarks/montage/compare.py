@@ -266,7 +266,7 @@ def main():
         ways["parsl-f"] = parsl_way("falkon")
     print(f"{tasks} tasks ({a.tiles}x{a.tiles} tiles, {len(pairs)} overlaps), {CORES} cores")
     rows, cpus, limits = rounds(ways, a.rounds, lambda w, r: fresh(sky, work / f"r{r}" / w), sha, "mosaic")
-    summary(ways, rows, cpus, STORE, limits)
+    summary(ways, rows, cpus, STORE, limits, "montage")
 
 
 if __name__ == "__main__":

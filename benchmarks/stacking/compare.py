@@ -158,7 +158,7 @@ def main():
     print(f"{len(images)} images, {len(images) + 1} tasks, {CORES} cores")
     rows, cpus, limits = rounds(ways, a.rounds, lambda w, r: fresh(sky, work / f"r{r}" / w),
                                 lambda stack: hashlib.sha256(stack.read_bytes()).hexdigest(), "stack")
-    summary(ways, rows, cpus, STORE, limits)
+    summary(ways, rows, cpus, STORE, limits, "stacking")
 
 
 if __name__ == "__main__":
