@@ -366,22 +366,25 @@ static int move_durably(const char *file, const char *partial) {
 
 /* Saves output id for good: ROOT/ID, copied (or, when movable, moved) to a partial file, forced to
  * disk, renamed into place. 0, or -1 with err. */
+/* Whether an output id would leave the output root (empty, absolute, or with a ".." part); err says so. */
+static int id_leaves_root(const char *root, const char *id, char *err, size_t errlen) {
+    int bad = !id[0] || id[0] == '/';
+    for (const char *p = id; !bad && *p;) {
+        const char *slash = strchr(p, '/');
+        size_t n = slash ? (size_t)(slash - p) : strlen(p);
+        bad = n == 2 && p[0] == '.' && p[1] == '.';
+        p = slash ? slash + 1 : p + n;
+    }
+    if (bad) {
+        snprintf(err, errlen, "output id '%s' leaves the output directory %s", id, root);
+    }
+    return bad;
+}
+
 static int save_output(const char *root, const char *id, const char *file, int movable, char *err,
                        size_t errlen) {
-    /* the id must stay inside the root */
-    if (!id[0] || id[0] == '/' || strstr(id, "..")) {
-        const char *p = id;
-        int bad = !id[0] || id[0] == '/';
-        while (!bad && *p) {
-            const char *slash = strchr(p, '/');
-            size_t n = slash ? (size_t)(slash - p) : strlen(p);
-            bad = n == 2 && p[0] == '.' && p[1] == '.';
-            p = slash ? slash + 1 : p + n;
-        }
-        if (bad) {
-            snprintf(err, errlen, "output id '%s' leaves the output directory %s", id, root);
-            return -1;
-        }
+    if (id_leaves_root(root, id, err, errlen)) {
+        return -1;
     }
     char target[PATH_MAX], partial[PATH_MAX + 64];
     if (snprintf(target, sizeof target, "%s/%s", root, id) >= (int)sizeof target) {
@@ -465,7 +468,10 @@ static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, 
         if (kept < 0) {
             why = err;
         } else if (outs[i].archived && stat(file, &s) == 0 && S_ISREG(s.st_mode)) {
-            if (!st->archive || fk_archive_append(st->archive, outs[i].id.s, file, &entry, err, sizeof err) != 0) {
+            if (id_leaves_root(st->outputs, outs[i].id.s, err, sizeof err)) {
+                why = err; /* the same rule as for a file of its own: an archive entry is extracted there */
+            } else if (!st->archive
+                       || fk_archive_append(st->archive, outs[i].id.s, file, &entry, err, sizeof err) != 0) {
                 why = st->archive ? err : "this executor has no output archive";
             } else { /* ARCHIVED = count:u16 (id:str archive:str offset:u64 size:u64 sha256:str)* */
                 fk_buf_blob(archived, outs[i].id.s, outs[i].id.len);

@@ -581,6 +581,11 @@ abstract class ExecutorContract {
         List<String> names = new String(tar.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
         assertThat(tar.waitFor()).as(String.join("\n", names)).isZero();
         assertThat(names).as("every entry, the long id whole").hasSize(120).contains(longId, "results/r-0");
+        // an id that would leave the store when extracted is refused, as for a file of its own
+        TaskResult escape = in.submit(TaskSpec.builder("/bin/sh", "-c", "echo x > o.txt")
+                .outputs(List.of(new TaskOutput("o.txt", "../escape", false, true))).build()).get(60, TimeUnit.SECONDS);
+        assertThat(escape.status()).isEqualTo(TaskStatus.OUTPUT_FAILED);
+        assertThat(escape.execution().detail()).contains("'../escape' leaves the output directory");
     }
 
     @Test
