@@ -168,6 +168,18 @@ def swift_falkon_available():
     return False
 
 
+def optional_ways(ways, swift, swift_way, parsl_way):
+    """Adds the Swift/K and Parsl ways to ways where their engines are here (a line says why not)."""
+    if swift:
+        ways["swift"] = swift_way("local")
+        if swift_falkon_available():
+            ways["swift-f"] = swift_way("falkon")
+    if parsl_available():
+        ways["parsl-h"] = parsl_way("htex")
+        ways["parsl-f"] = parsl_way("falkon")
+    return ways
+
+
 def rounds(ways, n, fresh, digest, what):
     """Runs every way n times, each round in an order rotated from the last, each from fresh(way,
     round) (a new directory); way(run) returns ((wall, cpu), target) and digest(target) what must

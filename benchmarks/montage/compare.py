@@ -41,8 +41,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "montage"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import montage  # noqa: E402  (the example's generator: the same sky, tiles and commands)
-from sidebyside import (CORES, parsl_available, rounds, run_parsl, run_swift, store_bytes,  # noqa: E402
-                        summary, swift_falkon_available, timed, unpack_swift)
+from sidebyside import (CORES, optional_ways, rounds, run_parsl, run_swift, store_bytes,  # noqa: E402
+                        summary, timed, unpack_swift)
 
 def stages_script(names, pairs):
     """serial.sh's commands with each stage's independent tasks through xargs -P CORES."""
@@ -234,11 +234,8 @@ def main():
         r = timed([str(ROOT / "bin" / "falkon"), "run", "-q", "inplace.jsonl"], run)
         return r, run / "inplace" / "corr" / "mosaic.fits"
 
-    def swift_k(run):
-        return run_swift(swift, sky / "montage.swift", run), run / "mosaic.fits"
-
-    def swift_falkon(run):
-        return run_swift(swift, sky / "montage.swift", run, provider="falkon"), run / "mosaic.fits"
+    def swift_way(provider):
+        return lambda run: (run_swift(swift, sky / "montage.swift", run, provider), run / "mosaic.fits")
 
     def falkon_tmp(run):
         shutil.copy(sky_tmp / "workflow.jsonl", run)
@@ -257,13 +254,7 @@ def main():
 
     STORE = {}
     ways = {"serial": serial, "stages": stages, "falkon": falkon, "fal-tmp": falkon_tmp, "inplace": in_place}
-    if swift:
-        ways["swift"] = swift_k
-        if swift_falkon_available():
-            ways["swift-f"] = swift_falkon
-    if parsl_available():
-        ways["parsl-h"] = parsl_way("htex")
-        ways["parsl-f"] = parsl_way("falkon")
+    optional_ways(ways, swift, swift_way, parsl_way)
     print(f"{tasks} tasks ({a.tiles}x{a.tiles} tiles, {len(pairs)} overlaps), {CORES} cores")
     rows, cpus, limits = rounds(ways, a.rounds, lambda w, r: fresh(sky, work / f"r{r}" / w), sha, "mosaic")
     summary(ways, rows, cpus, STORE, limits, "montage")

@@ -28,8 +28,8 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from sidebyside import (CORES, parsl_available, rounds, run_parsl, run_swift, store_bytes, summary,  # noqa: E402
-                        swift_falkon_available, timed, unpack_swift)
+from sidebyside import (CORES, optional_ways, rounds, run_parsl, run_swift, store_bytes,  # noqa: E402
+                        summary, timed, unpack_swift)
 
 STACKING = ROOT / "examples" / "stacking" / "stacking.py"
 PY = sys.executable  # the astropy venv's
@@ -148,13 +148,7 @@ def main():
     ways = {"serial": script("serial.sh"), "stages": script("stages.sh"),
             "falkon": task_file("workflow.jsonl", "falkon"),
             "fal-tmp": task_file("workflow-tmp.jsonl", "fal-tmp", ["--cache-size", "1g"]), "inplace": in_place}
-    if swift:
-        ways["swift"] = swift_way("local")
-        if swift_falkon_available():
-            ways["swift-f"] = swift_way("falkon")
-    if parsl_available():
-        ways["parsl-h"] = parsl_way("htex")
-        ways["parsl-f"] = parsl_way("falkon")
+    optional_ways(ways, swift, swift_way, parsl_way)
     print(f"{len(images)} images, {len(images) + 1} tasks, {CORES} cores")
     rows, cpus, limits = rounds(ways, a.rounds, lambda w, r: fresh(sky, work / f"r{r}" / w),
                                 lambda stack: hashlib.sha256(stack.read_bytes()).hexdigest(), "stack")

@@ -59,17 +59,17 @@ final class Multicast {
         }
     }
 
-    private final ExecutorPool pool;
     private final CacheIndex index;
     private final Outbox outbox;
     private final Map<String, Demand> demand = new HashMap<>();
     private final List<Demand> active = new ArrayList<>();
+    /** The registered executors with a cache server: kept here so that the threshold costs nothing per task. */
+    private final Set<ExecutorState> caches = new java.util.LinkedHashSet<>();
     private boolean changed;
     private long transfers;
     private long storeTransfers;
 
     Multicast(ExecutorPool pool, Outbox outbox) {
-        this.pool = pool;
         this.index = pool.index();
         this.outbox = outbox;
     }
@@ -109,11 +109,14 @@ final class Multicast {
     }
 
     private int threshold() {
-        int caches = 0;
-        for (ExecutorState e : pool.all()) {
-            caches += e.cachePeer != null && e.alive ? 1 : 0;
+        return caches.size() < MIN_EXECUTORS ? Integer.MAX_VALUE : caches.size();
+    }
+
+    /** {@code e} registered: one more executor the tree can reach, if it has a cache. */
+    void executorJoined(ExecutorState e) {
+        if (e.cachePeer != null) {
+            caches.add(e);
         }
-        return caches < MIN_EXECUTORS ? Integer.MAX_VALUE : caches;
     }
 
     private void start(Demand d, Task reader) {
@@ -144,6 +147,7 @@ final class Multicast {
 
     /** {@code e} left: transfers to it are over, and those it served go to other holders. */
     void executorGone(ExecutorState e) {
+        caches.remove(e);
         for (Demand d : active) {
             arrived(e, d.id);
             d.sending.remove(e);
@@ -198,8 +202,8 @@ final class Multicast {
     private List<ExecutorState> targets(Demand d) {
         Set<ExecutorState> holding = new HashSet<>(index.holders(d.id));
         List<ExecutorState> out = new ArrayList<>();
-        for (ExecutorState e : pool.all()) {
-            if (e.alive && e.cachePeer != null && !holding.contains(e) && !d.inflight.containsKey(e)
+        for (ExecutorState e : caches) {
+            if (e.alive && !holding.contains(e) && !d.inflight.containsKey(e)
                     && !d.failed.contains(e)) {
                 out.add(e);
             }

@@ -227,6 +227,9 @@ public final class Scheduler {
             executorDisconnected(old.link);
         }
         ExecutorState e = pool.add(link, reg, tickMicros);
+        if (multicast != null) {
+            multicast.executorJoined(e);
+        }
         resizeWindow();
         log.info("executor {} registered from {} ({} slots{})", LogSafe.text(e.id), link.remote(), e.slots,
                 e.noExec ? ", NO-EXEC benchmark mode" : "");
