@@ -61,11 +61,6 @@ work="$here/target/parsl-tests"
 mkdir -p "$work"
 cd "$work"
 deselect=(
-    # admits InvalidResourceSpecification only from HTEX, WorkQueue and ThreadPool executors: any
-    # other executor must run an app asking {"cpus", "memory", "disk"}. Falkon honours cores and
-    # memory (the test's first request runs) but refuses "cpus" and "disk", which it cannot honour,
-    # the way HTEX does (docs/parsl.md); tests/test_parsl_executor.py checks both behaviours
-    --deselect "test_error_handling/test_resource_spec.py::test_resource"
     # a race inside Parsl, not in any executor: the stdout and stderr stage-outs both append to
     # one zip file on Parsl's internal thread pool, and the test reads the zip once stdout's is
     # done, possibly while stderr's is still rewriting it (Parsl/parsl#3467, open; hit once here)

@@ -17,6 +17,7 @@ typedef struct {
     const char *id;
     int slots;
     int64_t memory_mib;     /* memory it advertises for tasks' stated needs (--memory; default: the node's) */
+    int64_t disk_mib;       /* scratch space it advertises (--disk; default: free in the workdir's file system) */
     int pin_slots;          /* enum fk_pin: keep each slot thread on one CPU (affinity.h) */
     int prefetch;           /* tasks held beyond the free slots; FK_PREFETCH_AUTO: as the Java executor's auto */
     int no_exec;            /* BENCHMARKING ONLY: complete tasks without running them */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +34,8 @@ static void usage(FILE *f) {
             "                          on with one slot per CPU the executor may use)\n"
             "  --memory SIZE           memory offered to tasks that state theirs, e.g. 8g or 4096m\n"
             "                          (default: the node's physical memory)\n"
+            "  --disk SIZE             scratch space offered to tasks that state theirs, e.g. 100g\n"
+            "                          (default: the free space of --workdir's file system at start)\n"
             "  --worker-max-tasks N    replace a persistent worker after N tasks (default: 0 = never)\n"
             "  --worker-max-memory SIZE replace a persistent worker whose resident memory is over SIZE\n"
             "                          after a task, e.g. 2g (default: no bound)\n"
@@ -257,6 +260,7 @@ int main(int argc, char **argv) {
     static const struct option opts[] = {
         {"dispatcher", required_argument, 0, 'd'}, {"slots", required_argument, 0, 's'},
         {"pin-slots", required_argument, 0, 'X'}, {"memory", required_argument, 0, 'M'},
+        {"disk", required_argument, 0, 'D'},
         {"worker-max-tasks", required_argument, 0, 'k'}, {"worker-max-memory", required_argument, 0, 'm'},
         {"no-exec", no_argument, 0, 'n'},          {"id", required_argument, 0, 'i'},
         {"output-cap", required_argument, 0, 'o'}, {"workdir", required_argument, 0, 'w'},
@@ -312,6 +316,12 @@ int main(int argc, char **argv) {
                 return bad("--memory must be a size of at least 1m, e.g. 8g or 4096m", optarg);
             }
             cfg.memory_mib = bytes / (1024 * 1024);
+            break;
+        case 'D':
+            if (parse_bytes(optarg, &bytes) != 0 || bytes < 1024 * 1024 || bytes / (1024 * 1024) > 0xFFFFFFFFLL) {
+                return bad("--disk must be a size of at least 1m, e.g. 100g or 4096m", optarg);
+            }
+            cfg.disk_mib = bytes / (1024 * 1024);
             break;
         case 'k':
             if (parse_int(optarg, 0, 1000000000, &v) != 0) {
@@ -458,6 +468,11 @@ int main(int argc, char **argv) {
     static char cwd[PATH_MAX];
     if (!cfg.workdir) {
         cfg.workdir = getcwd(cwd, sizeof cwd) ? cwd : "/";
+    }
+    if (cfg.disk_mib == 0) {
+        /* what a task may write where it runs: the space free to this user, as df counts it */
+        struct statvfs fs;
+        cfg.disk_mib = statvfs(cfg.workdir, &fs) == 0 ? (int64_t)((uint64_t)fs.f_bavail * fs.f_frsize >> 20) : 0;
     }
     static char id[300];
     if (!cfg.id) {

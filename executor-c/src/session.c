@@ -39,9 +39,10 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
     } else {
         snprintf(prefetch, sizeof prefetch, "%d", c->prefetch);
     }
-    char memory[32];
+    char memory[32], disk[32];
     snprintf(memory, sizeof memory, "%lld", (long long)c->memory_mib);
-    fk_kv attrs[8];
+    snprintf(disk, sizeof disk, "%lld", (long long)c->disk_mib);
+    fk_kv attrs[9];
     size_t na = 0;
     attrs[na].key = fk_str_of("impl");
     attrs[na++].value = fk_str_of("c");
@@ -53,6 +54,8 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
     attrs[na++].value = fk_str_of(prefetch);
     attrs[na].key = fk_str_of("memoryMiB");
     attrs[na++].value = fk_str_of(memory);
+    attrs[na].key = fk_str_of("diskMiB");
+    attrs[na++].value = fk_str_of(disk);
     if (e->peer) {
         snprintf(port, sizeof port, "%d", fk_peer_port(e->peer));
         attrs[na].key = fk_str_of("cachePort");

@@ -121,10 +121,20 @@ class FalkonExecutorTest(unittest.TestCase):
             self.slow_python(0, parsl_resource_specification={"cores": 0}).result(60)
         self.assertIn("cores", str(ctx.exception))
 
+    def test_disk_and_cpus_are_honoured_and_a_task_wanting_more_disk_than_any_executor_has_fails_naming_it(self):
+        self.assertEqual("woke", self.slow_python(0, parsl_resource_specification={"cpus": 1, "memory": 1,
+                                                                                    "disk": 1}).result(60))
+        with self.assertRaises(Exception) as ctx:
+            self.slow_python(0, parsl_resource_specification={"disk": 2**32 - 1}).result(60)
+        self.assertIn(f"{2**32 - 1} MiB of disk", str(ctx.exception))
+        with self.assertRaises(InvalidResourceSpecification) as ctx:
+            self.slow_python(0, parsl_resource_specification={"cores": 1, "cpus": 2}).result(60)
+        self.assertEqual({"cores", "cpus"}, ctx.exception.invalid_keys)
+
     def test_resource_keys_it_cannot_honour_are_refused(self):
         with self.assertRaises(InvalidResourceSpecification) as ctx:
-            self.slow_python(0, parsl_resource_specification={"cores": 1, "disk": 100, "gpus": 1}).result(60)
-        self.assertEqual({"disk", "gpus"}, ctx.exception.invalid_keys)
+            self.slow_python(0, parsl_resource_specification={"cores": 1, "disk": 100, "gpus": 1, "mig": 2}).result(60)
+        self.assertEqual({"gpus", "mig"}, ctx.exception.invalid_keys)
 
 
 def double(x):

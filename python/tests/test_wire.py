@@ -56,6 +56,15 @@ class GoldenVectorTest(unittest.TestCase):
             with self.assertRaises(ValueError, msg=str(bad)):
                 wire.resources_ext(**bad)
 
+    def test_disk_is_the_field_the_java_client_writes(self):
+        task = wire.decode((VECTORS / "49_dispatch_disk.bin").read_bytes())["tasks"][0]
+        self.assertEqual(wire.resources_ext(2, 512) + wire.disk_ext(20480), task["spec"]["ext"])
+        self.assertEqual([], wire.disk_ext())
+        self.assertEqual([], wire.disk_ext(0), "0 states nothing")
+        for bad in (-1, 2**32, 1.5, True, "1g"):
+            with self.assertRaises(ValueError, msg=repr(bad)):
+                wire.disk_ext(bad)
+
     def test_priority_is_the_signed_32_bit_field_the_java_client_writes(self):
         tasks = wire.decode((VECTORS / "39_submit_priority.bin").read_bytes())["tasks"]
         self.assertEqual([(wire.EXT_PRIORITY, b"\x00\x00\x00\x0a")], wire.priority_ext(10))

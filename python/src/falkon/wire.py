@@ -33,12 +33,14 @@ EXT_AFTER = 0x0007
 EXT_PRIORITY = 0x0008
 EXT_RESOURCES = 0x0009
 EXT_WORKER = 0x000A
+EXT_DISK = 0x000D
 
 # Execution.flags
 FLAG_STDOUT_TRUNCATED = 1
 FLAG_STDERR_TRUNCATED = 2
 MAX_CORES = 65536
 MAX_MEMORY_MIB = 2**32 - 1
+MAX_DISK_MIB = 2**32 - 1
 # Execution.ext: which task a DEPENDENCY_FAILED result needed
 EXT_DEPENDENCY = 0x0021
 MAX_NAME_BYTES = 1024
@@ -263,6 +265,16 @@ def resources_ext(cores=None, memory=None):
     if isinstance(memory, bool) or not isinstance(memory, int) or not 0 <= memory <= MAX_MEMORY_MIB:
         raise ValueError(f"memory must be a whole number of MiB 0..{MAX_MEMORY_MIB}, got {memory!r}")
     return [(EXT_RESOURCES, struct.pack(">II", cores, memory))]
+
+
+def disk_ext(disk=None):
+    """The DISK field (docs/protocol.md): the scratch space a task needs in MiB where it runs; left
+    out when not stated (None or 0)."""
+    if disk is None:
+        return []
+    if isinstance(disk, bool) or not isinstance(disk, int) or not 0 <= disk <= MAX_DISK_MIB:
+        raise ValueError(f"disk must be a whole number of MiB 0..{MAX_DISK_MIB}, got {disk!r}")
+    return [(EXT_DISK, struct.pack(">I", disk))] if disk else []
 
 
 def worker_ext(command=None, payload=b""):

@@ -14,8 +14,9 @@ Tasks run in the submitting process's working directory. ``walltime`` (an app ke
 apps, or ``parsl_resource_specification={"walltime": seconds}`` for any app) becomes the task's
 wall-time limit, ``"priority"`` (a whole number, default 0) the task's place in the
 dispatcher's queue: higher starts first (docs/cli.md, "Priorities and fair share"), and ``"cores"``
-and ``"memory"`` (MiB) what the task needs of one executor: it goes only where both fit, and fails
-naming them when no executor could ever hold it (docs/cli.md, "Tasks of several cores"). Other keys
+(or ``"cpus"``, Slurm's word for them), ``"memory"`` and ``"disk"`` (MiB) what the task needs of one
+executor: it goes only where all fit beside the tasks already there, and fails naming them when no
+executor could ever hold it (docs/cli.md, "Tasks of several cores"). Other keys (``"gpus"``, ...)
 are refused with Parsl's ``InvalidResourceSpecification``. Parsl's ``retries`` stay Parsl's (the DFK submits again), while Falkon itself
 re-dispatches a task after framework failures (a lost executor) up to ``falkon_retries`` times.
 Shutting down destroys the instance, which cancels every unfinished task.
@@ -41,7 +42,7 @@ from . import _pyrun, bash
 
 logger = logging.getLogger(__name__)
 
-RESOURCE_KEYS = {"walltime", "retries", "priority", "cores", "memory"}
+RESOURCE_KEYS = {"walltime", "retries", "priority", "cores", "cpus", "memory", "disk"}
 _PYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pyrun.py")
 _RESIDENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_resident.py")
 # a call larger than this goes through a file rather than with its task (frames are at most 16 MiB)
@@ -176,8 +177,12 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         walltime = resource_specification.get("walltime")
         retries = resource_specification.get("retries", self.falkon_retries)
         priority = resource_specification.get("priority", 0)
-        cores = resource_specification.get("cores")
+        cores = resource_specification.get("cores", resource_specification.get("cpus"))
+        if resource_specification.get("cpus", cores) != cores:
+            raise InvalidResourceSpecification({"cores", "cpus"}, "\"cores\" and \"cpus\" name the same thing: "
+                                               "state one, or both alike")
         memory = resource_specification.get("memory")
+        disk = resource_specification.get("disk")
         future = Future()
         n = next(self._ids)
         future.parsl_executor_task_id = n
@@ -186,6 +191,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
             # a bad value fails this app's future, not the submitting thread
             wire.priority_ext(priority)
             wire.resources_ext(cores, memory)
+            wire.disk_ext(disk)
             worker = {}
             if user_function is not None:
                 call = bash.format_call(user_function, args, kwargs)
@@ -202,7 +208,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         with self._lock:
             self._outstanding += 1
         self._instance.submit(argv, cwd=os.getcwd(), walltime=walltime, retries=retries, priority=priority,
-                              cores=cores, memory=memory, **worker,
+                              cores=cores, memory=memory, disk=disk, **worker,
                               callback=lambda result, error: self._finish_one(result, error, future, finish))
         return future
 

@@ -50,23 +50,23 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         static final ObjectReader JSON = new ObjectMapper().readerFor(JsonNode.class);
     }
     private static final Set<String> JSON_FIELDS = Set.of("shell", "args", "env", "dir", "timeout", "retries",
-            "retriesOnFailure", "name", "after", "priority", "cores", "memory",
+            "retriesOnFailure", "name", "after", "priority", "cores", "memory", "disk",
             "inputs", "outputs", "worker", "payload");
-    /** A .jsonl "memory": whole MiB, or a size with a unit ("512m", "4g"), rounded up to MiB. */
-    private static long memoryMiB(JsonNode memory, String name, int lineNo) {
+    /** A .jsonl "memory" or "disk" ({@code field}): whole MiB, or a size with a unit ("512m", "4g"), rounded up to MiB. */
+    private static long mebibytes(String field, JsonNode size, long max, String name, int lineNo) {
         long mib = -1;
-        if (memory.isIntegralNumber() && memory.canConvertToLong()) {
-            mib = memory.asLong();
-        } else if (memory.isTextual()) {
+        if (size.isIntegralNumber() && size.canConvertToLong()) {
+            mib = size.asLong();
+        } else if (size.isTextual()) {
             try {
-                mib = (io.falkon.executor.Bytes.parse(memory.asText()) + (1 << 20) - 1) >> 20;
+                mib = (io.falkon.executor.Bytes.parse(size.asText()) + (1 << 20) - 1) >> 20;
             } catch (IllegalArgumentException e) {
                 mib = -1;
             }
         }
-        if (mib < 0 || mib > TaskSpec.MAX_MEMORY_MIB) {
-            throw new BadLine(name, lineNo, "\"memory\" must be whole MiB or a size like \"512m\" or \"4g\" (up to "
-                    + TaskSpec.MAX_MEMORY_MIB + " MiB), got " + memory);
+        if (mib < 0 || mib > max) {
+            throw new BadLine(name, lineNo, "\"" + field + "\" must be whole MiB or a size like \"512m\" or \"4g\" (up to "
+                    + max + " MiB), got " + size);
         }
         return mib;
     }
@@ -467,7 +467,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             String f = it.next();
             if (!JSON_FIELDS.contains(f)) {
                 throw new BadLine(name, lineNo, "unknown field \"" + f + "\" (known: shell, args, env, dir, timeout, "
-                        + "retries, retriesOnFailure, name, after, priority, cores, memory, inputs, outputs, worker, payload)");
+                        + "retries, retriesOnFailure, name, after, priority, cores, memory, disk, inputs, outputs, worker, payload)");
             }
         }
         JsonNode shell = node.get("shell");
@@ -531,7 +531,12 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
                 throw new BadLine(name, lineNo, "\"cores\" must be a whole number 1.." + TaskSpec.MAX_CORES
                         + " (slots the task takes at once)");
             }
-            b.resources(cores == null ? 1 : cores.asInt(), memory == null ? 0 : memoryMiB(memory, name, lineNo));
+            b.resources(cores == null ? 1 : cores.asInt(),
+                    memory == null ? 0 : mebibytes("memory", memory, TaskSpec.MAX_MEMORY_MIB, name, lineNo));
+        }
+        JsonNode disk = node.get("disk");
+        if (disk != null) {
+            b.disk(mebibytes("disk", disk, TaskSpec.MAX_DISK_MIB, name, lineNo));
         }
         worker(node, b);
         JsonNode retries = node.get("retries");

@@ -145,16 +145,17 @@ class TaskFileTest {
     void aJsonlTaskStatesItsCoresAndMemoryAndBadValuesAreRefusedNamingTheLine() throws Exception {
         Path file = Files.writeString(dir.resolve("r.jsonl"), "{\"shell\": \"xz -T2 a\", \"cores\": 2}\n"
                 + "{\"shell\": \"true\", \"memory\": 512}\n{\"shell\": \"true\", \"cores\": 4, \"memory\": \"1.5g\"}\n"
-                + "{\"shell\": \"true\"}\n");
+                + "{\"shell\": \"true\"}\n{\"shell\": \"sort big\", \"disk\": \"20g\"}\n");
         List<TaskFile.Entry> entries = new ArrayList<>();
         try (TaskFile f = TaskFile.open(file.toString(), TaskFile.Format.PLAIN)) {
             f.forEachRemaining(entries::add);
         }
-        assertThat(entries).extracting(e -> e.spec().cores()).containsExactly(2, 1, 4, 1);
-        assertThat(entries).extracting(e -> e.spec().memoryMiB()).containsExactly(0L, 512L, 1536L, 0L);
+        assertThat(entries).extracting(e -> e.spec().cores()).containsExactly(2, 1, 4, 1, 1);
+        assertThat(entries).extracting(e -> e.spec().memoryMiB()).containsExactly(0L, 512L, 1536L, 0L, 0L);
+        assertThat(entries).extracting(e -> e.spec().diskMiB()).containsExactly(0L, 0L, 0L, 0L, 20_480L);
         assertThat(entries.get(3).spec().ext()).as("states nothing").isEmpty();
         for (String bad : new String[]{"\"cores\": 0", "\"cores\": 1.5", "\"cores\": \"two\"", "\"memory\": -1",
-                "\"memory\": \"lots\""}) {
+                "\"memory\": \"lots\"", "\"disk\": -5", "\"disk\": [1]"}) {
             Path b = Files.writeString(dir.resolve("bad.jsonl"), "{\"shell\": \"true\"}\n{\"shell\": \"true\", "
                     + bad + "}\n");
             assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(b.toString(),

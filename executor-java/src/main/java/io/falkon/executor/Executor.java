@@ -292,6 +292,15 @@ public final class Executor implements AutoCloseable {
         return session.heartbeatMillis();
     }
 
+    /** Space free to this user in {@code dir}'s file system, in MiB; -1 when it cannot be read (none advertised). */
+    static long freeMiB(Path dir) {
+        try {
+            return Files.getFileStore(dir).getUsableSpace() >> 20;
+        } catch (IOException | SecurityException e) {
+            return -1;
+        }
+    }
+
     /** The connection's events, on the I/O thread. */
     private final class Events implements PeerSession.Listener {
         @Override
@@ -304,6 +313,10 @@ public final class Executor implements AutoCloseable {
             attrs.put("prefetch", prefetch.auto() ? "auto" : Integer.toString(config.prefetch()));
             if (config.memoryMiB() >= 0) {
                 attrs.put("memoryMiB", Long.toString(config.memoryMiB()));
+            }
+            long disk = config.diskMiB() >= 0 ? config.diskMiB() : freeMiB(config.workDir());
+            if (disk >= 0) {
+                attrs.put("diskMiB", Long.toString(disk));
             }
             if (peerServer != null) {
                 attrs.put("cachePort", Integer.toString(peerServer.port()));

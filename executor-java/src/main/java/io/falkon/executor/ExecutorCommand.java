@@ -44,6 +44,10 @@ public final class ExecutorCommand implements Callable<Integer> {
             + "e.g. 8g or 4096m (default: the node's physical memory)")
     String memory;
 
+    @Option(names = "--disk", paramLabel = "SIZE", description = "scratch space offered to tasks that state theirs, "
+            + "e.g. 100g (default: the free space of --workdir's file system when it registers)")
+    String disk;
+
     @Option(names = "--worker-max-tasks", paramLabel = "N", description = "replace a persistent worker after it "
             + "has run N tasks (default: 0 = never)")
     int workerMaxTasks;
@@ -217,6 +221,13 @@ public final class ExecutorCommand implements Callable<Integer> {
                     throw new IllegalArgumentException("--memory must be at least 1m, got '" + memory + "'");
                 }
                 b.memoryMiB(bytes >> 20);
+            }
+            if (disk != null) {
+                long bytes = Bytes.parse(disk);
+                if (bytes < 1 << 20) {
+                    throw new IllegalArgumentException("--disk must be at least 1m, got '" + disk + "'");
+                }
+                b.diskMiB(bytes >> 20);
             }
             EvictionPolicies.byName(eviction);
             cfg = b.build();

@@ -24,6 +24,7 @@ public final class ExecutorConfig {
     private final String executorId;
     private final int slots;
     private final long memoryMiB;
+    private final long diskMiB;
     private final io.falkon.executor.run.WorkerLimits workerLimits;
     private final boolean noExec;
     private final boolean noExecSleep;
@@ -54,6 +55,7 @@ public final class ExecutorConfig {
         this.executorId = Objects.requireNonNull(b.executorId, "executorId");
         this.slots = b.slots;
         this.memoryMiB = b.memoryMiB;
+        this.diskMiB = b.diskMiB;
         this.workerLimits = b.workerLimits;
         this.noExec = b.noExec;
         this.noExecSleep = b.noExecSleep;
@@ -136,6 +138,15 @@ public final class ExecutorConfig {
      */
     public long memoryMiB() {
         return memoryMiB;
+    }
+
+    /**
+     * The scratch space it advertises for tasks that state theirs, in MiB (the dispatcher sends a
+     * task only where its stated disk fits beside the others'); -1, the default: the space free to
+     * this user in the file system of {@link #workDir()} when it registers.
+     */
+    public long diskMiB() {
+        return diskMiB;
     }
 
     /** When a persistent worker is replaced by a fresh one (none by default). */
@@ -349,6 +360,7 @@ public final class ExecutorConfig {
         b.executorId = executorId;
         b.slots = slots;
         b.memoryMiB = memoryMiB;
+        b.diskMiB = diskMiB;
         b.workerLimits = workerLimits;
         b.noExec = noExec;
         b.noExecSleep = noExecSleep;
@@ -382,6 +394,7 @@ public final class ExecutorConfig {
         private String executorId = Executor.defaultId();
         private int slots = Runtime.getRuntime().availableProcessors();
         private long memoryMiB = physicalMemoryMiB();
+        private long diskMiB = -1;
         private io.falkon.executor.run.WorkerLimits workerLimits = io.falkon.executor.run.WorkerLimits.NONE;
         private boolean noExec;
         private boolean noExecSleep;
@@ -448,6 +461,11 @@ public final class ExecutorConfig {
 
         public Builder memoryMiB(long v) {
             memoryMiB = v;
+            return this;
+        }
+
+        public Builder diskMiB(long v) {
+            diskMiB = v;
             return this;
         }
 

@@ -87,6 +87,15 @@ public final class ExtTags {
      */
     public static final int ARCHIVE = 0x000C;
 
+    /**
+     * In a TaskSpec: {@code diskMiB:u32}, the scratch space the task needs in MiB on the file system
+     * of its executor's working directory. The dispatcher sends the task only where that much of
+     * what the executor advertises (its {@code diskMiB} registration attribute) is not already
+     * stated by the tasks it runs, and refuses it when no executor could ever hold it. Absent, or 0:
+     * not stated. Executors ignore it: the dispatcher keeps the account.
+     */
+    public static final int DISK = 0x000D;
+
     /** In a DispatchedTask: peers believed to cache the task's inputs ({@link DataCodec#encodeHints}). */
     public static final int HINTS = 0x0010;
 

@@ -30,6 +30,9 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
     /** Most memory one task may ask for, in MiB (u32): 4 PiB. */
     public static final long MAX_MEMORY_MIB = 0xFFFF_FFFFL;
 
+    /** Most scratch space one task may ask for, in MiB (u32). */
+    public static final long MAX_DISK_MIB = 0xFFFF_FFFFL;
+
     public TaskSpec {
         Objects.requireNonNull(argv, "argv");
         Objects.requireNonNull(env, "env");
@@ -121,6 +124,16 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
     public long memoryMiB() {
         byte[] v = resources();
         return v == null ? 0 : u32(v, 4);
+    }
+
+    /** The scratch space the task needs on its executor, in MiB ({@link ExtTags#DISK}), 0 if not stated. */
+    public long diskMiB() {
+        for (ExtField f : ext) {
+            if (f.tag() == ExtTags.DISK && f.value().length == 4) {
+                return u32(f.value(), 0);
+            }
+        }
+        return 0;
     }
 
     private byte[] resources() {
@@ -321,6 +334,23 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
                 v[4 + i] = (byte) (memoryMiB >>> (24 - 8 * i));
             }
             return ext(new ExtField(ExtTags.RESOURCES, v));
+        }
+
+        /**
+         * The scratch space the task needs, in MiB, on the file system of its executor's working
+         * directory ({@link ExtTags#DISK}; 0: not stated). The dispatcher sends it only where that
+         * much of what the executor advertises is not stated by the other tasks it runs.
+         */
+        public Builder disk(long diskMiB) {
+            if (diskMiB < 0 || diskMiB > MAX_DISK_MIB) {
+                throw new IllegalArgumentException("disk must be 0.." + MAX_DISK_MIB + " MiB, got " + diskMiB);
+            }
+            ext.removeIf(f -> f.tag() == ExtTags.DISK);
+            if (diskMiB == 0) {
+                return this;
+            }
+            return ext(new ExtField(ExtTags.DISK, new byte[]{(byte) (diskMiB >>> 24), (byte) (diskMiB >>> 16),
+                    (byte) (diskMiB >>> 8), (byte) diskMiB}));
         }
 
         /**

@@ -70,9 +70,9 @@ public final class TaskSpecCodec {
      */
     public record Scan(String problem, int retries, long wallTimeMillis, String[] inputIds, long[] inputSizes,
                        int retriesOnFailure, String[] outputIds, String name, String[] after, int priority,
-                       int cores, long memoryMiB, boolean[] temporary) {
+                       int cores, long memoryMiB, long diskMiB, boolean[] temporary) {
         static Scan invalid(String problem) {
-            return new Scan(problem, -1, 0, null, null, 0, null, null, null, 0, 1, 0, null);
+            return new Scan(problem, -1, 0, null, null, 0, null, null, null, 0, 1, 0, 0, null);
         }
 
         /** Whether the task takes part in its instance's dataflow: it produces something others can wait for. */
@@ -170,6 +170,7 @@ public final class TaskSpecCodec {
             int priority = 0;
             long cores = 1;
             long memory = 0;
+            long disk = 0;
             String[] ids = null;
             long[] sizes = null;
             byte[] temporaryField = null;
@@ -227,6 +228,11 @@ public final class TaskSpecCodec {
                     if (problem != null) {
                         return Scan.invalid("ext RESOURCES: " + problem);
                     }
+                } else if (tag == ExtTags.DISK) {
+                    if (in.u32("disk length") != 4) {
+                        return Scan.invalid("ext DISK must hold four bytes (diskMiB:u32)");
+                    }
+                    disk = in.u32("diskMiB");
                 } else if (tag == ExtTags.WORKER) {
                     PersistentWorker.decode(in.blob("worker"));
                 } else if (tag == ExtTags.TEMPORARY) {
@@ -260,7 +266,8 @@ public final class TaskSpecCodec {
             }
             return new Scan(null, retries, wallTime, ids, sizes, onFailure,
                     outputIds == null || outputIds.length == 0 ? null : outputIds, name,
-                    after == null || after.length == 0 ? null : after, priority, (int) cores, memory, temporary);
+                    after == null || after.length == 0 ? null : after, priority, (int) cores, memory, disk,
+                    temporary);
         } catch (ProtocolException e) {
             return Scan.invalid(e.getMessage());
         }

@@ -259,6 +259,12 @@ public final class GoldenVectors {
                         new ExtField(ExtTags.ARCHIVED, DataCodec.encodeArchived(List.of(new DataCodec.ArchivedOutput(
                                 "scores/17", "archives/n1-4242-1764201600000-1.tar", 1536, 1024,
                                 "5f70bf18a086007016e948b04aed3b82103a36bea41755b6cddfaf10ace3c6ef")))))))))));
+        v.add(new Vector("49_dispatch_disk", "a sort that states 2 cores, 512 MiB of memory and 20480 MiB of scratch "
+                + "space: DISK is the dispatcher's account (it sent the task where that much of the executor's "
+                + "advertised diskMiB was free); the executor runs the task as if the field were not there",
+                new Message.Dispatch(List.of(new Message.DispatchedTask(49, 0, TaskSpecCodec.encode(
+                        TaskSpec.builder("sort", "-S", "400M", "big.txt").resources(2, 512).disk(20_480).build()),
+                        ExtField.NONE)))));
         return v;
     }
 

@@ -56,4 +56,22 @@ class TaskResourcesTest {
         assertThat(TaskSpecCodec.scan(TaskSpecCodec.encode(zeroCores)).problem())
                 .isEqualTo("ext RESOURCES: cores must be 1..65536, got 0");
     }
+
+    @Test
+    void statedDiskTravelsInAFieldOfItsOwnAndZeroStatesNothing() {
+        byte[] blob = TaskSpecCodec.encode(TaskSpec.builder("x").resources(2, 64).disk(5000).build());
+        assertThat(TaskSpecCodec.decode(blob).diskMiB()).isEqualTo(5000);
+        assertThat(TaskSpecCodec.scan(blob).diskMiB()).isEqualTo(5000);
+        assertThat(TaskSpecCodec.scan(blob).memoryMiB()).as("RESOURCES unchanged beside it").isEqualTo(64);
+        assertThat(TaskSpecCodec.cores(blob)).isEqualTo(2);
+        TaskSpec none = TaskSpec.builder("x").disk(700).disk(0).build();
+        assertThat(none.ext()).as("0 is not stated: no field").isEmpty();
+        assertThat(TaskSpecCodec.scan(TaskSpecCodec.encode(none)).diskMiB()).isZero();
+        assertThatThrownBy(() -> TaskSpec.builder("x").disk(-1)).hasMessageContaining("disk must be 0..");
+        assertThatThrownBy(() -> TaskSpec.builder("x").disk(1L << 32)).hasMessageContaining("disk must be 0..");
+        TaskSpec wrongLength = new TaskSpec(List.of("x"), java.util.Map.of(), "", 0,
+                List.of(new ExtField(ExtTags.DISK, new byte[]{0, 2})));
+        assertThat(TaskSpecCodec.scan(TaskSpecCodec.encode(wrongLength)).problem())
+                .isEqualTo("ext DISK must hold four bytes (diskMiB:u32)");
+    }
 }

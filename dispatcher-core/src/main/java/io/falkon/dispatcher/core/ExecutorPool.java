@@ -53,9 +53,11 @@ final class ExecutorPool {
         if (reg.slots() < 1 || reg.slots() > MAX_CREDITS) {
             return "REGISTER.slots: must be 1.." + MAX_CREDITS + ", got " + reg.slots();
         }
-        if (ExecutorState.advertisedMemory(reg) < 0) {
-            return "REGISTER.attributes.memoryMiB: must be a number of MiB, got '"
-                    + LogSafe.text(reg.attributes().get("memoryMiB")) + "'";
+        for (String attribute : new String[]{"memoryMiB", "diskMiB"}) {
+            if (ExecutorState.advertised(reg, attribute) < 0) {
+                return "REGISTER.attributes." + attribute + ": must be a number of MiB, got '"
+                        + LogSafe.text(reg.attributes().get(attribute)) + "'";
+            }
         }
         if (reg.executorId().isEmpty()) {
             return "REGISTER.executorId: empty";
@@ -281,15 +283,18 @@ final class ExecutorPool {
         return best;
     }
 
-    /** The largest slot count and advertised memory among registered executors, for a refusal's message. */
+    /** The largest slot count, advertised memory and disk among registered executors, for a refusal's message. */
     String largest() {
         int slots = 0;
         long memory = 0;
+        long disk = 0;
         for (ExecutorState x : byLink.values()) {
             slots = Math.max(slots, x.slots);
             memory = Math.max(memory, x.memoryMiB);
+            disk = Math.max(disk, x.diskMiB);
         }
-        return slots + " slots" + (memory == Long.MAX_VALUE ? "" : " and " + memory + " MiB");
+        return slots + " slots" + (memory == Long.MAX_VALUE ? "" : ", " + memory + " MiB of memory")
+                + (disk == Long.MAX_VALUE ? "" : ", " + disk + " MiB of disk");
     }
 
     // ---- views ---------------------------------------------------------------------------------

@@ -25,6 +25,13 @@ final class ExecutorState implements ExecutorView {
     final long memoryMiB;
     /** Memory stated by the tasks it runs or holds (the ledger's). */
     long memoryInUseMiB;
+    /**
+     * The scratch space it advertises for tasks ({@code diskMiB} attribute: free space in its working
+     * directory's file system when it registered), or {@link Long#MAX_VALUE} when it states none.
+     */
+    final long diskMiB;
+    /** Scratch space stated by the tasks it runs or holds (the ledger's). */
+    long diskInUseMiB;
     final boolean noExec;
     /** The implementation it says it is ({@code java}, {@code c}, ...; peer-provided, escaped when shown). */
     final String impl;
@@ -61,14 +68,18 @@ final class ExecutorState implements ExecutorView {
         this.id = reg.executorId();
         this.host = reg.host();
         this.slots = reg.slots();
-        this.memoryMiB = advertisedMemory(reg);
+        this.memoryMiB = advertised(reg, "memoryMiB");
+        this.diskMiB = advertised(reg, "diskMiB");
         this.noExec = reg.noExec();
         this.connectedMicros = tickMicros;
     }
 
-    /** The {@code memoryMiB} attribute of a registration; {@link Long#MAX_VALUE} without one, -1 when it is not a number. */
-    static long advertisedMemory(Message.Register reg) {
-        String v = reg.attributes().get("memoryMiB");
+    /**
+     * A registration's attribute of MiB it offers ({@code memoryMiB}, {@code diskMiB});
+     * {@link Long#MAX_VALUE} without one, -1 when it is not a number.
+     */
+    static long advertised(Message.Register reg, String attribute) {
+        String v = reg.attributes().get(attribute);
         if (v == null) {
             return Long.MAX_VALUE;
         }
@@ -80,14 +91,14 @@ final class ExecutorState implements ExecutorView {
         }
     }
 
-    /** Whether {@code t} could ever run here: it asks for no more slots and memory than it has. */
+    /** Whether {@code t} could ever run here: it asks for no more slots, memory and disk than it has. */
     boolean couldHold(Task t) {
-        return t.cores <= slots && t.memoryMiB <= memoryMiB;
+        return t.cores <= slots && t.memoryMiB <= memoryMiB && t.diskMiB <= diskMiB;
     }
 
-    /** Whether {@code t} fits now: credits for its cores, memory not stated by its running tasks. */
+    /** Whether {@code t} fits now: credits for its cores, memory and disk not stated by its running tasks. */
     boolean fitsNow(Task t) {
-        return t.cores <= credits && t.memoryMiB <= memoryMiB - memoryInUseMiB;
+        return t.cores <= credits && t.memoryMiB <= memoryMiB - memoryInUseMiB && t.diskMiB <= diskMiB - diskInUseMiB;
     }
 
     /** The task it runs under {@code taskId}, or null. */

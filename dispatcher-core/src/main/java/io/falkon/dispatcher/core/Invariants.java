@@ -63,8 +63,10 @@ final class Invariants {
                 credits += e.credits;
             }
             long memory = 0;
+            long disk = 0;
             for (Task t : e.runningTasks()) {
                 memory += t.memoryMiB;
+                disk += t.diskMiB;
                 require(e.task(t.id) == t, "executor %s does not list task %d under its id", e.id, t.id);
                 require(t.executor == e, "task %d is on executor %s but points at %s", t.id, e.id,
                         t.executor == null ? "none" : t.executor.id);
@@ -78,6 +80,8 @@ final class Invariants {
             }
             require(memory == e.memoryInUseMiB, "executor %s counts %d MiB in use, its tasks state %d", e.id,
                     e.memoryInUseMiB, memory);
+            require(disk == e.diskInUseMiB, "executor %s counts %d MiB of disk in use, its tasks state %d", e.id,
+                    e.diskInUseMiB, disk);
         }
         require(running == ledger.running(), "running count %d, but executors hold %d tasks", ledger.running(),
                 running);

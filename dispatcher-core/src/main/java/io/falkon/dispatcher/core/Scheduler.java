@@ -905,8 +905,8 @@ public final class Scheduler {
     }
 
     /**
-     * Ends a queued task that no registered executor could ever run (more cores or memory than the
-     * largest has), naming what it needs; true if it did. With no executor registered it waits: a
+     * Ends a queued task that no registered executor could ever run (more cores, memory or disk than
+     * the largest has), naming what it needs; true if it did. With no executor registered it waits: a
      * provisioner may be starting some.
      */
     private boolean refuseIfTooLarge(Task t) {
@@ -915,8 +915,8 @@ public final class Scheduler {
         }
         ledger.drop(t);
         complete(t, "", Execution.of(TaskStatus.REJECTED, Execution.PERMANENT, "not run: it needs " + t.cores
-                + (t.cores == 1 ? " core" : " cores") + (t.memoryMiB > 0 ? " and " + t.memoryMiB + " MiB" : "")
-                + " of one executor, and the registered executors have at most " + pool.largest(), nowMicros));
+                + (t.cores == 1 ? " core" : " cores") + (t.memoryMiB > 0 ? ", " + t.memoryMiB + " MiB of memory" : "")
+                + (t.diskMiB > 0 ? ", " + t.diskMiB + " MiB of disk" : "") + " of one executor, and the registered executors have at most " + pool.largest(), nowMicros));
         return true;
     }
 

@@ -26,9 +26,13 @@ final class Task implements QueuedTask {
     int ownFailures;
     /** Higher starts first ({@link TaskQueue}); 0 unless the spec says otherwise. */
     final int priority;
-    /** Slots it takes on its executor at once (credits used), and memory it needs there in MiB (0: not stated). */
+    /**
+     * Slots it takes on its executor at once (credits used), and memory and scratch space it needs
+     * there in MiB (0: not stated).
+     */
     final int cores;
     final long memoryMiB;
+    final long diskMiB;
     /** 0: none; else how long a dispatch may go without a result. */
     final long dispatchTimeoutMillis;
     int attempt;
@@ -66,7 +70,7 @@ final class Task implements QueuedTask {
     boolean finished;
     /** Whether it needs more of an executor than one slot: only such tasks are fitted and reserved for. */
     boolean sized() {
-        return cores > 1 || memoryMiB > 0;
+        return cores > 1 || memoryMiB > 0 || diskMiB > 0;
     }
 
     /** Its place in the scheduling window of a data-aware policy, null outside it. */
@@ -78,13 +82,15 @@ final class Task implements QueuedTask {
     Task(long id, Instance instance, long clientTaskId, byte[] spec, long submittedMicros, int retries,
          long dispatchTimeoutMillis, String[] inputIds, long[] inputSizes, int priority) {
         this(id, instance, clientTaskId, spec, submittedMicros, retries, dispatchTimeoutMillis, inputIds, inputSizes,
-                priority, 1, 0);
+                priority, 1, 0, 0);
     }
 
     Task(long id, Instance instance, long clientTaskId, byte[] spec, long submittedMicros, int retries,
-         long dispatchTimeoutMillis, String[] inputIds, long[] inputSizes, int priority, int cores, long memoryMiB) {
+         long dispatchTimeoutMillis, String[] inputIds, long[] inputSizes, int priority, int cores, long memoryMiB,
+         long diskMiB) {
         this.cores = cores;
         this.memoryMiB = memoryMiB;
+        this.diskMiB = diskMiB;
         this.priority = priority;
         this.inputIds = inputIds;
         this.inputSizes = inputSizes;

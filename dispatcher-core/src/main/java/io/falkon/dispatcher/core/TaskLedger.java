@@ -69,7 +69,8 @@ final class TaskLedger {
         long timeout = config.dispatchTimeoutMillis() > 0 ? config.dispatchTimeoutMillis()
                 : wall > 0 ? wall + config.dispatchGraceMillis() : 0;
         Task t = new Task(nextTaskId++, in, clientTaskId, spec, submittedMicros, retries, timeout, scan.inputIds(),
-                scan.inputSizes(), scan.priority(), scan.cores(), scan.memoryMiB());
+                scan.inputSizes(), scan.priority(), scan.cores(), scan.memoryMiB(),
+                scan.diskMiB());
         t.retriesOnFailure = scan.retriesOnFailure();
         // the instance's first task that others can wait for gives it a dataflow
         Dataflow df = scan.produces() || scan.after() != null ? in.producing() : in.dataflow;
@@ -93,7 +94,7 @@ final class TaskLedger {
     Task rerun(Task origin, long nowMicros) {
         Task t = new Task(nextTaskId++, origin.instance, origin.clientTaskId, origin.spec, nowMicros, origin.retries,
                 origin.dispatchTimeoutMillis, origin.inputIds, origin.inputSizes, origin.priority, origin.cores,
-                origin.memoryMiB);
+                origin.memoryMiB, origin.diskMiB);
         t.rerun = true;
         t.outputIds = origin.outputIds;
         t.temporary = origin.temporary;
@@ -184,6 +185,7 @@ final class TaskLedger {
         }
         e.tasks.put(t.id, t);
         e.memoryInUseMiB += t.memoryMiB;
+        e.diskInUseMiB += t.diskMiB;
         running++;
         running(t, 1);
         t.instance.running++;
@@ -200,6 +202,7 @@ final class TaskLedger {
         }
         e.tasks.remove(t.id);
         e.memoryInUseMiB -= t.memoryMiB;
+        e.diskInUseMiB -= t.diskMiB;
         deadlines.remove(t);
         running--;
         running(t, -1);

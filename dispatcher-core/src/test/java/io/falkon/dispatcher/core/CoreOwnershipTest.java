@@ -82,6 +82,7 @@ class CoreOwnershipTest {
                     Map.entry("outcomes", Set.of(ExecutorPool.class)),
                     Map.entry("tasks", Set.of(TaskLedger.class)),
                     Map.entry("memoryInUseMiB", Set.of(TaskLedger.class)),
+                    Map.entry("diskInUseMiB", Set.of(TaskLedger.class)),
                     Map.entry("cached", Set.of(CacheIndex.class)),
                     // the temporary objects it holds for their readers
                     Map.entry("held", Set.of(Intermediates.class))));

@@ -111,12 +111,20 @@ public final class SchedulerHarness {
 
     /** An executor advertising {@code memoryMiB} for tasks (none when negative). */
     public FakeLink executor(String id, int slots, int credits, long memoryMiB) {
+        return executor(id, slots, credits, memoryMiB, -1);
+    }
+
+    /** An executor advertising {@code memoryMiB} and {@code diskMiB} for tasks (each none when negative). */
+    public FakeLink executor(String id, int slots, int credits, long memoryMiB, long diskMiB) {
         FakeLink link = new FakeLink(id);
         // every fake executor has a cache server, at a port derived from its id
         Map<String, String> attrs = new java.util.HashMap<>();
         attrs.put("cachePort", Integer.toString(40000 + Math.abs(id.hashCode() % 20000)));
         if (memoryMiB >= 0) {
             attrs.put("memoryMiB", Long.toString(memoryMiB));
+        }
+        if (diskMiB >= 0) {
+            attrs.put("diskMiB", Long.toString(diskMiB));
         }
         scheduler.handle(Event.executor(link, new Message.Register(id, "host-" + id, slots, 0, attrs)));
         if (credits > 0) {

@@ -134,22 +134,27 @@ public abstract class DispatchPolicyContract {
         assertThat(dispatched(a).size() + dispatched(b).size()).isEqualTo(4);
     }
 
-    // ---- tasks of several cores and stated memory (issue 36) ------------------------------------
+    // ---- tasks of several cores, stated memory and disk (issue 36) -----------------------------
 
     private static TaskSpec sized(String name, int cores, long memoryMiB) {
-        return TaskSpec.builder("/bin/true").name(name).resources(cores, memoryMiB).build();
+        return sized(name, cores, memoryMiB, 0);
+    }
+
+    private static TaskSpec sized(String name, int cores, long memoryMiB, long diskMiB) {
+        return TaskSpec.builder("/bin/true").name(name).resources(cores, memoryMiB).disk(diskMiB).build();
     }
 
     @Test
-    void neverGivesAnExecutorMoreCoresOrMemoryThanItHasAndFinishesAMixedWorkload() {
+    void neverGivesAnExecutorMoreCoresMemoryOrDiskThanItHasAndFinishesAMixedWorkload() {
         SchedulerHarness h = new SchedulerHarness(policy());
         Random rnd = new Random(7);
         int[] slots = {2, 3, 4};
         long[] memory = {1000, 4000, 2000};
+        long[] disk = {500, 3000, 1200};
         List<FakeLink> executors = new ArrayList<>();
         List<List<Message.DispatchedTask>> held = new ArrayList<>();
         for (int i = 0; i < slots.length; i++) {
-            executors.add(h.executor("e" + i, slots[i], slots[i], memory[i]));
+            executors.add(h.executor("e" + i, slots[i], slots[i], memory[i], disk[i]));
             held.add(new ArrayList<>());
         }
         FakeLink client = h.client("c");
@@ -157,7 +162,8 @@ public abstract class DispatchPolicyContract {
         for (int i = 0; i < 300; i++) {
             int cores = 1 + rnd.nextInt(4); // 4 fits e2 alone
             long mem = rnd.nextInt(3) == 0 ? 0 : 100L * (1 + rnd.nextInt(15)); // up to 1,500: not e0
-            specs.add(sized("t" + i, cores, mem));
+            long scratch = rnd.nextInt(2) == 0 ? 0 : 100L * (1 + rnd.nextInt(10)); // up to 1,000: not e0
+            specs.add(sized("t" + i, cores, mem, scratch));
         }
         List<Long> submitted = h.submitAll(client, specs);
         int guard = 0;
@@ -169,6 +175,8 @@ public abstract class DispatchPolicyContract {
                 long mem = mine.stream().mapToLong(t -> TaskSpecCodec.scan(t.spec()).memoryMiB()).sum();
                 assertThat(cores).as("cores held by e%d of %d slots", i, slots[i]).isLessThanOrEqualTo(slots[i]);
                 assertThat(mem).as("MiB held by e%d advertising %d", i, memory[i]).isLessThanOrEqualTo(memory[i]);
+                long used = mine.stream().mapToLong(t -> TaskSpecCodec.scan(t.spec()).diskMiB()).sum();
+                assertThat(used).as("disk MiB held by e%d advertising %d", i, disk[i]).isLessThanOrEqualTo(disk[i]);
                 int done = mine.isEmpty() ? 0 : rnd.nextInt(mine.size() + 1);
                 if (done > 0) {
                     List<Message.DispatchedTask> finished = new ArrayList<>(mine.subList(0, done));
@@ -233,20 +241,23 @@ public abstract class DispatchPolicyContract {
         SchedulerHarness h = new SchedulerHarness(policy());
         FakeLink client = h.client("c");
         // before any executor registers, it waits: a provisioner may be starting one
-        h.submitAll(client, List.of(sized("huge", 3, 0), sized("fat", 1, 5000), sized("ok", 2, 0)));
+        h.submitAll(client, List.of(sized("huge", 3, 0), sized("fat", 1, 5000), sized("wide", 1, 0, 900),
+                sized("ok", 2, 0, 800)));
         assertThat(delivered(client)).isEmpty();
-        FakeLink e = h.executor("e", 2, 2, 4096);
+        FakeLink e = h.executor("e", 2, 2, 4096, 800);
         assertThat(dispatched(e)).extracting(SchedulerHarness::nameOf).containsExactly("ok");
         List<Message.DeliveredResult> refused = delivered(client);
-        assertThat(refused).hasSize(2).allSatisfy(r -> {
+        assertThat(refused).hasSize(3).allSatisfy(r -> {
             assertThat(r.execution().status()).isEqualTo(TaskStatus.REJECTED);
             assertThat(r.execution().permanent()).isTrue();
         });
-        assertThat(refused.get(0).execution().detail()).contains("needs 3 cores").contains("at most 2 slots and 4096 MiB");
-        assertThat(refused.get(1).execution().detail()).contains("needs 1 core and 5000 MiB");
+        assertThat(refused.get(0).execution().detail()).contains("needs 3 cores")
+                .contains("at most 2 slots, 4096 MiB of memory, 800 MiB of disk");
+        assertThat(refused.get(1).execution().detail()).contains("needs 1 core, 5000 MiB of memory of one");
+        assertThat(refused.get(2).execution().detail()).contains("needs 1 core, 900 MiB of disk of one");
         // once executors are known, a task too large is refused as soon as it is submitted
         h.submitAll(client, List.of(sized("later", 8, 0)));
-        assertThat(delivered(client)).hasSize(3);
+        assertThat(delivered(client)).hasSize(4);
         h.scheduler.checkInvariants();
     }
 

@@ -795,7 +795,7 @@ abstract class ExecutorContract {
     @Test
     void aTaskOfSeveralCoresTakesThatManySlotsAndTheCoresOfOverlappingTasksNeverExceedThem() throws Exception {
         Dispatcher d = dispatcher(new FirstAvailable());
-        executor(d.port(), "packed", "--slots", "2", "--memory", "100m");
+        executor(d.port(), "packed", "--slots", "2", "--memory", "100m", "--disk", "300m");
         d.awaitExecutors(1, Duration.ofSeconds(60));
         List<TaskSpec> specs = new ArrayList<>();
         for (int i = 0; i < 18; i++) {
@@ -814,10 +814,43 @@ abstract class ExecutorContract {
         TaskResult tooWide = instance(d.port(), "too-wide").submit(TaskSpec.builder("/bin/true").resources(3, 0)
                 .build()).get(1, TimeUnit.MINUTES);
         assertThat(tooWide.execution().status()).isEqualTo(TaskStatus.REJECTED);
-        assertThat(tooWide.execution().detail()).contains("needs 3 cores").contains("at most 2 slots and 100 MiB");
+        assertThat(tooWide.execution().detail()).contains("needs 3 cores")
+                .contains("at most 2 slots, 100 MiB of memory, 300 MiB of disk");
         TaskResult tooBig = instance(d.port(), "too-big").submit(TaskSpec.builder("/bin/true").resources(1, 200)
                 .build()).get(1, TimeUnit.MINUTES);
-        assertThat(tooBig.execution().detail()).contains("needs 1 core and 200 MiB");
+        assertThat(tooBig.execution().detail()).contains("needs 1 core, 200 MiB of memory");
+        // scratch space as it advertised it: two tasks of 200 MiB never run at once in its 300
+        List<TaskSpec> scratch = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            scratch.add(TaskSpec.builder("/bin/sh", "-c", "sleep 0.05").disk(200).build());
+        }
+        List<TaskResult> wrote = all(instance(d.port(), "scratch").submit(scratch));
+        assertThat(wrote).allSatisfy(r -> assertThat(r.succeeded()).as(r.toString()).isTrue());
+        List<long[]> disk = new ArrayList<>();
+        for (TaskResult r : wrote) {
+            disk.add(new long[]{r.execution().startedMicros(), r.execution().finishedMicros(), 200});
+        }
+        assertThat(peakCores(disk)).as("MiB of disk stated by tasks running at once, of 300").isEqualTo(200);
+        TaskResult tooWideDisk = instance(d.port(), "too-much-disk").submit(TaskSpec.builder("/bin/true").disk(400)
+                .build()).get(1, TimeUnit.MINUTES);
+        assertThat(tooWideDisk.execution().detail()).contains("needs 1 core, 400 MiB of disk");
+    }
+
+    @Test
+    void itAdvertisesTheFreeSpaceOfItsWorkingDirectoryAsDiskUnlessToldOtherwise() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "df", "--slots", "1", "--workdir", dir.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        long free = Files.getFileStore(dir).getUsableSpace() >> 20;
+        // no more than it has free (give or take what this machine writes meanwhile): refused at once
+        TaskResult refused = instance(d.port(), "df").submit(TaskSpec.builder("/bin/true").disk(free * 2 + 1024)
+                .build()).get(1, TimeUnit.MINUTES);
+        assertThat(refused.execution().status()).isEqualTo(TaskStatus.REJECTED);
+        String detail = refused.execution().detail();
+        long advertised = Long.parseLong(detail.replaceAll(".* (\\d+) MiB of disk$", "$1"));
+        assertThat(advertised).as(detail).isBetween(free / 2, free * 2);
+        assertThat(instance(d.port(), "df").submit(TaskSpec.builder("/bin/true").disk(Math.max(1, free / 4)).build())
+                .get(1, TimeUnit.MINUTES).succeeded()).as("a quarter of it fits").isTrue();
     }
 
     /**

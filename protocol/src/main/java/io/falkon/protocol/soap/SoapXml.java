@@ -132,6 +132,9 @@ public final class SoapXml {
                 text(w, "memoryMiB", Long.toString(spec.memoryMiB()));
             }
         }
+        if (spec.diskMiB() > 0) {
+            text(w, "diskMiB", Long.toString(spec.diskMiB()));
+        }
         io.falkon.protocol.PersistentWorker worker = spec.worker();
         if (worker != null) {
             w.writeStartElement(PREFIX, "worker", NS);
@@ -188,6 +191,7 @@ public final class SoapXml {
         int priority = 0;
         long cores = 0;
         long memoryMiB = -1;
+        long diskMiB = 0;
         List<String> worker = null;
         byte[] payload = null;
         while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
@@ -279,6 +283,8 @@ public final class SoapXml {
                 case "cores" -> cores = parseBounded(r.getElementText(), where + ": <cores>", 1, TaskSpec.MAX_CORES);
                 case "memoryMiB" -> memoryMiB = parseBounded(r.getElementText(), where + ": <memoryMiB>", 0,
                         TaskSpec.MAX_MEMORY_MIB);
+                case "diskMiB" -> diskMiB = parseBounded(r.getElementText(), where + ": <diskMiB>", 0,
+                        TaskSpec.MAX_DISK_MIB);
                 case "worker" -> {
                     if (worker != null) {
                         throw new SoapInputException(where + ": more than one <worker>");
@@ -305,7 +311,7 @@ public final class SoapXml {
                 }
                 default -> throw new SoapInputException(where + ": unknown element <" + name + "> (expected command, "
                         + "arg, env, workDir, wallTimeMillis, retries, input, output, shellLine, retriesOnFailure, "
-                        + "name, after, priority, cores, memoryMiB, worker or payload)");
+                        + "name, after, priority, cores, memoryMiB, diskMiB, worker or payload)");
             }
         }
         if (command == null || command.isEmpty()) {
@@ -345,6 +351,7 @@ public final class SoapXml {
         if (cores > 0 || memoryMiB >= 0) {
             b.resources((int) Math.max(1, cores), Math.max(0, memoryMiB));
         }
+        b.disk(diskMiB);
         if (payload != null && worker == null) {
             throw new SoapInputException(where + ": <payload> is for a persistent worker: name it with <worker>");
         }

@@ -39,6 +39,9 @@ class SoapTaskTest {
         assertThat(roundTrip(oneCore)).as("one core stated stays stated").isEqualTo(oneCore);
         TaskSpec plain = TaskSpec.of("/bin/true");
         assertThat(roundTrip(plain)).isEqualTo(plain);
+        TaskSpec scratch = TaskSpec.builder("sort", "big").priority(2).resources(1, 64).disk(9000).build();
+        assertThat(roundTrip(scratch)).isEqualTo(scratch);
+        assertThat(roundTrip(TaskSpec.builder("sort").disk(10).build()).diskMiB()).isEqualTo(10);
     }
 
     @Test
