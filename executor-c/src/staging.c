@@ -54,26 +54,95 @@ static char *file_name(const fk_input *in) {
     return s;
 }
 
+/* A byte string and where it came from, for sorting: a gather task has a thousand inputs or more, and
+ * comparing each with each (names, directories, hints) cost more than fetching them. */
+typedef struct {
+    const char *s;
+    size_t len;
+    size_t index;
+} keyed;
+
+static int by_bytes(const void *a, const void *b) {
+    const keyed *x = a, *y = b;
+    int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+    if (c == 0) {
+        c = (x->len > y->len) - (x->len < y->len);
+    }
+    return c;
+}
+
+/* by_bytes, then by place: of equal strings, the first comes first */
+static int by_bytes_then_index(const void *a, const void *b) {
+    int c = by_bytes(a, b);
+    if (c == 0) {
+        const keyed *x = a, *y = b;
+        c = (x->index > y->index) - (x->index < y->index);
+    }
+    return c;
+}
+
+static keyed *sorted_keys(size_t n) {
+    keyed *k = calloc(n ? n : 1, sizeof *k);
+    if (!k) {
+        abort();
+    }
+    return k;
+}
+
 /* Whether two inputs would be staged under one name, or one where another's directory goes (the
  * dispatcher refuses such a task; a spec from elsewhere is checked here too): 0, else -1 with the
- * reason. names[i] is file_name(&inputs[i]). */
+ * reason. names[i] is file_name(&inputs[i]). Sorted, not pairwise: n log n. */
 static int staging_clash(const fk_input *inputs, char *const *names, size_t n, char *err, size_t errlen) {
+    keyed *files = sorted_keys(n), *dirs = sorted_keys(n);
+    size_t ndirs = 0;
     for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < n; j++) {
-            if (j < i && strcmp(names[i], names[j]) == 0) {
-                snprintf(err, errlen, "inputs[%zu] would be staged as '%s', like inputs[%zu]: give one of them "
-                         "another name", i, names[i], j);
-                return -1;
-            }
-            size_t d = inputs[j].name.len - 1;
-            if (in_directory(&inputs[j]) && strlen(names[i]) == d && memcmp(names[i], inputs[j].name.s, d) == 0) {
-                snprintf(err, errlen, "inputs[%zu] would be staged as '%s', the directory inputs[%zu] goes into: give "
-                         "one of them another name", i, names[i], j);
-                return -1;
-            }
+        files[i] = (keyed){names[i], strlen(names[i]), i};
+        if (in_directory(&inputs[i])) {
+            dirs[ndirs++] = (keyed){inputs[i].name.s, inputs[i].name.len - 1, i};
         }
     }
-    return 0;
+    qsort(files, n, sizeof *files, by_bytes_then_index);
+    qsort(dirs, ndirs, sizeof *dirs, by_bytes);
+    int rc = 0;
+    for (size_t k = 1; k < n && rc == 0; k++) {
+        if (by_bytes(&files[k - 1], &files[k]) == 0) {
+            snprintf(err, errlen, "inputs[%zu] would be staged as '%s', like inputs[%zu]: give one of them "
+                     "another name", files[k].index, files[k].s, files[k - 1].index);
+            rc = -1;
+        }
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        keyed name = {names[i], strlen(names[i]), i};
+        const keyed *d = ndirs ? bsearch(&name, dirs, ndirs, sizeof *dirs, by_bytes) : NULL;
+        if (d) {
+            snprintf(err, errlen, "inputs[%zu] would be staged as '%s', the directory inputs[%zu] goes into: give "
+                     "one of them another name", i, names[i], d->index);
+            rc = -1;
+        }
+    }
+    free(files);
+    free(dirs);
+    return rc;
+}
+
+/* Each input's hint (the peers said to hold it), or NULL: out[i] for inputs[i]. Of two hints for one
+ * id, the later counts. */
+static void hints_by_input(const fk_input *inputs, size_t n, const fk_hint *hints, size_t nhints,
+                           const fk_hint **out) {
+    keyed *byid = sorted_keys(nhints);
+    for (size_t h = 0; h < nhints; h++) {
+        byid[h] = (keyed){hints[h].id.s, hints[h].id.len, h};
+    }
+    qsort(byid, nhints, sizeof *byid, by_bytes_then_index);
+    for (size_t i = 0; i < n; i++) {
+        keyed id = {inputs[i].id.s, inputs[i].id.len, 0};
+        const keyed *k = nhints ? bsearch(&id, byid, nhints, sizeof *byid, by_bytes) : NULL;
+        while (k && k + 1 < byid + nhints && by_bytes(k, k + 1) == 0) {
+            k++;
+        }
+        out[i] = k ? &hints[k->index] : NULL;
+    }
+    free(byid);
 }
 
 static void fetch_failed(fk_exec *out, const char *why, int permanent) {
@@ -109,8 +178,7 @@ static char *env_var(const char *name, const char *value) {
 
 /* Puts the task's own copy of one input at target; counts[source] and counts[3 + source] (bytes)
  * are bumped, counts[6] when a stale cached copy was fetched again. */
-static int stage(fk_staging *st, const fk_input *in, const fk_hint *hints, size_t nhints, int bypass,
-                 fk_lease *gathered, const char *target, uint64_t *counts, int *permanent, char *err, size_t errlen) {
+static int stage(fk_staging *st, const fk_input *in, const fk_hint *hint, int bypass, fk_lease *gathered, const char *target, uint64_t *counts, int *permanent, char *err, size_t errlen) {
     if (!st->cache || bypass) {
         /* no data diffusion: this task's own copy, straight from the shared store */
         char packed[PATH_MAX];
@@ -140,14 +208,8 @@ static int stage(fk_staging *st, const fk_input *in, const fk_hint *hints, size_
         counts[5] += (uint64_t)n;
         return 0;
     }
-    const fk_str *peers = NULL;
-    size_t npeers = 0;
-    for (size_t i = 0; i < nhints; i++) {
-        if (hints[i].id.len == in->id.len && memcmp(hints[i].id.s, in->id.s, in->id.len) == 0) {
-            peers = hints[i].peers;
-            npeers = hints[i].npeers;
-        }
-    }
+    const fk_str *peers = hint ? hint->peers : NULL;
+    size_t npeers = hint ? hint->npeers : 0;
     fk_lease lease;
     if (gathered->path) { /* it came with the others its peer holds */
         lease = *gathered;
@@ -176,8 +238,7 @@ typedef struct {
     const fk_input *inputs;
     char **paths;
     size_t n;
-    const fk_hint *hints;
-    size_t nhints;
+    const fk_hint **hints; /* per input: its hint, or NULL */
     int bypass;
     fk_lease *gathered; /* per input: leased by the gather, or zeroed */
     pthread_mutex_t lock;
@@ -201,7 +262,7 @@ static void *stage_some(void *arg) {
         uint64_t counts[7] = {0};
         int permanent = 0;
         char err[1024];
-        int rc = stage(g->st, &g->inputs[i], g->hints, g->nhints, g->bypass, &g->gathered[i], g->paths[i], counts,
+        int rc = stage(g->st, &g->inputs[i], g->hints[i], g->bypass, &g->gathered[i], g->paths[i], counts,
                        &permanent, err, sizeof err);
         pthread_mutex_lock(&g->lock);
         for (int k = 0; k < 7; k++) {
@@ -271,7 +332,7 @@ static void *gather_from_peer(void *arg) {
 /* Seed 004's collective gather: the inputs (as stored) whose hints put them first on the same peer,
  * two or more of them, come from it in one request (fk_cache_gather); up to FK_CONCURRENT_FETCHES
  * peers are asked at once. gathered[i] is input i leased when it arrived, else zeroed. */
-static void gather_inputs(fk_staging *st, const fk_input *inputs, size_t n, const fk_hint *hints, size_t nhints,
+static void gather_inputs(fk_staging *st, const fk_input *inputs, size_t n, const fk_hint *const *hints,
                           fk_lease *gathered) {
     const char **first = calloc(n ? n : 1, sizeof *first); /* each input's first hinted peer, or NULL */
     peer_batch *batches = calloc(n ? n : 1, sizeof *batches);
@@ -279,11 +340,8 @@ static void gather_inputs(fk_staging *st, const fk_input *inputs, size_t n, cons
         abort();
     }
     for (size_t i = 0; i < n; i++) {
-        for (size_t h = 0; h < nhints && inputs[i].unpack == 0; h++) {
-            if (hints[h].npeers && hints[h].id.len == inputs[i].id.len
-                && memcmp(hints[h].id.s, inputs[i].id.s, inputs[i].id.len) == 0) {
-                first[i] = hints[h].peers[0].s;
-            }
+        if (hints[i] && hints[i]->npeers && inputs[i].unpack == 0) {
+            first[i] = hints[i]->peers[0].s;
         }
     }
     size_t nb = 0;
@@ -597,11 +655,16 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         if (!gathered) {
             abort();
         }
-        if (st->cache && !bypass) {
-            gather_inputs(st, inputs, nin, hints, nhints, gathered);
+        const fk_hint **hint_of = calloc(nin, sizeof *hint_of);
+        if (!hint_of) {
+            abort();
         }
-        fk_gather g = {.st = st, .inputs = inputs, .paths = paths, .n = nin, .hints = hints, .nhints = nhints,
-                       .bypass = bypass, .gathered = gathered};
+        hints_by_input(inputs, nin, hints, nhints, hint_of);
+        if (st->cache && !bypass) {
+            gather_inputs(st, inputs, nin, hint_of, gathered);
+        }
+        fk_gather g = {.st = st, .inputs = inputs, .paths = paths, .n = nin, .hints = hint_of, .bypass = bypass,
+                       .gathered = gathered};
         failed = stage_all(&g, counts, &permanent, err, sizeof err) != 0;
         for (size_t i = 0; i < nin; i++) {
             if (gathered[i].path) { /* arrived, but a failure stopped staging before it was used */
@@ -609,6 +672,7 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
             }
         }
         free(gathered);
+        free(hint_of);
     }
     if (failed) {
         fetch_failed(out, err, permanent);
@@ -623,11 +687,14 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         if (!all) {
             abort();
         }
+        char *at = all; /* appended in place: strcat would walk the whole list again for each path */
         for (size_t i = 0; i < nin; i++) {
             if (i) {
-                strcat(all, ":");
+                *at++ = ':';
             }
-            strcat(all, paths[i]);
+            size_t len = strlen(paths[i]);
+            memcpy(at, paths[i], len);
+            at += len;
         }
         env[nenv++] = env_var("FALKON_INPUTS", all);
         free(all);

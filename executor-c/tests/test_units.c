@@ -8,6 +8,7 @@
 #include "../src/http.h"
 #include "../src/peer.h"
 #include "../src/runner.h"
+#include "../src/staging.h"
 #include "check.h"
 
 #include <arpa/inet.h>
@@ -520,6 +521,96 @@ static void test_input_names(void) {
     }
 }
 
+/* ---- staging: names that clash, and a gather of many inputs ---- */
+
+/* A spec for /bin/sh -c SCRIPT whose INPUTS are ids[i] from the store's source ids[i], named names[i]. */
+static fk_spec with_inputs(const char *script, const char *const *ids, const char *const *names, size_t n) {
+    fk_spec s = sh(script, 0);
+    fk_buf b;
+    fk_buf_init(&b);
+    fk_buf_u16(&b, (uint16_t)n);
+    for (size_t i = 0; i < n; i++) {
+        fk_buf_blob(&b, ids[i], strlen(ids[i]));
+        fk_buf_blob(&b, ids[i], strlen(ids[i]));
+        fk_buf_u64(&b, (uint64_t)-1);
+        fk_buf_blob(&b, "", 0);
+        fk_buf_u8(&b, 0);
+        fk_buf_blob(&b, names[i], strlen(names[i]));
+    }
+    s.ext.n = 1;
+    s.ext.items = calloc(1, sizeof *s.ext.items);
+    s.ext.items[0].tag = FK_EXT_INPUTS;
+    s.ext.items[0].value.s = (char *)b.data; /* fk_spec_free frees it */
+    s.ext.items[0].value.len = b.len;
+    return s;
+}
+
+static void test_staging(void) {
+    char store[PATH_MAX], sandboxes[PATH_MAX];
+    snprintf(store, sizeof store, "%s/stage-store", scratch);
+    snprintf(sandboxes, sizeof sandboxes, "%s/stage-sandboxes", scratch);
+    mkdir(store, 0755);
+    mkdir(sandboxes, 0755);
+    fk_staging st = {.store = store, .sandboxes = sandboxes};
+    fk_runner r;
+    fk_runner_init(&r, 1 << 16, scratch);
+    fk_exec x;
+
+    const char *ids[] = {"a/x.fits", "b/y", "c/x.fits"};
+    const char *names[] = {"", "diffs/", ""};
+    fk_spec s = with_inputs("true", ids, names, 3);
+    fk_staging_run(&st, &r, 1, &s, NULL, 0, 0, &x);
+    CHECK(x.status == FK_FETCH_FAILED && (x.flags & FK_FLAG_PERMANENT)
+          && strstr(x.detail.s, "inputs[2] would be staged as 'x.fits', like inputs[0]"), "one name twice: %d %s",
+          x.status, x.detail.s);
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+
+    const char *dids[] = {"d/1", "e/diffs"};
+    const char *dnames[] = {"diffs/", ""};
+    s = with_inputs("true", dids, dnames, 2);
+    fk_staging_run(&st, &r, 2, &s, NULL, 0, 0, &x);
+    CHECK(x.status == FK_FETCH_FAILED
+          && strstr(x.detail.s, "inputs[1] would be staged as 'diffs', the directory inputs[0] goes into"),
+          "a file where a directory goes: %d %s", x.status, x.detail.s);
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+
+    /* 1,200 inputs into parts/ and beside it: no clash among them, each where its name says, and
+     * FALKON_INPUTS lists every one in order */
+    enum { MANY = 1200 };
+    char **mids = calloc(MANY, sizeof *mids);
+    const char **mnames = calloc(MANY, sizeof *mnames);
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/g", store);
+    mkdir(dir, 0755);
+    for (size_t i = 0; i < MANY; i++) {
+        char id[64], path[PATH_MAX];
+        snprintf(id, sizeof id, "g/part-%zu", i);
+        snprintf(path, sizeof path, "%s/%s", store, id);
+        write_file(path, id, strlen(id));
+        mids[i] = strdup(id);
+        mnames[i] = i % 3 == 0 ? "" : "parts/";
+    }
+    s = with_inputs("ls parts | wc -l; cat parts/part-1199; echo; echo $FALKON_INPUTS | tr : '\\n' | wc -l; "
+                    "echo $FALKON_INPUTS | tr : '\\n' | tail -n 1",
+                    (const char *const *)mids, mnames, MANY);
+    fk_staging_run(&st, &r, 3, &s, NULL, 0, 0, &x);
+    char want[PATH_MAX];
+    snprintf(want, sizeof want, "800\ng/part-1199\n1200\n%s/task-3-", sandboxes);
+    CHECK(x.status == FK_EXITED && x.exit_code == 0 && x.out.len > strlen(want)
+          && memcmp(x.out.s, want, strlen(want)) == 0 && strstr(x.out.s, "/parts/part-1199\n"),
+          "1,200 inputs: %d %d '%s' %s", x.status, x.exit_code, x.out.s ? x.out.s : "", x.detail.s ? x.detail.s : "");
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+    for (size_t i = 0; i < MANY; i++) {
+        free(mids[i]);
+    }
+    free(mids);
+    free(mnames);
+    fk_runner_destroy(&r);
+}
+
 /* ---- a gather from a peer that lies ---- */
 
 typedef struct {
@@ -638,6 +729,7 @@ int main(void) {
     test_runner();
     test_cache();
     test_gather_from_a_lying_peer();
+    test_staging();
     fk_rmtree(scratch);
     printf("unit tests: %d failures\n", check_failures);
     return check_failures ? 1 : 0;
