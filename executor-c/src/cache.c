@@ -35,6 +35,8 @@ struct fk_entry {
     int held;                   /* a temporary output held for its readers: one of the pins is that */
 };
 
+#define FLIGHT_BUCKETS 1024
+
 /* A fetch in progress: later askers for the same key wait for it (single flight). */
 typedef struct flight {
     struct flight *next;
@@ -65,7 +67,7 @@ struct fk_cache {
     size_t nbuckets;
     size_t count;
     fk_entry recency;           /* sentinel: recency.newer is the oldest */
-    flight *flights;
+    flight *flights[FLIGHT_BUCKETS]; /* fetches in progress, by key: a gather starts a thousand at once */
     int replicating;            /* fk_cache_replicate threads still running: close waits for them */
 };
 
@@ -84,6 +86,36 @@ static size_t hash_of(const char *s) {
         h = (h ^ (unsigned char)*s) * 1099511628211ULL;
     }
     return h;
+}
+
+static flight *flight_find(fk_cache *c, const char *key) {
+    flight *f = c->flights[hash_of(key) % FLIGHT_BUCKETS];
+    while (f && strcmp(f->key, key) != 0) {
+        f = f->next;
+    }
+    return f;
+}
+
+/* A new flight for key, under the lock: the caller fetches it and ends it with flight_end. */
+static flight *flight_start(fk_cache *c, const char *key) {
+    flight *f = calloc(1, sizeof *f);
+    if (!f) {
+        abort();
+    }
+    f->key = xstrdup(key);
+    flight **head = &c->flights[hash_of(key) % FLIGHT_BUCKETS];
+    f->next = *head;
+    *head = f;
+    return f;
+}
+
+/* Takes f out of the flights (under the lock); whoever waits on it still holds it. */
+static void flight_end(fk_cache *c, flight *f) {
+    flight **p = &c->flights[hash_of(f->key) % FLIGHT_BUCKETS];
+    while (*p != f) {
+        p = &(*p)->next;
+    }
+    *p = f->next;
 }
 
 static fk_entry *find(fk_cache *c, const char *key) {
@@ -594,10 +626,7 @@ int fk_cache_lease(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t
             pthread_mutex_lock(&c->lock);
             continue;
         }
-        flight *f = c->flights;
-        while (f && strcmp(f->key, key) != 0) {
-            f = f->next;
-        }
+        flight *f = flight_find(c, key);
         if (!f) {
             break;
         }
@@ -621,23 +650,13 @@ int fk_cache_lease(fk_cache *c, const fk_input *ref, const fk_str *peers, size_t
             return -1;
         }
     }
-    flight *mine = calloc(1, sizeof *mine);
-    if (!mine) {
-        abort();
-    }
-    mine->key = xstrdup(key);
-    mine->next = c->flights;
-    c->flights = mine;
+    flight *mine = flight_start(c, key);
     pthread_mutex_unlock(&c->lock);
 
     int rc = fetch(c, key, ref, peers, npeers, refetched, out, permanent, err, errlen);
 
     pthread_mutex_lock(&c->lock);
-    flight **p = &c->flights;
-    while (*p != mine) {
-        p = &(*p)->next;
-    }
-    *p = mine->next;
+    flight_end(c, mine);
     mine->done = 1;
     mine->failed = rc != 0;
     mine->permanent = *permanent;
@@ -685,21 +704,10 @@ size_t fk_cache_gather(fk_cache *c, const char *peer, const fk_input *const *ref
     pthread_mutex_lock(&c->lock);
     for (size_t i = 0; i < n; i++) {
         const char *key = refs[i]->id.s;
-        flight *f = c->flights;
-        while (f && strcmp(f->key, key) != 0) {
-            f = f->next;
-        }
-        if (refs[i]->unpack != 0 || find(c, key) || f) {
+        if (refs[i]->unpack != 0 || find(c, key) || flight_find(c, key)) {
             continue; /* held, being fetched (perhaps twice in refs), or not a stored form */
         }
-        f = calloc(1, sizeof *f);
-        if (!f) {
-            abort();
-        }
-        f->key = xstrdup(key);
-        f->next = c->flights;
-        c->flights = f;
-        claims[m] = f;
+        claims[m] = flight_start(c, key);
         mine[m] = refs[i];
         orig[m++] = i;
     }
@@ -722,11 +730,7 @@ size_t fk_cache_gather(fk_cache *c, const char *peer, const fk_input *const *ref
     pthread_mutex_lock(&c->lock);
     for (size_t k = 0; k < m; k++) {
         flight *f = claims[k];
-        flight **p = &c->flights;
-        while (*p != f) {
-            p = &(*p)->next;
-        }
-        *p = f->next;
+        flight_end(c, f);
         f->done = 1; /* not failed: whoever waited looks again, and finds it or fetches it */
         if (f->waiters == 0) {
             free(f->key);
