@@ -173,6 +173,7 @@ static void drain_wake(ex *e) {
 }
 
 static void loop(ex *e) {
+    int64_t changes_due = -1; /* when the cache changes pending are reported */
     while (!e->terminated) {
         if (signalled) {
             ex_terminate(e, 0, signalled == SIGTERM ? "SIGTERM" : "interrupted");
@@ -194,7 +195,7 @@ static void loop(ex *e) {
         if (fk_conn_open(&e->session.conn)) {
             if (e->session.registered) {
                 ex_results_ready(e, now);
-                ex_flush_cache_changes(e);
+                changes_due = ex_flush_cache_changes(e, now, 0);
                 if (e->cache && now >= e->reports.next_summary) {
                     ex_send_full_summary(e);
                     e->reports.next_summary = now + CACHE_SUMMARY_MS;
@@ -254,6 +255,9 @@ static void loop(ex *e) {
             until = dead < until ? dead : until;
         } else if (e->session.conn.fd >= 0 && !fk_conn_open(&e->session.conn) && e->session.connect_deadline < until) {
             until = e->session.connect_deadline;
+        }
+        if (changes_due >= 0 && changes_due < until) {
+            until = changes_due;
         }
         if (e->reports.linger_until >= 0 && e->reports.linger_until < until) {
             until = e->reports.linger_until;

@@ -25,6 +25,9 @@
 #define CONNECT_TIMEOUT_MS 10000
 /* With prefetch: results wait for company this long at most while the slots still have work. */
 #define RESULT_LINGER_MS 20
+/* Cache changes wait for company this long at most: a gather that caches a thousand objects is
+ * reported in a few messages, not one per object (each a wake-up here and a message to handle there). */
+#define CACHE_CHANGES_MS 10
 /* The full cache summary that repairs any drift in the dispatcher's index. */
 #define CACHE_SUMMARY_MS 60000
 
@@ -70,6 +73,7 @@ typedef struct {
     int free_cores; /* slots not taken by a running job (a job of N cores takes N) */
     unsigned char *claimed; /* per slot index: taken by a running job (its CPUs when pinned) */
     change *chead, *ctail; /* cache changes not yet reported */
+    int64_t changes_due; /* with changes pending: when they are reported (the first one's time + CACHE_CHANGES_MS) */
     int stopping;
     atomic_int gen; /* counts connections: results of an earlier one are dropped */
     int wake_fd; /* written by a slot thread to wake the main thread's poll */
@@ -141,7 +145,8 @@ void ex_cache_changed(void *ctx, const char *id, int64_t size);
 change *ex_take_changes(ex *e);
 void ex_free_changes(change *c);
 void ex_send_full_summary(ex *e);
-void ex_flush_cache_changes(ex *e);
+/* Reports the cache changes pending once they are due (or now, with force); returns when the next are due, -1 for none. */
+int64_t ex_flush_cache_changes(ex *e, int64_t now, int force);
 /* Sets the extra credits granted (main thread) and the result count that wakes the main thread. */
 void ex_grant(ex *e, int granted);
 int ex_prefetch_initial(const ex *e);

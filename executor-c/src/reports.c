@@ -1,6 +1,7 @@
 /* What goes back to the dispatcher besides the session itself: results with their credits (and
  * the prefetch that sizes them) and the data cache's changes. Main thread. */
 #include "executor_state.h"
+#include "runner.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,14 +15,18 @@ void ex_cache_changed(void *ctx, const char *id, int64_t size) {
     }
     c->size = size;
     pthread_mutex_lock(&e->queue.lock);
+    int first = e->queue.ctail == NULL;
     if (e->queue.ctail) {
         e->queue.ctail->next = c;
     } else {
         e->queue.chead = c;
+        e->queue.changes_due = fk_mono_millis() + CACHE_CHANGES_MS;
     }
     e->queue.ctail = c;
     pthread_mutex_unlock(&e->queue.lock);
-    ex_wake(e);
+    if (first) { /* the main thread learns when to report them; the rest wait with them */
+        ex_wake(e);
+    }
 }
 
 change *ex_take_changes(ex *e) {
@@ -52,16 +57,45 @@ void ex_send_full_summary(ex *e) {
     fk_cached_free(m.u.cache.added, m.u.cache.nadded);
 }
 
-void ex_flush_cache_changes(ex *e) {
+/* A change and its place in arrival order. */
+typedef struct {
+    change *c;
+    size_t at;
+} ordered;
+
+/* By id, then by arrival: of one id's changes, the last comes last. */
+static int by_id_then_arrival(const void *a, const void *b) {
+    const ordered *x = a, *y = b;
+    int c = strcmp(x->c->id, y->c->id);
+    return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+int64_t ex_flush_cache_changes(ex *e, int64_t now, int force) {
+    pthread_mutex_lock(&e->queue.lock);
+    int64_t due = e->queue.chead ? e->queue.changes_due : -1;
+    pthread_mutex_unlock(&e->queue.lock);
+    if (due < 0 || (!force && now < due)) {
+        return due;
+    }
     change *c = ex_take_changes(e);
     if (!c) {
-        return;
+        return -1;
     }
-    /* coalesce: only each id's last change counts */
+    /* coalesce: only each id's last change counts (sorted, not each against each: a gather's
+     * batch holds a thousand) */
     size_t n = 0;
     for (change *k = c; k; k = k->next) {
         n++;
     }
+    ordered *order = calloc(n, sizeof *order);
+    if (!order) {
+        abort();
+    }
+    n = 0;
+    for (change *k = c; k; k = k->next, n++) {
+        order[n] = (ordered){k, n};
+    }
+    qsort(order, n, sizeof *order, by_id_then_arrival);
     fk_msg m;
     memset(&m, 0, sizeof m);
     m.type = FK_CACHE_UPDATE;
@@ -70,13 +104,10 @@ void ex_flush_cache_changes(ex *e) {
     if (!m.u.cache.added || !m.u.cache.removed) {
         abort();
     }
-    for (change *k = c; k; k = k->next) {
-        int superseded = 0;
-        for (change *later = k->next; later && !superseded; later = later->next) {
-            superseded = strcmp(later->id, k->id) == 0;
-        }
-        if (superseded) {
-            continue;
+    for (size_t i = 0; i < n; i++) {
+        change *k = order[i].c;
+        if (i + 1 < n && strcmp(order[i + 1].c->id, k->id) == 0) {
+            continue; /* a later change of the same id follows */
         }
         if (k->size >= 0) {
             m.u.cache.added[m.u.cache.nadded].id = fk_str_of(k->id);
@@ -85,11 +116,13 @@ void ex_flush_cache_changes(ex *e) {
             m.u.cache.removed[m.u.cache.nremoved++] = fk_str_of(k->id);
         }
     }
+    free(order);
     ex_free_changes(c);
     if (ex_live(e)) {
         ex_send_msg(e, &m);
     }
     fk_msg_free(&m);
+    return -1;
 }
 
 /* Results wait for company until half the prefetch has finished (ex_results_ready). */

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -106,9 +107,91 @@ static void test_shutting_down_read_before_a_failed_write(void) {
     pthread_cond_destroy(&e.queue.cond);
 }
 
+/* Cache changes wait for company: the first of a burst wakes the main thread, which reports them
+ * all CACHE_CHANGES_MS later in one CACHE_UPDATE holding each object's last change. */
+static void test_cache_changes_are_reported_together_once_due(void) {
+    int port;
+    int l = listen_local(&port);
+    if (l < 0) {
+        CHECK(0, "no listening socket");
+        return;
+    }
+    fk_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    ex e;
+    memset(&e, 0, sizeof e);
+    e.cfg = &cfg;
+    e.session.disconnected_at = -1;
+    e.session.next_dial = -1;
+    e.reports.linger_until = -1;
+    e.session.max_frame = FK_MAX_FRAME;
+    e.queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    pthread_mutex_init(&e.queue.lock, NULL);
+    pthread_cond_init(&e.queue.cond, NULL);
+    fk_conn_init(&e.session.conn, NULL);
+    char why[256] = "";
+    CHECK(fk_conn_dial(&e.session.conn, "127.0.0.1", port, why, sizeof why) == 0, "dial: %s", why);
+    int d = accept(l, NULL, NULL);
+    int progressed;
+    while ((progressed = fk_conn_progress(&e.session.conn, why, sizeof why)) == 0) {
+        struct pollfd p = {.fd = e.session.conn.fd, .events = POLLOUT};
+        poll(&p, 1, -1);
+    }
+    CHECK(progressed == 1, "connect: %s", why);
+    e.session.registered = e.session.registered_once = 1;
+
+    CHECK(ex_flush_cache_changes(&e, fk_mono_millis(), 0) == -1, "nothing pending, nothing due");
+    int64_t before = fk_mono_millis();
+    ex_cache_changed(&e, "a", 10);
+    ex_cache_changed(&e, "b", 5);
+    ex_cache_changed(&e, "a", -1);
+    ex_cache_changed(&e, "c", 7);
+    ex_cache_changed(&e, "a", 20);
+    ex_cache_changed(&e, "b", -1);
+    uint64_t wakes = 0;
+    CHECK(read(e.queue.wake_fd, &wakes, sizeof wakes) == sizeof wakes && wakes == 1, "woken %llu times for six changes",
+          (unsigned long long)wakes);
+    int64_t due = ex_flush_cache_changes(&e, before, 0);
+    CHECK(due >= before + CACHE_CHANGES_MS && e.session.conn.out.len == 0, "reported before due (due %lld, now %lld)",
+          (long long)due, (long long)before);
+    CHECK(ex_flush_cache_changes(&e, due, 0) == -1 && e.session.conn.out.len > 0, "not reported once due");
+    ex_write_out(&e);
+    uint8_t frame[4096];
+    size_t got = 0;
+    while (got < 4 || got < 4 + ((size_t)frame[0] << 24 | (size_t)frame[1] << 16 | (size_t)frame[2] << 8 | frame[3])) {
+        ssize_t n = recv(d, frame + got, sizeof frame - got, 0);
+        if (n <= 0) {
+            break;
+        }
+        got += (size_t)n;
+    }
+    fk_msg m;
+    memset(&m, 0, sizeof m);
+    char err[256] = "";
+    CHECK(got > 4 && fk_decode(frame + 4, got - 4, &m, err, sizeof err) == 0 && m.type == FK_CACHE_UPDATE,
+          "no CACHE_UPDATE: %s", err);
+    int a20 = 0, c7 = 0;
+    for (size_t i = 0; i < m.u.cache.nadded; i++) {
+        a20 += strcmp(m.u.cache.added[i].id.s, "a") == 0 && m.u.cache.added[i].size == 20;
+        c7 += strcmp(m.u.cache.added[i].id.s, "c") == 0 && m.u.cache.added[i].size == 7;
+    }
+    CHECK(m.u.cache.nadded == 2 && a20 && c7, "added: %zu entries, a as 20: %d, c: %d", m.u.cache.nadded, a20, c7);
+    CHECK(m.u.cache.nremoved == 1 && strcmp(m.u.cache.removed[0].s, "b") == 0, "removed: %zu entries",
+          m.u.cache.nremoved);
+    fk_msg_free(&m);
+    close(d);
+    close(l);
+    close(e.queue.wake_fd);
+    ex_close_conn(&e);
+    fk_conn_destroy(&e.session.conn);
+    pthread_mutex_destroy(&e.queue.lock);
+    pthread_cond_destroy(&e.queue.cond);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_shutting_down_read_before_a_failed_write();
+    test_cache_changes_are_reported_together_once_due();
     printf("session tests: %d failures\n", check_failures);
     return check_failures ? 1 : 0;
 }
