@@ -38,7 +38,8 @@ final class StatusBuilder {
             offered += advertised ? e.memoryMiB : 0;
             rows.add(new StatusSnapshot.ExecutorRow(e.id, e.host, e.impl, e.slots, e.running(), e.credits, e.completed,
                     e.failures, e.suspended(), (e.suspendedUntilMicros - tickMicros) / 1e6, e.suspensions, e.noExec,
-                    e.cachedObjects(), (tickMicros - e.connectedMicros) / 1e6, advertised ? e.memoryMiB : -1));
+                    e.cachedObjects(), (tickMicros - e.connectedMicros) / 1e6, advertised ? e.memoryMiB : -1,
+                    e.diskMiB == Long.MAX_VALUE ? -1 : e.diskMiB));
         }
         long[] d = ledger.demand();
         List<StatusSnapshot.InstanceRow> listed = new ArrayList<>();

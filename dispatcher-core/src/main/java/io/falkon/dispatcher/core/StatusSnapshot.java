@@ -37,11 +37,11 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
 
     /**
      * One executor's line. {@code suspendedSeconds} is meaningful only when suspended; {@code memoryMiB}
-     * is what it advertises for tasks, -1 when it advertises none.
+     * and {@code diskMiB} are what it advertises for tasks, -1 when it advertises none.
      */
     public record ExecutorRow(String id, String host, String impl, int slots, int running, int credits, long completed,
                        long failures, boolean suspended, double suspendedSeconds, long suspensions, boolean noExec,
-                       int cachedObjects, double connectedSeconds, long memoryMiB) {
+                       int cachedObjects, double connectedSeconds, long memoryMiB, long diskMiB) {
     }
 
     /**

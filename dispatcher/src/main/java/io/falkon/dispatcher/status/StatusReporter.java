@@ -134,6 +134,9 @@ public final class StatusReporter implements StatusRenderer {
             if (e.memoryMiB() >= 0) {
                 x.put("memoryMiB", e.memoryMiB());
             }
+            if (e.diskMiB() >= 0) {
+                x.put("diskMiB", e.diskMiB());
+            }
             x.put("running", e.running());
             x.put("credits", e.credits());
             x.put("completed", e.completed());

@@ -23,9 +23,10 @@ class StatusReporterTest {
 
     private static StatusSnapshot snapshot() {
         List<StatusSnapshot.ExecutorRow> executors = List.of(
-                new StatusSnapshot.ExecutorRow("e1", "node1", "c", 4, 3, 1, 50, 0, false, 0, 0, false, 12, 9.5, 8192),
+                new StatusSnapshot.ExecutorRow("e1", "node1", "c", 4, 3, 1, 50, 0, false, 0, 0, false, 12, 9.5, 8192,
+                        40960),
                 new StatusSnapshot.ExecutorRow("e2\u001b[31m", "node2", "java", 2, 0, 0, 5, 5, true, 30, 1, false, 0,
-                        3, -1));
+                        3, -1, -1));
         return new StatusSnapshot("d-1", 2.5, "first-available", 2, 1, 3, 20, 15, 2, 4, 1, 0, 2, 1, 6,
                 new DataStats(1, 2, 3, 4, 5, 6, 0, 7), 12, 0, 100, 200, 300, 0, 1 << 20, false, false, 7,
                 LatencyHistogram.Snapshot.EMPTY, executors, List.of(row("mine", -1)),
@@ -53,6 +54,8 @@ class StatusReporterTest {
         assertThat(st.at("/executors/memoryMiB").asLong()).isEqualTo(8192);
         assertThat(st.at("/executorList/0/memoryMiB").asLong()).isEqualTo(8192);
         assertThat(st.at("/executorList/1").has("memoryMiB")).as("advertises none").isFalse();
+        assertThat(st.at("/executorList/0/diskMiB").asLong()).isEqualTo(40960);
+        assertThat(st.at("/executorList/1").has("diskMiB")).as("advertises none").isFalse();
         assertThat(st.at("/instanceList/0/name").asText()).isEqualTo("mine");
     }
 
