@@ -7,19 +7,27 @@ import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
  * Tells the dispatcher what this executor's cache holds (data diffusion): changes as they happen,
- * coalesced into one CACHE_UPDATE per I/O-thread turn, and the full contents on every connection
- * and periodically (the index is loosely coherent; a full summary repairs any drift).
+ * after waiting up to {@link #CHANGES_MILLIS} for company and coalesced into one CACHE_UPDATE (a
+ * gather that caches a thousand objects is a few messages, not a thousand for the dispatcher to
+ * handle), and the full contents on every connection and periodically (the index is loosely
+ * coherent; a full summary repairs any drift).
  */
 final class CacheReporter implements CacheListener {
     private record Change(String id, long size, boolean added) {
     }
+
+    /** How long the first change of a burst waits for the others (as the C executor's CACHE_CHANGES_MS). */
+    static final long CHANGES_MILLIS = 10;
 
     private final EventLoop loop;
     private final Supplier<Channel> channel;
@@ -49,23 +57,25 @@ final class CacheReporter implements CacheListener {
     private void changed(Change c) {
         changes.add(c);
         if (channel.get() != null && flushScheduled.compareAndSet(false, true)) {
-            loop.execute(this::flush);
+            loop.schedule(this::flush, CHANGES_MILLIS, TimeUnit.MILLISECONDS);
         }
     }
 
     private void flush() {
         flushScheduled.set(false);
-        List<Message.CachedObject> added = new ArrayList<>();
-        List<String> removed = new ArrayList<>();
+        Map<String, Change> last = new LinkedHashMap<>(); // each object's last change only
         Change c;
         while ((c = changes.poll()) != null) {
-            String id = c.id();
-            if (c.added()) {
-                removed.remove(id);
-                added.add(new Message.CachedObject(id, c.size()));
+            last.remove(c.id());
+            last.put(c.id(), c);
+        }
+        List<Message.CachedObject> added = new ArrayList<>();
+        List<String> removed = new ArrayList<>();
+        for (Change k : last.values()) {
+            if (k.added()) {
+                added.add(new Message.CachedObject(k.id(), k.size()));
             } else {
-                added.removeIf(o -> o.id().equals(id));
-                removed.add(id);
+                removed.add(k.id());
             }
         }
         Channel ch = channel.get();
