@@ -30,6 +30,32 @@ static int listen_local(int *port) {
     return s;
 }
 
+/* An executor registered over a real connection to l (listening on port), its state as main()
+ * leaves it; returns the dispatcher's end of the connection. */
+static int registered(ex *e, fk_config *cfg, int l, int port) {
+    memset(e, 0, sizeof *e);
+    e->cfg = cfg;
+    e->session.disconnected_at = -1;
+    e->session.next_dial = -1;
+    e->reports.linger_until = -1;
+    e->session.max_frame = FK_MAX_FRAME;
+    e->queue.wake_fd = -1;
+    pthread_mutex_init(&e->queue.lock, NULL);
+    pthread_cond_init(&e->queue.cond, NULL);
+    fk_conn_init(&e->session.conn, NULL);
+    char why[256] = "";
+    CHECK(fk_conn_dial(&e->session.conn, "127.0.0.1", port, why, sizeof why) == 0, "dial: %s", why);
+    int d = accept(l, NULL, NULL);
+    int progressed;
+    while ((progressed = fk_conn_progress(&e->session.conn, why, sizeof why)) == 0) {
+        struct pollfd p = {.fd = e->session.conn.fd, .events = POLLOUT};
+        poll(&p, 1, -1);
+    }
+    CHECK(progressed == 1, "connect: %s", why);
+    e->session.registered = e->session.registered_once = 1;
+    return d;
+}
+
 /* The dispatcher stops for good while the executor has bytes to send: it writes ERROR
  * SHUTTING_DOWN and closes with bytes of the executor's unread, so the executor's kernel gets the
  * frame and then a reset. The executor's next write fails; it must still read the frame, leave
@@ -47,26 +73,7 @@ static void test_shutting_down_read_before_a_failed_write(void) {
     cfg.port = port;
     cfg.reconnect_for_s = 600;
     ex e;
-    memset(&e, 0, sizeof e);
-    e.cfg = &cfg;
-    e.session.disconnected_at = -1;
-    e.session.next_dial = -1;
-    e.reports.linger_until = -1;
-    e.session.max_frame = FK_MAX_FRAME;
-    e.queue.wake_fd = -1;
-    pthread_mutex_init(&e.queue.lock, NULL);
-    pthread_cond_init(&e.queue.cond, NULL);
-    fk_conn_init(&e.session.conn, NULL);
-    char why[256] = "";
-    CHECK(fk_conn_dial(&e.session.conn, "127.0.0.1", port, why, sizeof why) == 0, "dial: %s", why);
-    int d = accept(l, NULL, NULL);
-    int progressed;
-    while ((progressed = fk_conn_progress(&e.session.conn, why, sizeof why)) == 0) {
-        struct pollfd p = {.fd = e.session.conn.fd, .events = POLLOUT};
-        poll(&p, 1, -1);
-    }
-    CHECK(progressed == 1, "connect: %s", why);
-    e.session.registered = e.session.registered_once = 1;
+    int d = registered(&e, &cfg, l, port);
 
     /* something of the executor's the dispatcher never reads: its close becomes a reset */
     const char unread[] = "credit";
@@ -119,26 +126,8 @@ static void test_cache_changes_are_reported_together_once_due(void) {
     fk_config cfg;
     memset(&cfg, 0, sizeof cfg);
     ex e;
-    memset(&e, 0, sizeof e);
-    e.cfg = &cfg;
-    e.session.disconnected_at = -1;
-    e.session.next_dial = -1;
-    e.reports.linger_until = -1;
-    e.session.max_frame = FK_MAX_FRAME;
+    int d = registered(&e, &cfg, l, port);
     e.queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    pthread_mutex_init(&e.queue.lock, NULL);
-    pthread_cond_init(&e.queue.cond, NULL);
-    fk_conn_init(&e.session.conn, NULL);
-    char why[256] = "";
-    CHECK(fk_conn_dial(&e.session.conn, "127.0.0.1", port, why, sizeof why) == 0, "dial: %s", why);
-    int d = accept(l, NULL, NULL);
-    int progressed;
-    while ((progressed = fk_conn_progress(&e.session.conn, why, sizeof why)) == 0) {
-        struct pollfd p = {.fd = e.session.conn.fd, .events = POLLOUT};
-        poll(&p, 1, -1);
-    }
-    CHECK(progressed == 1, "connect: %s", why);
-    e.session.registered = e.session.registered_once = 1;
 
     CHECK(ex_flush_cache_changes(&e, fk_mono_millis(), 0) == -1, "nothing pending, nothing due");
     int64_t before = fk_mono_millis();
