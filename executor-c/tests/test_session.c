@@ -30,9 +30,18 @@ static int listen_local(int *port) {
     return s;
 }
 
-/* An executor registered over a real connection to l (listening on port), its state as main()
- * leaves it; returns the dispatcher's end of the connection. */
-static int registered(ex *e, fk_config *cfg, int l, int port) {
+/* An executor registered over a real connection on 127.0.0.1, its state as main() leaves it;
+ * returns the dispatcher's end of the connection (its listening socket in *listener), or -1. */
+static int registered(ex *e, fk_config *cfg, int *listener) {
+    int port;
+    int l = *listener = listen_local(&port);
+    if (l < 0) {
+        CHECK(0, "no listening socket");
+        return -1;
+    }
+    memset(cfg, 0, sizeof *cfg);
+    cfg->host = "127.0.0.1";
+    cfg->port = port;
     memset(e, 0, sizeof *e);
     e->cfg = cfg;
     e->session.disconnected_at = -1;
@@ -61,19 +70,14 @@ static int registered(ex *e, fk_config *cfg, int l, int port) {
  * frame and then a reset. The executor's next write fails; it must still read the frame, leave
  * with status 0 and not dial for ten minutes a dispatcher that said it is not coming back. */
 static void test_shutting_down_read_before_a_failed_write(void) {
-    int port;
-    int l = listen_local(&port);
-    if (l < 0) {
-        CHECK(0, "no listening socket");
+    fk_config cfg;
+    ex e;
+    int l;
+    int d = registered(&e, &cfg, &l);
+    if (d < 0) {
         return;
     }
-    fk_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.host = "127.0.0.1";
-    cfg.port = port;
     cfg.reconnect_for_s = 600;
-    ex e;
-    int d = registered(&e, &cfg, l, port);
 
     /* something of the executor's the dispatcher never reads: its close becomes a reset */
     const char unread[] = "credit";
@@ -117,16 +121,13 @@ static void test_shutting_down_read_before_a_failed_write(void) {
 /* Cache changes wait for company: the first of a burst wakes the main thread, which reports them
  * all CACHE_CHANGES_MS later in one CACHE_UPDATE holding each object's last change. */
 static void test_cache_changes_are_reported_together_once_due(void) {
-    int port;
-    int l = listen_local(&port);
-    if (l < 0) {
-        CHECK(0, "no listening socket");
+    fk_config cfg;
+    ex e;
+    int l;
+    int d = registered(&e, &cfg, &l);
+    if (d < 0) {
         return;
     }
-    fk_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    ex e;
-    int d = registered(&e, &cfg, l, port);
     e.queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 
     CHECK(ex_flush_cache_changes(&e, fk_mono_millis(), 0) == -1, "nothing pending, nothing due");
