@@ -1,7 +1,6 @@
 package io.falkon.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -30,7 +29,7 @@ final class StatusCommand implements Callable<Integer> {
             System.out.println(doc);
             return 0;
         }
-        JsonNode s = new ObjectMapper().readTree(doc);
+        JsonNode s = JsonTree.read(doc);
         if (s.has("dispatcherList")) {
             printDistributed(s);
             return 0;

@@ -40,7 +40,13 @@ import java.util.concurrent.TimeUnit;
  */
 public final class DistributedClient implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DistributedClient.class);
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * Made on first use, not when the class is: every client command asks {@link #isDistributed}
+     * first, and an ObjectMapper costs a short command tens of milliseconds it may not need.
+     */
+    private static final class Json {
+        static final ObjectMapper MAPPER = new ObjectMapper();
+    }
     private static final long POLL_MILLIS = 500;
     /** An address of this form names a dispatchers file to follow. */
     public static final String FILE_PREFIX = "file:";
@@ -180,8 +186,8 @@ public final class DistributedClient implements AutoCloseable {
      * "slots"}, "dispatcherList": [{"address", "reachable", "status": {…}}]}}.
      */
     public String status() {
-        ObjectNode o = JSON.createObjectNode();
-        ArrayNode list = JSON.createArrayNode();
+        ObjectNode o = Json.MAPPER.createObjectNode();
+        ArrayNode list = Json.MAPPER.createArrayNode();
         long queued = 0, running = 0, completed = 0, failed = 0, cancelled = 0, registered = 0, slots = 0;
         for (Member m : members.values()) {
             ObjectNode d = list.addObject();
@@ -190,7 +196,7 @@ public final class DistributedClient implements AutoCloseable {
             JsonNode st = null;
             if (c != null) {
                 try {
-                    st = JSON.readTree(c.status());
+                    st = Json.MAPPER.readTree(c.status());
                 } catch (IOException | RuntimeException e) {
                     st = null;
                 }
@@ -263,7 +269,7 @@ public final class DistributedClient implements AutoCloseable {
             }
             try {
                 String st = c.status();
-                JsonNode s = JSON.readTree(st);
+                JsonNode s = Json.MAPPER.readTree(st);
                 m.lastStatus = st;
                 JsonNode ex = s.path("executors");
                 m.slots = Math.max(0, ex.path("slots").asInt() - suspendedSlots(s));

@@ -1,0 +1,77 @@
+package io.falkon.cli;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+
+/**
+ * A JSON document as Jackson's tree, read with its streaming parser alone: an ObjectMapper costs a
+ * short command (falkon status) tens of milliseconds of set-up before it reads anything, for date
+ * formats, type factories and serializers a tree never uses.
+ */
+final class JsonTree {
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+    private JsonTree() {
+    }
+
+    static JsonNode read(String json) throws IOException {
+        try (JsonParser p = new JsonFactory().createParser(json)) {
+            JsonToken first = p.nextToken();
+            if (first == null) {
+                throw new IOException("an empty document where JSON was expected");
+            }
+            JsonNode root = value(p, first);
+            if (p.nextToken() != null) {
+                throw new IOException("more than one JSON value in the document");
+            }
+            return root;
+        }
+    }
+
+    private static JsonNode value(JsonParser p, JsonToken t) throws IOException {
+        switch (t) {
+            case START_OBJECT -> {
+                ObjectNode o = NODES.objectNode();
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String name = p.currentName();
+                    o.set(name, value(p, p.nextToken()));
+                }
+                return o;
+            }
+            case START_ARRAY -> {
+                ArrayNode a = NODES.arrayNode();
+                for (JsonToken e = p.nextToken(); e != JsonToken.END_ARRAY; e = p.nextToken()) {
+                    a.add(value(p, e));
+                }
+                return a;
+            }
+            case VALUE_STRING -> {
+                return NODES.textNode(p.getText());
+            }
+            case VALUE_NUMBER_INT -> { // the node an ObjectMapper would make: int, long or big
+                return switch (p.getNumberType()) {
+                    case INT -> NODES.numberNode(p.getIntValue());
+                    case LONG -> NODES.numberNode(p.getLongValue());
+                    default -> NODES.numberNode(p.getBigIntegerValue());
+                };
+            }
+            case VALUE_NUMBER_FLOAT -> {
+                return NODES.numberNode(p.getDoubleValue());
+            }
+            case VALUE_TRUE, VALUE_FALSE -> {
+                return NODES.booleanNode(t == JsonToken.VALUE_TRUE);
+            }
+            case VALUE_NULL -> {
+                return NODES.nullNode();
+            }
+            default -> throw new IOException("unexpected " + t + " at " + p.currentLocation());
+        }
+    }
+}
