@@ -173,8 +173,11 @@ static void drain_wake(ex *e) {
 }
 
 static void loop(ex *e) {
-    int64_t changes_due = -1; /* when the cache changes pending are reported */
     while (!e->terminated) {
+        /* when the cache changes pending are reported: only while registered (they wait for the
+         * next session otherwise, whose full summary supersedes them), so poll never spins on a
+         * time gone by while the connection is down */
+        int64_t changes_due = -1;
         if (signalled) {
             ex_terminate(e, 0, signalled == SIGTERM ? "SIGTERM" : "interrupted");
             break;

@@ -10,6 +10,7 @@
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -253,10 +254,11 @@ int fk_move(const char *from, const char *to) {
     return unlink(from);
 }
 
-int fk_write_all(int fd, const void *p, size_t n) {
+/* to a socket with send(MSG_NOSIGNAL): a peer that has gone is an error, not a SIGPIPE */
+static int put_all(int fd, const void *p, size_t n, int socket) {
     const char *c = p;
     while (n > 0) {
-        ssize_t w = write(fd, c, n);
+        ssize_t w = socket ? send(fd, c, n, MSG_NOSIGNAL) : write(fd, c, n);
         if (w < 0 && errno == EINTR) {
             continue;
         }
@@ -267,4 +269,12 @@ int fk_write_all(int fd, const void *p, size_t n) {
         n -= (size_t)w;
     }
     return 0;
+}
+
+int fk_write_all(int fd, const void *p, size_t n) {
+    return put_all(fd, p, n, 0);
+}
+
+int fk_send_all(int fd, const void *p, size_t n) {
+    return put_all(fd, p, n, 1);
 }

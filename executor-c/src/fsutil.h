@@ -29,6 +29,8 @@ int fk_copy_durably(const char *from, const char *to);
 int fk_copy_fd(int in, int out, off_t size);
 /* Writes all n bytes to fd (a file or pipe), retrying after signals; 0 or -1 (errno set). */
 int fk_write_all(int fd, const void *p, size_t n);
+/* The same to a connected socket, without SIGPIPE when the other end has gone. */
+int fk_send_all(int fd, const void *p, size_t n);
 /* Moves a file, copying when rename cannot cross file systems; 0 or -1 (errno set). */
 int fk_move(const char *from, const char *to);
 

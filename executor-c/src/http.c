@@ -1,5 +1,7 @@
 #include "http.h"
 
+#include "fsutil.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -69,22 +71,6 @@ void fk_http_timeouts(int fd) {
     struct timeval tv = {.tv_sec = FK_HTTP_IO_TIMEOUT_S, .tv_usec = 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-}
-
-int fk_http_write_all(int fd, const void *p, size_t n) {
-    const char *c = p;
-    while (n > 0) {
-        ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w <= 0) {
-            return -1;
-        }
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
 }
 
 static int connect_to(const char *host, const char *port, char *err, size_t errlen) {
@@ -253,10 +239,10 @@ int fk_http_request(const char *method, const char *url, const char *token, cons
                           "%s %s HTTP/1.1\r\nHost: %.*s\r\nUser-Agent: falkon-c/0.1.0\r\n%s%s%s%sConnection: close\r\n\r\n",
                           method, path, (int)hplen, hp, auth ? "Authorization: Bearer " : "", auth ? token : "",
                           auth ? "\r\n" : "", clen);
-    int rc = fk_http_write_all(fd, req, (size_t)reqlen);
+    int rc = fk_send_all(fd, req, (size_t)reqlen);
     free(req);
     if (rc == 0 && body) {
-        rc = fk_http_write_all(fd, body, bodylen);
+        rc = fk_send_all(fd, body, bodylen);
     }
     if (rc != 0) {
         snprintf(err, errlen, "%s: sending the request: %s", url, strerror(errno));

@@ -48,8 +48,6 @@ int fk_http_line(fk_http_reader *r, char *line, size_t cap);
 /* Streams up to n bytes (n < 0: until EOF) to sink. Returns 0, or -1. */
 int fk_http_body(fk_http_reader *r, int64_t n, fk_sink sink, void *ctx, char *err, size_t errlen);
 
-/* Writes all n bytes (no SIGPIPE); 0, or -1. */
-int fk_http_write_all(int fd, const void *p, size_t n);
 /* Sets the socket's read and write timeouts to FK_HTTP_IO_TIMEOUT_S. */
 void fk_http_timeouts(int fd);
 

@@ -1,5 +1,6 @@
 #include "peer.h"
 
+#include "fsutil.h"
 #include "http.h"
 #include "log.h"
 
@@ -53,7 +54,7 @@ static int reply(int fd, int status, const char *reason, const char *text, int k
                      status, reason, strlen(text),
                      status == 401 ? "WWW-Authenticate: Bearer realm=\"falkon\"\r\n" : "",
                      keep_alive ? "keep-alive" : "close");
-    return fk_http_write_all(fd, head, (size_t)n) == 0 && fk_http_write_all(fd, text, strlen(text)) == 0 ? 0 : -1;
+    return fk_send_all(fd, head, (size_t)n) == 0 && fk_send_all(fd, text, strlen(text)) == 0 ? 0 : -1;
 }
 
 /* Compares in constant time, so that the time taken does not tell how much of a guess was right. */
@@ -216,7 +217,7 @@ static int serve_batch(fk_peer_server *s, fk_http_reader *r, int64_t length, int
     char head[256];
     int n = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Type: application/x-tar\r\nContent-Length: %lld\r\n"
                      "Connection: %s\r\n\r\n", (long long)total, keep_alive ? "keep-alive" : "close");
-    int sent = fk_http_write_all(r->fd, head, (size_t)n) == 0;
+    int sent = fk_send_all(r->fd, head, (size_t)n) == 0;
     static const unsigned char zeros[2 * TAR_BLOCK];
     for (size_t i = 0; i < nids; i++) {
         if (!held[i]) {
@@ -230,16 +231,16 @@ static int serve_batch(fk_peer_server *s, fk_http_reader *r, int64_t length, int
             int64_t pad = (TAR_BLOCK - leases[i].size % TAR_BLOCK) % TAR_BLOCK;
             int file = open(leases[i].path, O_RDONLY | O_CLOEXEC);
             /* pinned, it is there; if not, the length promised cannot be kept: the connection ends */
-            sent = file >= 0 && fk_http_write_all(r->fd, h, TAR_BLOCK) == 0
+            sent = file >= 0 && fk_send_all(r->fd, h, TAR_BLOCK) == 0
                    && send_file(s, r->fd, file, leases[i].size) == 0
-                   && (pad == 0 || fk_http_write_all(r->fd, zeros, (size_t)pad) == 0);
+                   && (pad == 0 || fk_send_all(r->fd, zeros, (size_t)pad) == 0);
             if (file >= 0) {
                 close(file);
             }
         }
         fk_cache_release(s->cache, &leases[i]);
     }
-    sent = sent && fk_http_write_all(r->fd, zeros, sizeof zeros) == 0;
+    sent = sent && fk_send_all(r->fd, zeros, sizeof zeros) == 0;
     free(leases);
     free(held);
     free(body.data);
@@ -329,7 +330,7 @@ static int serve_one(fk_peer_server *s, fk_http_reader *r) {
                      "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %lld\r\n"
                      FK_SHA256_HEADER ": %s\r\nConnection: %s\r\n\r\n",
                      (long long)st.st_size, lease.sha256, keep_alive ? "keep-alive" : "close");
-    int sent = fk_http_write_all(r->fd, head, (size_t)n) == 0;
+    int sent = fk_send_all(r->fd, head, (size_t)n) == 0;
     off_t off = 0;
     while (sent && off < st.st_size) {
         ssize_t w = sendfile(r->fd, file, &off, uplink_turn(s, (size_t)(st.st_size - off)));

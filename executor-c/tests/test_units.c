@@ -639,8 +639,8 @@ static void *lie(void *p) {
     fk_http_body(&r, length, count_bytes, &c, err, sizeof err);
     char head[128];
     int n = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", l->len);
-    fk_http_write_all(fd, head, (size_t)n);
-    fk_http_write_all(fd, l->answer, l->len);
+    fk_send_all(fd, head, (size_t)n);
+    fk_send_all(fd, l->answer, l->len);
     close(fd);
     return NULL;
 }

@@ -235,6 +235,20 @@ class SchedulerTest {
     }
 
     @Test
+    void anAdvertisedMemoryOrDiskThatIsNotANumberRefusesTheRegistrationNamingItAndOthersGoOn() {
+        for (String attribute : List.of("memoryMiB", "diskMiB")) {
+            FakeLink bad = new FakeLink("bad-" + attribute);
+            s.handle(Event.executor(bad, new Message.Register("b-" + attribute, "h", 2, 0, Map.of(attribute, "lots"))));
+            assertThat(bad.closedWith.message())
+                    .isEqualTo("REGISTER.attributes." + attribute + ": must be a number of MiB, got 'lots'");
+        }
+        FakeLink good = h.executor("good", 2, 2, 4096, 1000);
+        FakeLink client = h.client("c");
+        h.submitAll(client, List.of(TaskSpec.builder("/bin/true").disk(600).build()));
+        assertThat(dispatched(good)).hasSize(1);
+    }
+
+    @Test
     void afterShutdownNewWorkIsRefused() {
         FakeLink client = h.client("c");
         s.shutDown(true);
