@@ -26,6 +26,7 @@ public final class Falkon {
 
     public static void main(String[] args) {
         StartupTrace.mark("main");
+        skipClassPathScans();
         LogConfigurator.forFalkonPrograms();
         Executor.preferFastSpawn();
         StartupTrace.mark("logging");
@@ -35,6 +36,25 @@ public final class Falkon {
         StartupTrace.mark("exit");
         System.exit(exit);
     }
+
+    /**
+     * Two lookups that would otherwise search the whole class path, opening each of its sixty jars
+     * and reading its directory, about a tenth of a short command's start-up (docs/benchmarks.md,
+     * "Start-up"): picocli asks for Groovy's Closure class, which is never there, and the JDK asks
+     * every jar for a {@code SelectorProvider} service before it takes its own. Each has a documented
+     * property that skips it; one the user set wins.
+     */
+    static void skipClassPathScans() {
+        if (System.getProperty("picocli.disable.closures") == null) {
+            System.setProperty("picocli.disable.closures", "true");
+        }
+        // Linux's provider is the JDK's default there; elsewhere the JDK still chooses
+        if (System.getProperty(SELECTOR_PROVIDER) == null && System.getProperty("os.name").equals("Linux")) {
+            System.setProperty(SELECTOR_PROVIDER, "sun.nio.ch.EPollSelectorProvider");
+        }
+    }
+
+    private static final String SELECTOR_PROVIDER = "java.nio.channels.spi.SelectorProvider";
 
     /**
      * {@code falkon bench}, from the benchmarks module when it is on the class path (it is in the
