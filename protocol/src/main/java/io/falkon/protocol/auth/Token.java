@@ -17,7 +17,6 @@ import java.util.Objects;
  * authentication off, explicitly: it exists for closed networks and says so wherever it is used.
  */
 public final class Token {
-    private static final SecureRandom RANDOM = secureRandom();
     private static final Token NONE = new Token(null);
 
     private final byte[] secret;
@@ -40,6 +39,14 @@ public final class Token {
         return new SecureRandom();
     }
 
+    /**
+     * The generator of {@link #random}, made on first use: a client that presents a token it read
+     * never needs one, and making it is about a twentieth of {@code falkon status}'s start.
+     */
+    private static final class Generator {
+        static final SecureRandom RANDOM = secureRandom();
+    }
+
     private Token(byte[] secret) {
         this.secret = secret;
     }
@@ -59,7 +66,7 @@ public final class Token {
     /** A new random token: 256 bits, in hex. */
     public static Token random() {
         byte[] b = new byte[32];
-        RANDOM.nextBytes(b);
+        Generator.RANDOM.nextBytes(b);
         return of(HexFormat.of().formatHex(b));
     }
 
