@@ -26,7 +26,7 @@ public final class Falkon {
 
     public static void main(String[] args) {
         StartupTrace.mark("main");
-        skipClassPathScans();
+        skipUnusedWork();
         LogConfigurator.forFalkonPrograms();
         Executor.preferFastSpawn();
         StartupTrace.mark("logging");
@@ -38,22 +38,32 @@ public final class Falkon {
     }
 
     /**
-     * Two lookups that would otherwise search the whole class path, opening each of its sixty jars
-     * and reading its directory, about a tenth of a short command's start-up (docs/benchmarks.md,
-     * "Start-up"): picocli asks for Groovy's Closure class, which is never there, and the JDK asks
-     * every jar for a {@code SelectorProvider} service before it takes its own. Each has a documented
-     * property that skips it; one the user set wins.
+     * Properties that spare a short command work it has no use for, each documented by its library
+     * (docs/benchmarks.md, "Start-up"); one the user set wins:
+     * <ul>
+     * <li>two lookups of things that are not there searched the whole class path, opening each of
+     * its sixty jars and reading its directory: picocli asks for Groovy's Closure class, and the JDK
+     * asks every jar for a {@code SelectorProvider} service before it takes its own (named here on
+     * Linux, where it is known);</li>
+     * <li>picocli registers converters for the {@code java.time} and {@code java.sql} types by
+     * reflection, loading each type and looking up its methods; no falkon option has one.</li>
+     * </ul>
      */
-    static void skipClassPathScans() {
-        if (System.getProperty("picocli.disable.closures") == null) {
-            System.setProperty("picocli.disable.closures", "true");
-        }
-        // Linux's provider is the JDK's default there; elsewhere the JDK still chooses
-        if (System.getProperty(SELECTOR_PROVIDER) == null && System.getProperty("os.name").equals("Linux")) {
-            System.setProperty(SELECTOR_PROVIDER, "sun.nio.ch.EPollSelectorProvider");
+    static void skipUnusedWork() {
+        setUnlessSet("picocli.disable.closures", "true");
+        setUnlessSet(CONVERTERS_EXCLUDED, "java\\.(time|sql)\\..*");
+        if (System.getProperty("os.name").equals("Linux")) {
+            setUnlessSet(SELECTOR_PROVIDER, "sun.nio.ch.EPollSelectorProvider");
         }
     }
 
+    private static void setUnlessSet(String property, String value) {
+        if (System.getProperty(property) == null) {
+            System.setProperty(property, value);
+        }
+    }
+
+    static final String CONVERTERS_EXCLUDED = "picocli.converters.excludes";
     private static final String SELECTOR_PROVIDER = "java.nio.channels.spi.SelectorProvider";
 
     /**
