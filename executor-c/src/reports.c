@@ -204,6 +204,9 @@ void ex_flush_results(ex *e) {
         delta = -returning;
     }
     if (m.u.result.n && ex_live(e)) {
+        /* the cache changes pending go first (those of these tasks among them): when the dispatcher
+         * learns that a task finished, it knows what the task left in the cache */
+        ex_flush_cache_changes(e, 0, 1);
         ex_grant(e, e->reports.granted + delta);
         m.u.result.credits = (uint32_t)(returning + delta);
         ex_send_msg(e, &m);

@@ -9,6 +9,8 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -28,6 +30,36 @@ static int listen_local(int *port) {
     }
     *port = ntohs(a.sin_port);
     return s;
+}
+
+/* The next frame the executor sent on the dispatcher's end d, decoded into *m: 0, or -1 (why in err). */
+static int read_msg(int d, fk_msg *m, char *err, size_t errlen) {
+    uint8_t head[4];
+    size_t got = 0;
+    while (got < sizeof head) {
+        ssize_t n = recv(d, head + got, sizeof head - got, 0);
+        if (n <= 0) {
+            snprintf(err, errlen, "connection closed");
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    size_t len = (size_t)head[0] << 24 | (size_t)head[1] << 16 | (size_t)head[2] << 8 | head[3];
+    uint8_t body[8192];
+    if (len > sizeof body) {
+        snprintf(err, errlen, "frame of %zu bytes", len);
+        return -1;
+    }
+    for (got = 0; got < len;) {
+        ssize_t n = recv(d, body + got, len - got, 0);
+        if (n <= 0) {
+            snprintf(err, errlen, "connection closed");
+            return -1;
+        }
+        got += (size_t)n;
+    }
+    memset(m, 0, sizeof *m);
+    return fk_decode(body, len, m, err, errlen);
 }
 
 /* An executor registered over a real connection on 127.0.0.1, its state as main() leaves it;
@@ -146,20 +178,9 @@ static void test_cache_changes_are_reported_together_once_due(void) {
           (long long)due, (long long)before);
     CHECK(ex_flush_cache_changes(&e, due, 0) == -1 && e.session.conn.out.len > 0, "not reported once due");
     ex_write_out(&e);
-    uint8_t frame[4096];
-    size_t got = 0;
-    while (got < 4 || got < 4 + ((size_t)frame[0] << 24 | (size_t)frame[1] << 16 | (size_t)frame[2] << 8 | frame[3])) {
-        ssize_t n = recv(d, frame + got, sizeof frame - got, 0);
-        if (n <= 0) {
-            break;
-        }
-        got += (size_t)n;
-    }
     fk_msg m;
-    memset(&m, 0, sizeof m);
     char err[256] = "";
-    CHECK(got > 4 && fk_decode(frame + 4, got - 4, &m, err, sizeof err) == 0 && m.type == FK_CACHE_UPDATE,
-          "no CACHE_UPDATE: %s", err);
+    CHECK(read_msg(d, &m, err, sizeof err) == 0 && m.type == FK_CACHE_UPDATE, "no CACHE_UPDATE: %s", err);
     int a20 = 0, c7 = 0;
     for (size_t i = 0; i < m.u.cache.nadded; i++) {
         a20 += strcmp(m.u.cache.added[i].id.s, "a") == 0 && m.u.cache.added[i].size == 20;
@@ -178,10 +199,53 @@ static void test_cache_changes_are_reported_together_once_due(void) {
     pthread_cond_destroy(&e.queue.cond);
 }
 
+/* A task that cached what it read finishes before the changes are due: its result must not reach
+ * the dispatcher before the change does, or the next task that needs the object is placed as if
+ * nobody had it. The changes pending go first, and nothing is reported twice. */
+static void test_cache_changes_pending_go_ahead_of_results(void) {
+    fk_config cfg;
+    ex e;
+    int l;
+    int d = registered(&e, &cfg, &l);
+    if (d < 0) {
+        return;
+    }
+    e.queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ex_cache_changed(&e, "x", 100);
+    done *r = calloc(1, sizeof *r);
+    r->task_id = 7;
+    r->attempt = 1;
+    r->cores = 1;
+    r->exec.status = FK_EXITED;
+    e.queue.dhead = e.queue.dtail = r;
+    e.queue.ndone = 1;
+    ex_flush_results(&e); /* long before the changes are due */
+    ex_write_out(&e);
+    fk_msg m;
+    char err[256] = "";
+    CHECK(read_msg(d, &m, err, sizeof err) == 0 && m.type == FK_CACHE_UPDATE, "first: type %d, not CACHE_UPDATE (%s)",
+          m.type, err);
+    CHECK(m.u.cache.nadded == 1 && strcmp(m.u.cache.added[0].id.s, "x") == 0, "added: %zu entries", m.u.cache.nadded);
+    fk_msg_free(&m);
+    CHECK(read_msg(d, &m, err, sizeof err) == 0 && m.type == FK_RESULT && m.u.result.n == 1
+          && m.u.result.results[0].task_id == 7, "then: type %d, not the RESULT (%s)", m.type, err);
+    fk_msg_free(&m);
+    CHECK(ex_flush_cache_changes(&e, fk_mono_millis() + CACHE_CHANGES_MS, 0) == -1 && e.session.conn.out.len == 0,
+          "the change was reported again");
+    close(d);
+    close(l);
+    close(e.queue.wake_fd);
+    ex_close_conn(&e);
+    fk_conn_destroy(&e.session.conn);
+    pthread_mutex_destroy(&e.queue.lock);
+    pthread_cond_destroy(&e.queue.cond);
+}
+
 int main(void) {
     signal(SIGPIPE, SIG_IGN);
     test_shutting_down_read_before_a_failed_write();
     test_cache_changes_are_reported_together_once_due();
+    test_cache_changes_pending_go_ahead_of_results();
     printf("session tests: %d failures\n", check_failures);
     return check_failures ? 1 : 0;
 }

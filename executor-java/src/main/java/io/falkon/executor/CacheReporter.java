@@ -20,7 +20,9 @@ import java.util.function.Supplier;
  * after waiting up to {@link #CHANGES_MILLIS} for company and coalesced into one CACHE_UPDATE (a
  * gather that caches a thousand objects is a few messages, not a thousand for the dispatcher to
  * handle), and the full contents on every connection and periodically (the index is loosely
- * coherent; a full summary repairs any drift).
+ * coherent; a full summary repairs any drift). Changes pending when results are sent go ahead of
+ * them ({@link #sendPending}): when the dispatcher learns that a task finished, it knows what the
+ * task left in the cache, and the next task that needs it is sent here or to a peer that asks here.
  */
 final class CacheReporter implements CacheListener {
     private record Change(String id, long size, boolean added) {
@@ -63,6 +65,14 @@ final class CacheReporter implements CacheListener {
 
     private void flush() {
         flushScheduled.set(false);
+        sendPending();
+    }
+
+    /** On the I/O thread: the changes pending, now (the results that follow them are sent next). */
+    void sendPending() {
+        if (changes.isEmpty()) {
+            return;
+        }
         Map<String, Change> last = new LinkedHashMap<>(); // each object's last change only
         Change c;
         while ((c = changes.poll()) != null) {

@@ -152,7 +152,7 @@ public final class Executor implements AutoCloseable {
         this.prefetch = new Prefetch(config.prefetch(), config.slots(), config.cacheCapacity() > 0);
         this.noExec = new NoExec(loop, session::channel, config.noExecSleep());
         this.results = new ResultBatcher(loop, session::channel, session::generation, prefetch,
-                this::waitingJobs, config.clock());
+                this::waitingJobs, config.clock(), cacheReports::sendPending);
         OutputStore outputStore = config.outputRoot() == null ? null : new OutputStore(config.outputRoot());
         this.archive = outputStore == null || config.noExec() ? null
                 : new OutputArchive(outputStore.root(), config.executorId(), OutputArchive.DEFAULT_THRESHOLD);

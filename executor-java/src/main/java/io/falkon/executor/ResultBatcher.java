@@ -39,6 +39,8 @@ final class ResultBatcher {
     private final AtomicBoolean flushScheduled = new AtomicBoolean();
     private final AtomicBoolean lingerScheduled = new AtomicBoolean();
     private final Clock clock;
+    /** Runs on the I/O thread right before results are written: the cache changes pending go first. */
+    private final Runnable beforeResults;
     /** Monotonic tick ({@link #clock}) of the last results sent. */
     private volatile long lastSentMicros;
 
@@ -46,11 +48,13 @@ final class ResultBatcher {
      * @param channel     the connection now (null while reconnecting)
      * @param generation  the connection's generation now
      * @param waitingJobs jobs received and not started yet
+     * @param beforeResults run on the I/O thread before each batch of results is written
      */
     ResultBatcher(EventLoop loop, Supplier<Channel> channel, IntSupplier generation, Prefetch prefetch,
-                  IntSupplier waitingJobs, Clock clock) {
+                  IntSupplier waitingJobs, Clock clock, Runnable beforeResults) {
         this.loop = loop;
         this.clock = clock;
+        this.beforeResults = beforeResults;
         this.lastSentMicros = clock.tickMicros();
         this.channel = channel;
         this.generation = generation;
@@ -101,6 +105,7 @@ final class ResultBatcher {
         lastSentMicros = clock.tickMicros();
         Channel ch = channel.get();
         if (ch != null && ch.isActive()) {
+            beforeResults.run();
             int credits = returning + prefetch.adjust(returning); // the prefetch follows the tasks' length
             ch.writeAndFlush(new Message.Result(credits, batch), ch.voidPromise());
         }

@@ -20,7 +20,7 @@ class ResultBatcherTest {
     private final EmbeddedChannel channel = new EmbeddedChannel();
     private final AtomicInteger generation = new AtomicInteger(1);
     private final ResultBatcher batcher = new ResultBatcher(channel.eventLoop(), () -> channel, generation::get,
-            new Prefetch(0, 2, false), () -> 0, Clock.SYSTEM);
+            new Prefetch(0, 2, false), () -> 0, Clock.SYSTEM, () -> { });
 
     private static Message.TaskResult result(long taskId) {
         return new Message.TaskResult(taskId, 1, Execution.of(TaskStatus.EXITED, "", 1_000));
