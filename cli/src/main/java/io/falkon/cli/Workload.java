@@ -88,11 +88,14 @@ final class Workload {
         }
 
         String text() {
-            String line = String.format("%d tasks: %d succeeded, %d failed%s%s%s in %.3f s (%.1f tasks/s; %.1f s of "
-                    + "start-up before)", tasks, succeeded, failed, notRun == 0 ? ""
-                            : " (" + notRun + " not run: a task they need failed)",
-                    cancelled == 0 ? "" : ", " + cancelled + " cancelled",
-                    lost == 0 ? "" : ", " + lost + " LOST (no result)", seconds, tasksPerSecond(), startupSeconds);
+            // built without java.util.Formatter: its first use loads the locale's number formats, which
+            // was a twentieth of a one-line run's main thread (docs/benchmarks.md, "Start-up")
+            String line = tasks + " tasks: " + succeeded + " succeeded, " + failed + " failed"
+                    + (notRun == 0 ? "" : " (" + notRun + " not run: a task they need failed)")
+                    + (cancelled == 0 ? "" : ", " + cancelled + " cancelled")
+                    + (lost == 0 ? "" : ", " + lost + " LOST (no result)")
+                    + " in " + fixed(seconds, 3) + " s (" + fixed(tasksPerSecond(), 1) + " tasks/s; "
+                    + fixed(startupSeconds, 1) + " s of start-up before)";
             if (halted != null) {
                 line += "; halted early (--halt " + halted + ")";
             }
@@ -105,6 +108,18 @@ final class Workload {
                 line += String.format("; outputs: %,d bytes written to the store", data.bytesWritten());
             }
             return line;
+        }
+
+        /** {@code v} rounded half up to {@code places} decimals, as {@code %.Nf} prints it in English. */
+        static String fixed(double v, int places) {
+            long scale = (long) Math.pow(10, places);
+            if (!Double.isFinite(v) || Math.abs(v) >= Long.MAX_VALUE / (double) scale) {
+                return String.format("%." + places + "f", v); // not a figure a run gives: the general way
+            }
+            long n = Math.round(Math.abs(v) * scale);
+            String digits = Long.toString(n % scale);
+            return (Math.copySign(1.0, v) < 0 ? "-" : "") + n / scale
+                    + (places == 0 ? "" : "." + "0".repeat(places - digits.length()) + digits);
         }
     }
 
