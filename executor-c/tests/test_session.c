@@ -62,11 +62,21 @@ static int read_msg(int d, fk_msg *m, char *err, size_t errlen) {
     return fk_decode(body, len, m, err, errlen);
 }
 
-/* An executor registered over a real connection on 127.0.0.1, its state as main() leaves it;
- * returns the dispatcher's end of the connection (its listening socket in *listener), or -1. */
-static int registered(ex *e, fk_config *cfg, int *listener) {
+/* An executor and the dispatcher's side of its session: its end of the connection d, its
+ * listening socket l. */
+typedef struct {
+    fk_config cfg;
+    ex e;
+    int d, l;
+} session;
+
+/* The executor of *s registered over a real connection on 127.0.0.1, its state as main() leaves it
+ * (the main thread's wake-up included): 0, or -1. */
+static int registered(session *s) {
     int port;
-    int l = *listener = listen_local(&port);
+    ex *e = &s->e;
+    fk_config *cfg = &s->cfg;
+    int l = s->l = listen_local(&port);
     if (l < 0) {
         CHECK(0, "no listening socket");
         return -1;
@@ -80,7 +90,7 @@ static int registered(ex *e, fk_config *cfg, int *listener) {
     e->session.next_dial = -1;
     e->reports.linger_until = -1;
     e->session.max_frame = FK_MAX_FRAME;
-    e->queue.wake_fd = -1;
+    e->queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     pthread_mutex_init(&e->queue.lock, NULL);
     pthread_cond_init(&e->queue.cond, NULL);
     fk_conn_init(&e->session.conn, NULL);
@@ -94,7 +104,23 @@ static int registered(ex *e, fk_config *cfg, int *listener) {
     }
     CHECK(progressed == 1, "connect: %s", why);
     e->session.registered = e->session.registered_once = 1;
-    return d;
+    s->d = d;
+    return d < 0 ? -1 : 0;
+}
+
+/* What registered() set up, gone: both ends of the connection, the listener (when the test has
+ * not closed them itself: -1), the wake-up. */
+static void released(session *s) {
+    ex *e = &s->e;
+    if (s->d >= 0) {
+        close(s->d);
+        close(s->l);
+    }
+    close(e->queue.wake_fd);
+    ex_close_conn(e);
+    fk_conn_destroy(&e->session.conn);
+    pthread_mutex_destroy(&e->queue.lock);
+    pthread_cond_destroy(&e->queue.cond);
 }
 
 /* The dispatcher stops for good while the executor has bytes to send: it writes ERROR
@@ -102,19 +128,16 @@ static int registered(ex *e, fk_config *cfg, int *listener) {
  * frame and then a reset. The executor's next write fails; it must still read the frame, leave
  * with status 0 and not dial for ten minutes a dispatcher that said it is not coming back. */
 static void test_shutting_down_read_before_a_failed_write(void) {
-    fk_config cfg;
-    ex e;
-    int l;
-    int d = registered(&e, &cfg, &l);
-    if (d < 0) {
+    session s;
+    if (registered(&s) != 0) {
         return;
     }
-    cfg.reconnect_for_s = 600;
+    s.cfg.reconnect_for_s = 600;
 
     /* something of the executor's the dispatcher never reads: its close becomes a reset */
     const char unread[] = "credit";
-    CHECK(send(e.session.conn.fd, unread, sizeof unread, 0) == (ssize_t)sizeof unread, "send: %s", strerror(errno));
-    struct pollfd arrived = {.fd = d, .events = POLLIN};
+    CHECK(send(s.e.session.conn.fd, unread, sizeof unread, 0) == (ssize_t)sizeof unread, "send: %s", strerror(errno));
+    struct pollfd arrived = {.fd = s.d, .events = POLLIN};
     poll(&arrived, 1, -1);
     fk_msg m;
     memset(&m, 0, sizeof m);
@@ -125,13 +148,14 @@ static void test_shutting_down_read_before_a_failed_write(void) {
     fk_buf_init(&frame);
     fk_encode(&m, &frame);
     fk_str_free(&m.u.error.message);
-    CHECK(send(d, frame.data, frame.len, 0) == (ssize_t)frame.len, "send: %s", strerror(errno));
+    CHECK(send(s.d, frame.data, frame.len, 0) == (ssize_t)frame.len, "send: %s", strerror(errno));
     fk_buf_free(&frame);
-    close(d);
-    close(l);
+    close(s.d);
+    close(s.l);
+    s.d = -1; /* closed here, not by released() */
     /* the reset has arrived once the socket reports the hang-up */
     for (;;) {
-        struct pollfd p = {.fd = e.session.conn.fd, .events = 0};
+        struct pollfd p = {.fd = s.e.session.conn.fd, .events = 0};
         poll(&p, 1, -1);
         if (p.revents & (POLLHUP | POLLERR)) {
             break;
@@ -139,48 +163,41 @@ static void test_shutting_down_read_before_a_failed_write(void) {
     }
 
     /* a heartbeat, say, waits to go out: the write fails first */
-    fk_buf_put(&e.session.conn.out, "heartbeat", 9);
-    ex_write_out(&e);
-    CHECK(e.terminated, "the executor did not stop: it read %s", e.session.next_dial >= 0 ? "nothing and dials again" : "?");
-    CHECK(e.exit_status == 0, "exit status %d (%s)", e.exit_status, e.exit_why);
-    CHECK(strstr(e.exit_why, "SHUTTING_DOWN") != NULL, "why: %s", e.exit_why);
-    ex_close_conn(&e);
-    fk_conn_destroy(&e.session.conn);
-    pthread_mutex_destroy(&e.queue.lock);
-    pthread_cond_destroy(&e.queue.cond);
+    fk_buf_put(&s.e.session.conn.out, "heartbeat", 9);
+    ex_write_out(&s.e);
+    CHECK(s.e.terminated, "the executor did not stop: it read %s", s.e.session.next_dial >= 0 ? "nothing and dials again" : "?");
+    CHECK(s.e.exit_status == 0, "exit status %d (%s)", s.e.exit_status, s.e.exit_why);
+    CHECK(strstr(s.e.exit_why, "SHUTTING_DOWN") != NULL, "why: %s", s.e.exit_why);
+    released(&s);
 }
 
 /* Cache changes wait for company: the first of a burst wakes the main thread, which reports them
  * all CACHE_CHANGES_MS later in one CACHE_UPDATE holding each object's last change. */
 static void test_cache_changes_are_reported_together_once_due(void) {
-    fk_config cfg;
-    ex e;
-    int l;
-    int d = registered(&e, &cfg, &l);
-    if (d < 0) {
+    session s;
+    if (registered(&s) != 0) {
         return;
     }
-    e.queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 
-    CHECK(ex_flush_cache_changes(&e, fk_mono_millis(), 0) == -1, "nothing pending, nothing due");
+    CHECK(ex_flush_cache_changes(&s.e, fk_mono_millis(), 0) == -1, "nothing pending, nothing due");
     int64_t before = fk_mono_millis();
-    ex_cache_changed(&e, "a", 10);
-    ex_cache_changed(&e, "b", 5);
-    ex_cache_changed(&e, "a", -1);
-    ex_cache_changed(&e, "c", 7);
-    ex_cache_changed(&e, "a", 20);
-    ex_cache_changed(&e, "b", -1);
+    ex_cache_changed(&s.e, "a", 10);
+    ex_cache_changed(&s.e, "b", 5);
+    ex_cache_changed(&s.e, "a", -1);
+    ex_cache_changed(&s.e, "c", 7);
+    ex_cache_changed(&s.e, "a", 20);
+    ex_cache_changed(&s.e, "b", -1);
     uint64_t wakes = 0;
-    CHECK(read(e.queue.wake_fd, &wakes, sizeof wakes) == sizeof wakes && wakes == 1, "woken %llu times for six changes",
+    CHECK(read(s.e.queue.wake_fd, &wakes, sizeof wakes) == sizeof wakes && wakes == 1, "woken %llu times for six changes",
           (unsigned long long)wakes);
-    int64_t due = ex_flush_cache_changes(&e, before, 0);
-    CHECK(due >= before + CACHE_CHANGES_MS && e.session.conn.out.len == 0, "reported before due (due %lld, now %lld)",
+    int64_t due = ex_flush_cache_changes(&s.e, before, 0);
+    CHECK(due >= before + CACHE_CHANGES_MS && s.e.session.conn.out.len == 0, "reported before due (due %lld, now %lld)",
           (long long)due, (long long)before);
-    CHECK(ex_flush_cache_changes(&e, due, 0) == -1 && e.session.conn.out.len > 0, "not reported once due");
-    ex_write_out(&e);
+    CHECK(ex_flush_cache_changes(&s.e, due, 0) == -1 && s.e.session.conn.out.len > 0, "not reported once due");
+    ex_write_out(&s.e);
     fk_msg m;
     char err[256] = "";
-    CHECK(read_msg(d, &m, err, sizeof err) == 0 && m.type == FK_CACHE_UPDATE, "no CACHE_UPDATE: %s", err);
+    CHECK(read_msg(s.d, &m, err, sizeof err) == 0 && m.type == FK_CACHE_UPDATE, "no CACHE_UPDATE: %s", err);
     int a20 = 0, c7 = 0;
     for (size_t i = 0; i < m.u.cache.nadded; i++) {
         a20 += strcmp(m.u.cache.added[i].id.s, "a") == 0 && m.u.cache.added[i].size == 20;
@@ -190,55 +207,39 @@ static void test_cache_changes_are_reported_together_once_due(void) {
     CHECK(m.u.cache.nremoved == 1 && strcmp(m.u.cache.removed[0].s, "b") == 0, "removed: %zu entries",
           m.u.cache.nremoved);
     fk_msg_free(&m);
-    close(d);
-    close(l);
-    close(e.queue.wake_fd);
-    ex_close_conn(&e);
-    fk_conn_destroy(&e.session.conn);
-    pthread_mutex_destroy(&e.queue.lock);
-    pthread_cond_destroy(&e.queue.cond);
+    released(&s);
 }
 
 /* A task that cached what it read finishes before the changes are due: its result must not reach
  * the dispatcher before the change does, or the next task that needs the object is placed as if
  * nobody had it. The changes pending go first, and nothing is reported twice. */
 static void test_cache_changes_pending_go_ahead_of_results(void) {
-    fk_config cfg;
-    ex e;
-    int l;
-    int d = registered(&e, &cfg, &l);
-    if (d < 0) {
+    session s;
+    if (registered(&s) != 0) {
         return;
     }
-    e.queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    ex_cache_changed(&e, "x", 100);
+    ex_cache_changed(&s.e, "x", 100);
     done *r = calloc(1, sizeof *r);
     r->task_id = 7;
     r->attempt = 1;
     r->cores = 1;
     r->exec.status = FK_EXITED;
-    e.queue.dhead = e.queue.dtail = r;
-    e.queue.ndone = 1;
-    ex_flush_results(&e); /* long before the changes are due */
-    ex_write_out(&e);
+    s.e.queue.dhead = s.e.queue.dtail = r;
+    s.e.queue.ndone = 1;
+    ex_flush_results(&s.e); /* long before the changes are due */
+    ex_write_out(&s.e);
     fk_msg m;
     char err[256] = "";
-    CHECK(read_msg(d, &m, err, sizeof err) == 0 && m.type == FK_CACHE_UPDATE, "first: type %d, not CACHE_UPDATE (%s)",
+    CHECK(read_msg(s.d, &m, err, sizeof err) == 0 && m.type == FK_CACHE_UPDATE, "first: type %d, not CACHE_UPDATE (%s)",
           m.type, err);
     CHECK(m.u.cache.nadded == 1 && strcmp(m.u.cache.added[0].id.s, "x") == 0, "added: %zu entries", m.u.cache.nadded);
     fk_msg_free(&m);
-    CHECK(read_msg(d, &m, err, sizeof err) == 0 && m.type == FK_RESULT && m.u.result.n == 1
+    CHECK(read_msg(s.d, &m, err, sizeof err) == 0 && m.type == FK_RESULT && m.u.result.n == 1
           && m.u.result.results[0].task_id == 7, "then: type %d, not the RESULT (%s)", m.type, err);
     fk_msg_free(&m);
-    CHECK(ex_flush_cache_changes(&e, fk_mono_millis() + CACHE_CHANGES_MS, 0) == -1 && e.session.conn.out.len == 0,
+    CHECK(ex_flush_cache_changes(&s.e, fk_mono_millis() + CACHE_CHANGES_MS, 0) == -1 && s.e.session.conn.out.len == 0,
           "the change was reported again");
-    close(d);
-    close(l);
-    close(e.queue.wake_fd);
-    ex_close_conn(&e);
-    fk_conn_destroy(&e.session.conn);
-    pthread_mutex_destroy(&e.queue.lock);
-    pthread_cond_destroy(&e.queue.cond);
+    released(&s);
 }
 
 int main(void) {
