@@ -52,8 +52,21 @@ public final class Falkon {
     static void skipUnusedWork() {
         setUnlessSet("picocli.disable.closures", "true");
         setUnlessSet(CONVERTERS_EXCLUDED, "java\\.(time|sql)\\..*");
-        if (System.getProperty("os.name").equals("Linux")) {
-            setUnlessSet(SELECTOR_PROVIDER, "sun.nio.ch.EPollSelectorProvider");
+        if (System.getProperty("os.name").equals("Linux") && inJavaBase(EPOLL)) {
+            setUnlessSet(SELECTOR_PROVIDER, EPOLL);
+        }
+    }
+
+    /** The JDK's own selector provider on Linux (a JDK without it chooses for itself, as it would). */
+    private static final String EPOLL = "sun.nio.ch.EPollSelectorProvider";
+
+    /** Whether the JDK has this class: the boot loader answers from its module, no jar is searched. */
+    private static boolean inJavaBase(String name) {
+        try {
+            Class.forName(name, false, null);
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
         }
     }
 
