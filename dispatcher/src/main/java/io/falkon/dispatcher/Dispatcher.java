@@ -84,7 +84,9 @@ public final class Dispatcher implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        sampler.scheduleWithFixedDelay(monitor == null ? reporter::refresh : this::sampleForMonitor, 0, 1,
+        // the first sample a second in: a short run (falkon run on a few lines) is over by then, and
+        // sampling sets up JMX, which would take a core from its start
+        sampler.scheduleWithFixedDelay(monitor == null ? reporter::refresh : this::sampleForMonitor, 1, 1,
                 TimeUnit.SECONDS);
         // a scheduler that failed stops the dispatcher without releasing the executors: whoever restarts
         // it (a supervisor, with the journal) gets them back

@@ -31,14 +31,15 @@ public final class StatusReporter implements StatusRenderer {
         static final ObjectMapper JSON = new ObjectMapper();
     }
 
-    /** JVM heap readings. */
-    record JvmSample(long heapUsedBytes, long heapMaxBytes, long heapLiveAfterLastGcBytes) {
-        static final JvmSample NONE = new JvmSample(0, 0, 0);
-    }
 
     private final Map<String, Supplier<String>> suppliers = new ConcurrentHashMap<>();
     private volatile Map<String, String> sections = Map.of();
-    private volatile JvmSample jvm = JvmSample.NONE;
+    /**
+     * Heap in use after the last collection, as of the last {@link #refresh()}: read through JMX,
+     * whose set-up is a few percent of a short run's start, so not on the scheduler thread and not
+     * before the first refresh (0 until then, as it is in a JVM that has not collected yet).
+     */
+    private volatile long liveAfterLastGc;
 
     /** Adds a section {@code name}, read from {@code json} at each {@link #refresh()}. */
     public void section(String name, Supplier<String> json) {
@@ -47,8 +48,7 @@ public final class StatusReporter implements StatusRenderer {
 
     /** Samples the JVM and every section (call from a thread other than the scheduler's). */
     public void refresh() {
-        Runtime rt = Runtime.getRuntime();
-        jvm = new JvmSample(rt.totalMemory() - rt.freeMemory(), rt.maxMemory(), liveAfterGc());
+        liveAfterLastGc = liveAfterGc();
         Map<String, String> fresh = new LinkedHashMap<>();
         suppliers.forEach((name, supplier) -> {
             try {
@@ -120,10 +120,10 @@ public final class StatusReporter implements StatusRenderer {
         mem.put("holdingDispatch", s.holdingDispatch());
         mem.put("refusedBundles", s.refusedBundles());
         ObjectNode j = o.putObject("jvm");
-        JvmSample sample = jvm;
-        j.put("heapUsedBytes", sample.heapUsedBytes());
-        j.put("heapMaxBytes", sample.heapMaxBytes());
-        j.put("heapLiveAfterLastGcBytes", sample.heapLiveAfterLastGcBytes());
+        Runtime rt = Runtime.getRuntime(); // read when rendered: these cost nothing
+        j.put("heapUsedBytes", rt.totalMemory() - rt.freeMemory());
+        j.put("heapMaxBytes", rt.maxMemory());
+        j.put("heapLiveAfterLastGcBytes", liveAfterLastGc);
         ArrayNode list = o.putArray("executorList");
         for (StatusSnapshot.ExecutorRow e : s.executors()) {
             ObjectNode x = list.addObject();
