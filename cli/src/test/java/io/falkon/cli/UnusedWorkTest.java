@@ -36,6 +36,7 @@ class UnusedWorkTest {
         System.clearProperty(CLOSURES);
         System.clearProperty(PROVIDER);
         System.clearProperty(Falkon.CONVERTERS_EXCLUDED);
+        System.clearProperty(Falkon.NETTY_ALLOCATOR);
     }
 
     @AfterEach
@@ -45,7 +46,7 @@ class UnusedWorkTest {
 
     @Test
     void theLookupsAreSkipped() {
-        Falkon.skipUnusedWork();
+        Falkon.skipUnusedWork("run");
         assertEquals("true", System.getProperty(CLOSURES));
         if (System.getProperty("os.name").equals("Linux")) {
             // the name given is the provider the JDK would have chosen by itself
@@ -54,14 +55,30 @@ class UnusedWorkTest {
     }
 
     @Test
+    void aShortCommandTakesNettysBuffersFromTheHeapAndAServiceKeepsThePools() {
+        Falkon.skipUnusedWork("status");
+        assertEquals("unpooled", System.getProperty(Falkon.NETTY_ALLOCATOR));
+        System.clearProperty(Falkon.NETTY_ALLOCATOR);
+        Falkon.skipUnusedWork(null); // no command: help
+        assertEquals("unpooled", System.getProperty(Falkon.NETTY_ALLOCATOR));
+        for (String service : List.of("dispatcher", "executor", "provision", "node", "bench")) {
+            System.clearProperty(Falkon.NETTY_ALLOCATOR);
+            Falkon.skipUnusedWork(service);
+            assertEquals(null, System.getProperty(Falkon.NETTY_ALLOCATOR), service);
+        }
+    }
+
+    @Test
     void theUsersValuesWin() {
         System.setProperty(CLOSURES, "false");
         System.setProperty(PROVIDER, "com.example.Provider");
         System.setProperty(Falkon.CONVERTERS_EXCLUDED, "");
-        Falkon.skipUnusedWork();
+        System.setProperty(Falkon.NETTY_ALLOCATOR, "pooled");
+        Falkon.skipUnusedWork("run");
         assertEquals("false", System.getProperty(CLOSURES));
         assertEquals("com.example.Provider", System.getProperty(PROVIDER));
         assertEquals("", System.getProperty(Falkon.CONVERTERS_EXCLUDED));
+        assertEquals("pooled", System.getProperty(Falkon.NETTY_ALLOCATOR));
     }
 
     @Command(name = "sample")
@@ -78,7 +95,7 @@ class UnusedWorkTest {
 
     @Test
     void theTypesOfFalkonsOptionsStillConvertAndTimeTypesDoNot() {
-        Falkon.skipUnusedWork();
+        Falkon.skipUnusedWork("run");
         Sample s = new Sample();
         new CommandLine(s).parseArgs("--n", "3", "--path", "a/b", "--ids", "1,2");
         assertEquals(3, s.n);
