@@ -167,11 +167,11 @@ final class RunCommand implements Callable<Integer> {
             local = LocalExecutors.start(impl, executors, slots, noExec, dispatcher.port(), dispatcher.token(),
                     "local-" + ProcessHandle.current().pid(), extra);
             StartupTrace.mark("run: executors started");
-            awaitExecutors(dispatcher, local);
-            StartupTrace.mark("run: executors registered");
+            // the tasks go in while the executors start and register; the run stops if they all exit
             try (FalkonClient client = inProcessClient(dispatcher);
                  TaskFile file = workload.open()) {
-                int exit = workload.report(new Workload().run(client::createInstance, file, total, workload));
+                Workload run = new Workload().stoppingWhen(executorsLost(dispatcher, local));
+                int exit = workload.report(run.run(client::createInstance, file, total, workload));
                 StartupTrace.mark("run: tasks done, summary printed");
                 return exit;
             }
@@ -254,13 +254,22 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private void awaitExecutors(Dispatcher dispatcher, LocalExecutors local) throws InterruptedException {
-        try {
-            CompletableFuture.anyOf(dispatcher.whenExecutors(executors), local.died()).get(120, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            throw new Falkon.UserError(e.getCause().getMessage());
-        } catch (TimeoutException e) {
-            throw new Falkon.UserError(executors + " local executors did not register within 120 s");
-        }
+    /**
+     * Fails when the run cannot go on: every local executor has exited, or none has registered in
+     * {@link #REGISTER_SECONDS} (one that exits while others work is replaced by them: the dispatcher
+     * retries its tasks).
+     */
+    private static CompletableFuture<Void> executorsLost(Dispatcher dispatcher, LocalExecutors local) {
+        CompletableFuture<Void> lost = new CompletableFuture<>();
+        local.allGone().whenComplete((ok, e) -> lost.completeExceptionally(e));
+        dispatcher.whenExecutors(1).orTimeout(REGISTER_SECONDS, TimeUnit.SECONDS).whenComplete((ok, e) -> {
+            if (e instanceof TimeoutException) {
+                lost.completeExceptionally(new IllegalStateException("no local executor registered within "
+                        + REGISTER_SECONDS + " s"));
+            }
+        });
+        return lost;
     }
+
+    private static final int REGISTER_SECONDS = 120;
 }

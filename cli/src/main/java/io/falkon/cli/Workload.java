@@ -26,6 +26,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -55,7 +57,8 @@ final class Workload {
      * inputs). {@code interrupted}: the run was stopped (Ctrl-C), and said so itself.
      */
     record Summary(long tasks, long succeeded, long failed, long cancelled, long lost, double seconds,
-                   double startupSeconds, DataStats data, boolean interrupted, String halted, long notRun) {
+                   double startupSeconds, DataStats data, boolean interrupted, String halted, long notRun,
+                   String stopped) {
         boolean allSucceeded() {
             return failed == 0 && lost == 0 && cancelled == 0;
         }
@@ -81,6 +84,9 @@ final class Workload {
             if (halted != null) {
                 o.put("halted", halted);
             }
+            if (stopped != null) {
+                o.put("stopped", stopped);
+            }
             if (data != null) {
                 ResultJson.putData(o, data);
             }
@@ -98,6 +104,9 @@ final class Workload {
                     + fixed(startupSeconds, 1) + " s of start-up before)";
             if (halted != null) {
                 line += "; halted early (--halt " + halted + ")";
+            }
+            if (stopped != null) {
+                line += "; stopped early: " + stopped;
             }
             if (data != null && data.accesses() > 0) {
                 line += String.format("; inputs: %d local hits, %d from peers, %d from the store (%.0f%% hits)",
@@ -158,6 +167,8 @@ final class Workload {
     /** Tasks of the file never submitted because the run halted (counted as cancelled). */
     private long notStarted;
     private Thread haltThread;
+    /** Why the run stopped before its end, other than --halt (falkon run: its executors are gone), or null. */
+    private volatile String stoppedBecause;
 
     /** How many executors the dispatcher has (its status document), or null: not watched. */
     private Supplier<String> dispatcherStatus;
@@ -173,6 +184,20 @@ final class Workload {
      */
     Workload watchingExecutors(Supplier<String> status) {
         this.dispatcherStatus = status;
+        return this;
+    }
+
+    /**
+     * Stops the run if {@code failure} fails before the run has ended ({@code falkon run}: every
+     * local executor exited, or none registered): nothing more is submitted, the unfinished tasks are
+     * cancelled, and the summary says why. Without it such a run would wait for ever.
+     */
+    Workload stoppingWhen(CompletableFuture<?> failure) {
+        failure.whenComplete((ok, e) -> {
+            if (e != null) {
+                stop((e instanceof CompletionException && e.getCause() != null ? e.getCause() : e).getMessage());
+            }
+        });
         return this;
     }
 
@@ -217,6 +242,7 @@ final class Workload {
             printer.tags(this::tagOf);
         }
         try (TaskInstance instance = newInstance.get()) {
+            StartupTrace.mark("run: instance created");
             running = instance;
             instance.onResult(this::result);
             instance.onRefused(this::refused);
@@ -254,7 +280,9 @@ final class Workload {
                 file.next();
                 read++;
             }
+            StartupTrace.mark("run: tasks submitted");
             instance.awaitAll();
+            StartupTrace.mark("run: results in");
             Thread halter = haltThread;
             if (halter != null) {
                 halter.join(); // its account comes before the summary
@@ -298,8 +326,9 @@ final class Workload {
         if (halting && rerunCommand != null) {
             err.println("run what did not succeed: " + rerunCommand);
         }
+        String why = stoppedBecause;
         return new Summary(read, succeeded.get(), failed.get(), notRun, lost, seconds, startup, inputs,
-                interrupted, halting ? halt.spec() : null, dependencyFailed.get());
+                interrupted, halting && why == null ? halt.spec() : null, dependencyFailed.get(), why);
     }
 
     /**
@@ -552,18 +581,38 @@ final class Workload {
         if (h == null || halting || !h.reached(failed.get() - dependencyFailed.get(), total)) {
             return;
         }
+        stopOnItsOwnThread(h.now(), "halting (--halt " + h.spec() + "): " + failed.get() + " task(s) failed; "
+                + (h.now() ? "the unfinished tasks are cancelled" : "nothing more starts, the running tasks finish"),
+                null);
+    }
+
+    /** The run cannot go on ({@link #stoppingWhen}): the unfinished tasks are cancelled. */
+    private void stop(String why) {
+        stopOnItsOwnThread(true, "stopping: " + why + "; the unfinished tasks are cancelled", why);
+    }
+
+    /**
+     * Nothing more is submitted; the instance is ended ({@code cancelRunning}) or halted, on a thread
+     * of its own (the caller may be the client's I/O thread, which must not wait for the dispatcher).
+     *
+     * @param why for the summary, when it is not --halt
+     */
+    private void stopOnItsOwnThread(boolean cancelRunning, String message, String why) {
         synchronized (ending) {
             if (halting || finished || interrupted) {
                 return;
             }
+            stoppedBecause = why;
             halting = true;
         }
         Thread t = new Thread(() -> {
             TaskInstance in = running;
-            err.println("halting (--halt " + h.spec() + "): " + failed.get() + " task(s) failed; " + (h.now()
-                    ? "the unfinished tasks are cancelled" : "nothing more starts, the running tasks finish"));
+            err.println(message);
+            if (in == null) {
+                return; // not made yet: the run sees `halting` before it submits anything
+            }
             try {
-                if (h.now()) {
+                if (cancelRunning) {
                     in.close();
                 } else {
                     in.halt();

@@ -24,12 +24,17 @@ class SummaryTextTest {
 
     @Test
     void theLineSaysWhatHappened() {
-        Workload.Summary s = new Workload.Summary(6, 5, 1, 0, 0, 0.1224, 0.31, null, false, null, 0);
+        Workload.Summary s = new Workload.Summary(6, 5, 1, 0, 0, 0.1224, 0.31, null, false, null, 0, null);
         assertThat(s.text()).isEqualTo("6 tasks: 5 succeeded, 1 failed in 0.122 s (49.0 tasks/s; 0.3 s of start-up "
                 + "before)");
-        Workload.Summary all = new Workload.Summary(10, 4, 2, 3, 1, 2.0, 0.05, null, false, "soon,fail=1", 2);
+        Workload.Summary all = new Workload.Summary(10, 4, 2, 3, 1, 2.0, 0.05, null, false, "soon,fail=1", 2, null);
         assertThat(all.text()).isEqualTo("10 tasks: 4 succeeded, 2 failed (2 not run: a task they need failed), "
                 + "3 cancelled, 1 LOST (no result) in 2.000 s (3.0 tasks/s; 0.1 s of start-up before); halted early "
                 + "(--halt soon,fail=1)");
+        Workload.Summary stopped = new Workload.Summary(3, 0, 0, 3, 0, 1.0, 0.2, null, false, null, 0,
+                "local executor 0 exited unexpectedly with status 137 (killed by signal 9)");
+        assertThat(stopped.text()).endsWith("; stopped early: local executor 0 exited unexpectedly with status 137 "
+                + "(killed by signal 9)");
+        assertThat(stopped.json()).contains("\"stopped\":\"local executor 0 exited unexpectedly");
     }
 }

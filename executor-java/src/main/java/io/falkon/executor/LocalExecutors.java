@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Executor processes on this machine (the embedded default of {@code falkon run}, and the
@@ -63,6 +64,9 @@ public final class LocalExecutors implements AutoCloseable {
 
     private final List<Process> processes = new ArrayList<>();
     private final CompletableFuture<Void> died = new CompletableFuture<>();
+    private final CompletableFuture<Void> allGone = new CompletableFuture<>();
+    /** Started and not exited. */
+    private final AtomicInteger alive = new AtomicInteger();
     private volatile boolean closing;
 
     private LocalExecutors() {
@@ -143,6 +147,7 @@ public final class LocalExecutors implements AutoCloseable {
     public static LocalExecutors start(Impl impl, int count, int slots, boolean noExec, int port, Token token,
                                        String idPrefix, List<String> extraArgs) throws IOException {
         LocalExecutors ex = new LocalExecutors();
+        ex.alive.set(count); // before any can exit: one gone before the next starts is not all gone
         List<String> base = command(impl);
         for (int i = 0; i < count; i++) {
             List<String> cmd = new ArrayList<>(base);
@@ -164,12 +169,7 @@ public final class LocalExecutors implements AutoCloseable {
                 Process p = pb.start();
                 ex.processes.add(p);
                 int n = i;
-                p.onExit().thenAccept(done -> {
-                    if (!ex.closing) {
-                        ex.died.completeExceptionally(new IllegalStateException("local executor " + n
-                                + " exited unexpectedly with status " + done.exitValue()));
-                    }
-                });
+                p.onExit().thenAccept(done -> ex.exited(n, count, done.exitValue()));
             } catch (IOException e) {
                 ex.close();
                 throw new IOException("cannot start a local executor process: " + e.getMessage(), e);
@@ -178,9 +178,34 @@ public final class LocalExecutors implements AutoCloseable {
         return ex;
     }
 
+    /** Executor {@code n} of {@code count} exited with {@code status}: unexpected unless {@link #close()} was called. */
+    private void exited(int n, int count, int status) {
+        int left = alive.decrementAndGet();
+        if (closing) {
+            return;
+        }
+        String what = "local executor " + n + " exited unexpectedly with status " + status
+                + (status > 128 ? " (killed by signal " + (status - 128) + ")" : "");
+        died.completeExceptionally(new IllegalStateException(what));
+        if (left == 0) {
+            allGone.completeExceptionally(new IllegalStateException(count == 1 ? what
+                    : "every local executor exited unexpectedly (the last: " + what.substring("local ".length()) + ")"));
+        } else {
+            log.warn("{}; {} left", what, left);
+        }
+    }
+
     /** Fails as soon as any of the executors exits before {@link #close()}. */
     public CompletableFuture<Void> died() {
         return died;
+    }
+
+    /**
+     * Fails once every executor has exited before {@link #close()} (the others carry on without one
+     * that exits; the dispatcher retries its tasks).
+     */
+    public CompletableFuture<Void> allGone() {
+        return allGone;
     }
 
     public List<Process> processes() {

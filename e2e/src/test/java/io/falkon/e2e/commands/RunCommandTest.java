@@ -168,6 +168,32 @@ class RunCommandTest {
     }
 
     @Test
+    void aRunWhoseExecutorsAllExitStopsWithTheReasonInsteadOfWaitingForEver() throws Exception {
+        // the first task kills the only executor (its parent); nothing is left to run the others
+        Path file = Files.writeString(dir.resolve("kill.txt"), "kill -9 $PPID\ntrue\ntrue\n");
+        Cli.Result r = Cli.run(dir, "run", "--slots", "1", "--json", file.toString());
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.stderr()).contains("stopping: local executor 0 exited unexpectedly with status 137 (killed by "
+                + "signal 9); the unfinished tasks are cancelled");
+        JsonNode s = JSON.readTree(r.stdout());
+        assertThat(s.get("stopped").asText()).startsWith("local executor 0 exited unexpectedly with status 137");
+        assertThat(s.get("succeeded").asInt()).isZero();
+        assertThat(s.get("cancelled").asInt() + s.get("lost").asInt()).isEqualTo(3);
+    }
+
+    @Test
+    void whenOneOfTwoExecutorsExitsTheOtherRunsItsTasks() throws Exception {
+        // kills its executor the first time only: retried on the other, it succeeds
+        Path marker = dir.resolve("killed-once");
+        Path file = Files.writeString(dir.resolve("once.txt"), "[ -e " + marker + " ] || { touch " + marker
+                + "; kill -9 $PPID; }\ntrue\ntrue\ntrue\n");
+        Cli.Result r = Cli.run(dir, "run", "--executors", "2", "--slots", "1", "--json", file.toString());
+        assertThat(r.exit()).as(r.stderr()).isZero();
+        assertThat(JSON.readTree(r.stdout()).get("succeeded").asInt()).isEqualTo(4);
+        assertThat(r.stderr()).contains("exited unexpectedly with status 137 (killed by signal 9); 1 left");
+    }
+
+    @Test
     void aTaskOverTheDispatchersLimitFailsWithItsReasonAndTheOthersRun() throws Exception {
         // 100,000 arguments: 1.4 MB encoded, over the embedded dispatcher's 1 MiB per task
         Path file = dir.resolve("big-task.jsonl");
