@@ -46,7 +46,7 @@ public final class DispatcherConfig {
         this.ioThreads = b.ioThreads;
         this.maxFrameLength = b.maxFrameLength;
         this.heartbeatMillis = b.heartbeatMillis;
-        this.token = Objects.requireNonNull(b.token, "token");
+        this.token = b.token != null ? b.token : Token.random();
         this.tls = b.tls;
         this.maxTaskBytes = b.maxTaskBytes;
         this.advertiseHost = b.advertiseHost;
@@ -286,7 +286,8 @@ public final class DispatcherConfig {
         private int ioThreads = Runtime.getRuntime().availableProcessors();
         private int maxFrameLength = Protocol.DEFAULT_MAX_FRAME_LENGTH;
         private long heartbeatMillis = 5000;
-        private Token token = Token.random();
+        /** Null: a new random one, made when the config is built (not for every builder). */
+        private Token token;
         private Tls tls;
         private int maxTaskBytes = 1 << 20;
         private String advertiseHost;
@@ -328,7 +329,7 @@ public final class DispatcherConfig {
         }
 
         public Builder token(Token v) {
-            token = v;
+            token = Objects.requireNonNull(v, "token");
             return this;
         }
 

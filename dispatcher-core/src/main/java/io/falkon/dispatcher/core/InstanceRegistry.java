@@ -1,15 +1,17 @@
 package io.falkon.dispatcher.core;
 
 import io.falkon.protocol.Message;
+import io.falkon.protocol.auth.Token;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -19,7 +21,6 @@ import java.util.function.Consumer;
  * the results kept for redelivery until the client acknowledges them, with the heap they hold.
  */
 final class InstanceRegistry {
-    private final Random ids = io.falkon.protocol.auth.Token.secureRandom();
     private final Map<Long, Instance> instances = new HashMap<>();
     private final Map<Link, List<Instance>> byOwner = new HashMap<>();
     private final Set<Link> clients = new HashSet<>();
@@ -43,12 +44,14 @@ final class InstanceRegistry {
     }
 
     Instance create(Link owner, String name, long leaseSeconds, long createdMicros) {
+        // the id and the secret that re-attaches the instance: unguessable, from a strong generator
+        byte[] random = new byte[24];
         long id;
         do {
-            id = ids.nextLong();
+            Token.randomBytes(random);
+            id = ByteBuffer.wrap(random).getLong();
         } while (id == 0 || instances.containsKey(id));
-        byte[] secret = new byte[16];
-        ids.nextBytes(secret);
+        byte[] secret = Arrays.copyOfRange(random, 8, 24);
         Instance in = new Instance(id, HexFormat.of().formatHex(secret), name, owner, leaseSeconds, createdMicros);
         instances.put(id, in);
         own(owner, in);

@@ -24,4 +24,25 @@ class TokenTest {
     void itNeverShowsItsValue() {
         assertThat(Token.of("s3cret-value").toString()).doesNotContain("s3cret");
     }
+
+    @Test
+    void aRandomTokenIs256BitsInHexAndNeverRepeats() {
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (int i = 0; i < 1000; i++) {
+            String v = Token.random().value();
+            assertThat(v).matches("[0-9a-f]{64}");
+            assertThat(seen.add(v)).as("a repeated token").isTrue();
+        }
+    }
+
+    @Test
+    void randomBytesFillTheWholeArray() {
+        // 64 bytes all still zero after a fill would happen once in 2^512 fills
+        byte[] b = new byte[64];
+        Token.randomBytes(b);
+        assertThat(b).isNotEqualTo(new byte[64]);
+        byte[] tail = new byte[32];
+        System.arraycopy(b, 32, tail, 0, 32);
+        assertThat(tail).as("the end is filled too").isNotEqualTo(new byte[32]);
+    }
 }
