@@ -18,6 +18,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
@@ -118,11 +119,13 @@ public final class TcpTransport implements ServerTransport {
     @Override
     public void close() {
         server.close().syncUninterruptibly();
+        // the boss served the listening socket alone: it stops while the peers leave
+        Future<?> bossStopped = boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         // peers told why their link closes (executors told the dispatcher is stopping) read it and
         // go; the event loops stop after they have, or after NettyLink.LEAVE_MILLIS
         leaving.newCloseFuture().awaitUninterruptibly(NettyLink.LEAVE_MILLIS + 500);
-        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         accepted.closeAll(workers); // those that never said a word (no HELLO yet) too
         workers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        bossStopped.syncUninterruptibly();
     }
 }
