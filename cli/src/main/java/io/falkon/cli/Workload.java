@@ -16,7 +16,6 @@ import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
-import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.SeekableByteChannel;
@@ -225,8 +224,7 @@ final class Workload {
         Thread onInterrupt = new Thread(() -> interrupted(resultsFile, total), "falkon-interrupted");
         Runtime.getRuntime().addShutdownHook(onInterrupt);
         // from the process's start to here: the JVM, the dispatcher and executors (falkon run), the connection
-        double startup = Math.max(0, (System.currentTimeMillis()
-                - ManagementFactory.getRuntimeMXBean().getStartTime()) / 1000.0);
+        double startup = ProcessAge.seconds();
         long submitted = 0;
         long read = 0;
         FalkonException lostCause = null;
