@@ -107,9 +107,12 @@ public final class LocalCluster implements AutoCloseable {
         if (sharedLoops != null) {
             sharedLoops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         }
+        if (processes != null) {
+            processes.leaving(); // they exit once the dispatcher has closed their connections
+        }
         dispatcher.close();
         if (processes != null) {
-            processes.close(); // they exit once the dispatcher has closed their connections
+            processes.close();
         }
     }
 }

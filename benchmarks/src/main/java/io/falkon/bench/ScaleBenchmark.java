@@ -99,6 +99,9 @@ final class ScaleBenchmark implements Callable<Integer> {
                     Percentiles.ms(endToEnd, 99));
             System.err.printf("  %,d tasks in %.1f s: %,.0f tasks/s%n", n, seconds, n / seconds);
         } finally {
+            if (executorJvms != null) {
+                executorJvms.leaving();
+            }
             if (dispatcher != null) {
                 dispatcher.close(); // first: the executor JVMs leave when their dispatcher goes
             }

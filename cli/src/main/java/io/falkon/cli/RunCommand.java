@@ -177,6 +177,9 @@ final class RunCommand implements Callable<Integer> {
             }
         } finally {
             // closing the dispatcher closes the executors' connections, which makes them exit
+            if (local != null) {
+                local.leaving();
+            }
             dispatcher.close();
             StartupTrace.mark("run: dispatcher closed");
             if (local != null) {
@@ -261,7 +264,11 @@ final class RunCommand implements Callable<Integer> {
      */
     private static CompletableFuture<Void> executorsLost(Dispatcher dispatcher, LocalExecutors local) {
         CompletableFuture<Void> lost = new CompletableFuture<>();
-        local.allGone().whenComplete((ok, e) -> lost.completeExceptionally(e));
+        local.allGone().whenComplete((ok, e) -> {
+            if (e != null) {
+                lost.completeExceptionally(e);
+            }
+        });
         dispatcher.whenExecutors(1).orTimeout(REGISTER_SECONDS, TimeUnit.SECONDS).whenComplete((ok, e) -> {
             if (e instanceof TimeoutException) {
                 lost.completeExceptionally(new IllegalStateException("no local executor registered within "

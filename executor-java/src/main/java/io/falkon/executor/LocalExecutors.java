@@ -182,6 +182,9 @@ public final class LocalExecutors implements AutoCloseable {
     private void exited(int n, int count, int status) {
         int left = alive.decrementAndGet();
         if (closing) {
+            if (left == 0) {
+                allGone.complete(null);
+            }
             return;
         }
         String what = "local executor " + n + " exited unexpectedly with status " + status
@@ -201,8 +204,9 @@ public final class LocalExecutors implements AutoCloseable {
     }
 
     /**
-     * Fails once every executor has exited before {@link #close()} (the others carry on without one
-     * that exits; the dispatcher retries its tasks).
+     * Completes once every executor has exited: normally when they were told to go ({@link #leaving()},
+     * {@link #close()}), exceptionally, saying which went last and how, when they exited by themselves
+     * (the others carry on without one that exits; the dispatcher retries its tasks).
      */
     public CompletableFuture<Void> allGone() {
         return allGone;
@@ -210,6 +214,14 @@ public final class LocalExecutors implements AutoCloseable {
 
     public List<Process> processes() {
         return List.copyOf(processes);
+    }
+
+    /**
+     * The executors are about to be told to go (their dispatcher is closing): exits from now on are
+     * expected, not reported. Call it before closing the dispatcher; {@link #close()} does too.
+     */
+    public void leaving() {
+        closing = true;
     }
 
     /** Waits up to 10 s for each executor to exit (they do when the dispatcher goes), then kills it. */
