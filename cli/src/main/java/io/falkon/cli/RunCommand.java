@@ -167,7 +167,12 @@ final class RunCommand implements Callable<Integer> {
             local = LocalExecutors.start(impl, executors, slots, noExec, dispatcher.port(), dispatcher.token(),
                     "local-" + ProcessHandle.current().pid(), extra);
             StartupTrace.mark("run: executors started");
-            // the tasks go in while the executors start and register; the run stops if they all exit
+            if (executors > 1) {
+                awaitAllRegistered(dispatcher, local);
+                StartupTrace.mark("run: executors registered");
+            }
+            // the tasks go in while the executor starts and registers (several: once they have); the
+            // run stops if they all exit
             try (FalkonClient client = inProcessClient(dispatcher);
                  TaskFile file = workload.open()) {
                 Workload run = new Workload().stoppingWhen(executorsLost(dispatcher, local));
@@ -254,6 +259,23 @@ final class RunCommand implements Callable<Integer> {
         if (dispatcher.httpUrl() != null) {
             System.err.println("falkon run: dashboard at " + dispatcher.httpUrl() + "?token="
                     + URLEncoder.encode(dispatcher.token().value(), StandardCharsets.UTF_8));
+        }
+    }
+
+    /**
+     * Waits for every executor of several to register, so that the first tasks spread over them: with
+     * one registered it would take them all, and a data-aware policy could not then place the tasks
+     * that read their outputs where those are (a workflow's second stage read them from a peer).
+     */
+    private void awaitAllRegistered(Dispatcher dispatcher, LocalExecutors local) throws InterruptedException {
+        try {
+            CompletableFuture.anyOf(dispatcher.whenExecutors(executors), local.died()).get(REGISTER_SECONDS,
+                    TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw new Falkon.UserError(e.getCause().getMessage());
+        } catch (TimeoutException e) {
+            throw new Falkon.UserError(executors + " local executors did not register within " + REGISTER_SECONDS
+                    + " s");
         }
     }
 
