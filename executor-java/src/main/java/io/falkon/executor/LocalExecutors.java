@@ -178,7 +178,7 @@ public final class LocalExecutors implements AutoCloseable {
         return ex;
     }
 
-    /** Executor {@code n} of {@code count} exited with {@code status}: unexpected unless {@link #close()} was called. */
+    /** Executor {@code n} of {@code count} exited: expected after {@link #leaving()} or {@link #close()}, else reported. */
     private void exited(int n, int count, int status) {
         int left = alive.decrementAndGet();
         if (closing) {
