@@ -5,22 +5,40 @@ import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorCommand;
 import io.falkon.executor.LogConfigurator;
 import io.falkon.protocol.Protocol;
-import picocli.CommandLine.Command;
 import picocli.CommandLine;
 
 import java.io.IOException;
 import java.util.List;
 import java.util.Set;
 
-/** The {@code falkon} command. */
-@Command(name = "falkon", mixinStandardHelpOptions = true, versionProvider = Falkon.Version.class,
-        description = "Fast and light-weight task execution: run millions of short command-line tasks.")
+/**
+ * The {@code falkon} command. Its top level and {@code falkon run} are picocli models built in code
+ * ({@link CommandModel}), the other commands picocli's annotated classes.
+ */
 public final class Falkon {
 
     /** The subcommands, in the order help lists them ({@code bench} comes last, when it is there). */
-    static final List<Class<?>> COMMANDS = List.of(RunCommand.class, DispatcherCommand.class, ExecutorCommand.class,
-            SubmitCommand.class, ListCommand.class, WaitCommand.class, ResultsCommand.class, CancelCommand.class,
-            StatusCommand.class, ProvisionCommand.class, NodeCommand.class, CommandLine.HelpCommand.class);
+    static final List<String> COMMANDS = List.of("run", "dispatcher", "executor", "submit", "list", "wait", "results",
+            "cancel", "status", "provision", "node", "help");
+
+    /** The subcommand called {@code name} (its model, or its annotated object); null for none. */
+    private static Object command(String name) {
+        return switch (name) {
+            case "run" -> new RunCommand().model();
+            case "dispatcher" -> new DispatcherCommand();
+            case "executor" -> new ExecutorCommand();
+            case "submit" -> new SubmitCommand();
+            case "list" -> new ListCommand();
+            case "wait" -> new WaitCommand();
+            case "results" -> new ResultsCommand();
+            case "cancel" -> new CancelCommand();
+            case "status" -> new StatusCommand();
+            case "provision" -> new ProvisionCommand();
+            case "node" -> new NodeCommand();
+            case "help" -> new CommandLine.HelpCommand();
+            default -> null;
+        };
+    }
 
     /** Exit code for bad usage or bad input (a bad task file line, an unreachable dispatcher). */
     static final int EXIT_USAGE = 2;
@@ -52,7 +70,10 @@ public final class Falkon {
      * needed ({@code io.netty.allocator.type=unpooled}) rather than from Netty's default adaptive
      * pools, whose set-up (size classes, a magazine per thread, the chunks' registry) was about 9 ms
      * of the embedded dispatcher's 60 ms start; a run of 200,000 tasks is as fast either way. The
-     * services keep the pools, which pay off over hours and many connections.</li>
+     * services keep the pools, which pay off over hours and many connections;</li>
+     * <li>such a command also tells Netty not to emit its Flight Recorder events
+     * ({@code io.netty.jfr.enabled=false}, which are its pools' events): asking whether the JVM
+     * has a flight recorder loaded it and set up the JDK's security properties, a few ms.</li>
      * </ul>
      *
      * @param command the subcommand named first on the command line, or null
@@ -60,6 +81,7 @@ public final class Falkon {
     static void skipUnusedWork(String command) {
         if (command == null || !SERVICES.contains(command)) {
             setUnlessSet(NETTY_ALLOCATOR, "unpooled");
+            setUnlessSet(NETTY_JFR, "false");
         }
         setUnlessSet("picocli.disable.closures", "true");
         setUnlessSet(CONVERTERS_EXCLUDED, "java\\.(time|sql)\\..*");
@@ -72,6 +94,7 @@ public final class Falkon {
     static final Set<String> SERVICES = Set.of("dispatcher", "executor", "provision", "node", "bench");
 
     static final String NETTY_ALLOCATOR = "io.netty.allocator.type";
+    static final String NETTY_JFR = "io.netty.jfr.enabled";
 
     /** The JDK's own selector provider on Linux (a JDK without it chooses for itself, as it would). */
     private static final String EPOLL = "sun.nio.ch.EPollSelectorProvider";
@@ -108,31 +131,23 @@ public final class Falkon {
         return commandLine(new String[0]);
     }
 
-    /** The subcommand called {@code name} (or by one of its aliases), but not help; null for none. */
-    private static Class<?> command(String name) {
-        for (Class<?> c : COMMANDS) {
-            Command spec = c.getAnnotation(Command.class);
-            if (c != CommandLine.HelpCommand.class
-                    && (spec.name().equals(name) || java.util.Arrays.asList(spec.aliases()).contains(name))) {
-                return c;
-            }
-        }
-        return null;
-    }
-
     /**
      * The command tree for these arguments: only the subcommand they name, when they name one
-     * (picocli builds every command it is given, options and all: for the whole tree, with
-     * {@code falkon bench}'s twenty workloads, that was half of a short command's start-up); the
-     * whole tree for help, for no command, or for a name that is none (its suggestions).
+     * other than help (picocli builds every command it is given, options and all: for the whole
+     * tree, with {@code falkon bench}'s twenty workloads, that was half of a short command's
+     * start-up); the whole tree for help, for no command, or for a name that is none (its
+     * suggestions).
      */
     static CommandLine commandLine(String[] args) {
-        CommandLine cl = new CommandLine(new Falkon());
-        Class<?> named = args.length > 0 ? command(args[0]) : null;
-        for (Class<?> c : COMMANDS) {
-            if (named == null || c == named || c == CommandLine.HelpCommand.class) {
-                cl.addSubcommand(c);
-            }
+        CommandLine cl = new CommandLine(CommandModel.command("falkon", new Falkon(), new Version(),
+                "Fast and light-weight task execution: run millions of short command-line tasks.").spec());
+        Object named = args.length > 0 && !args[0].equals("help") ? command(args[0]) : null;
+        // each its own CommandLine first: picocli applies a command's model transformer (submit's and
+        // provision's add options built in code) when it makes its CommandLine, not when one is added
+        if (named != null) {
+            cl.addSubcommand(new CommandLine(named));
+        } else {
+            COMMANDS.forEach(name -> cl.addSubcommand(new CommandLine(command(name))));
         }
         try {
             if (named == null) {
@@ -143,15 +158,30 @@ public final class Falkon {
         } catch (ReflectiveOperationException e) {
             throw new IllegalStateException("cannot load " + BENCH_COMMAND + ": " + e, e);
         }
-        cl.setExecutionStrategy(parsed -> {
+        // named classes, not lambdas: a lambda for one of picocli's interfaces keeps them out of the
+        // class data archive (picocli's class files are older than Java 6; see docs/benchmarks.md)
+        cl.setExecutionStrategy(new Execution());
+        cl.setParameterExceptionHandler(new UsageError());
+        cl.setExecutionExceptionHandler(new Failure());
+        return cl;
+    }
+
+    /** Runs the command named last, as picocli's default does; {@code falkon bench} logs only problems. */
+    private static final class Execution implements CommandLine.IExecutionStrategy {
+        @Override
+        public int execute(CommandLine.ParseResult parsed) {
             // benchmarks print tables; the services they start should only log problems
             if (parsed.subcommand() != null && parsed.subcommand().commandSpec().name().equals("bench")) {
                 Logging.level("WARN");
             }
             return new CommandLine.RunLast().execute(parsed);
-        });
-        cl.setParameterExceptionHandler((e, unused) -> {
-            // picocli's message, its suggestions (a mistyped option or command), and where to look
+        }
+    }
+
+    /** Bad usage: picocli's message, its suggestions (a mistyped option or command), and where to look. */
+    private static final class UsageError implements CommandLine.IParameterExceptionHandler {
+        @Override
+        public int handleParseException(CommandLine.ParameterException e, String[] args) {
             CommandLine cmd = e.getCommandLine();
             List<String> options = e instanceof CommandLine.UnmatchedArgumentException u
                     ? u.getUnmatched().stream().filter(a -> a.startsWith("-")).toList() : List.of();
@@ -163,9 +193,13 @@ public final class Falkon {
             cmd.getErr().println("see '" + (name.equals("falkon") ? "falkon help" : "falkon help "
                     + name.substring("falkon ".length())) + "'");
             return EXIT_USAGE;
-        });
-        cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
-            // expected failures get one line; anything else a stack trace
+        }
+    }
+
+    /** A command that failed: expected failures get one line, anything else a stack trace. */
+    private static final class Failure implements CommandLine.IExecutionExceptionHandler {
+        @Override
+        public int handleExecutionException(Exception e, CommandLine cmd, CommandLine.ParseResult parsed) {
             if (e instanceof UserError || e instanceof FalkonException
                     || e instanceof TaskFile.BadLine || e instanceof IOException) {
                 cmd.getErr().println("falkon " + cmd.getCommandName() + ": " + e.getMessage());
@@ -173,8 +207,7 @@ public final class Falkon {
                 e.printStackTrace(cmd.getErr());
             }
             return EXIT_USAGE;
-        });
-        return cl;
+        }
     }
 
     /** An error the user can fix; printed as one line without a stack trace. */

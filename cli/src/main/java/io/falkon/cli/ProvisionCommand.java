@@ -9,8 +9,10 @@ import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;
 import io.falkon.provisioner.LrmAdapter;
 import io.falkon.provisioner.Provisioner;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -24,7 +26,7 @@ import java.util.concurrent.CountDownLatch;
  * long-lived service whose executors come from the batch scheduler). Runs until stopped, then
  * cancels the allocations still active.
  */
-@Command(name = "provision", mixinStandardHelpOptions = true,
+@Command(name = "provision", mixinStandardHelpOptions = true, modelTransformer = ProvisionCommand.WithProvision.class,
         description = "Grow and shrink a running dispatcher's executors through a batch scheduler, until stopped.")
 final class ProvisionCommand implements Callable<Integer> {
 
@@ -48,8 +50,17 @@ final class ProvisionCommand implements Callable<Integer> {
     @Option(names = "--slots", description = "slots of each node's executor (default: ${DEFAULT-VALUE})")
     int slots = 1;
 
-    @Mixin
-    ProvisionOptions provision;
+    /** The options {@code falkon run --provisioner} shares, from their model in code (see {@link WithProvision}). */
+    final ProvisionOptions provision = new ProvisionOptions();
+
+    /** Adds the options shared with {@code falkon run}, whose model is built in code, to this annotated one. */
+    static final class WithProvision implements CommandLine.IModelTransformer {
+        @Override
+        public CommandSpec transform(CommandSpec spec) {
+            spec.addMixin("provision", ((ProvisionCommand) spec.userObject()).provision.model().spec());
+            return spec;
+        }
+    }
 
     @Option(names = "--executor", paramLabel = "IMPL", description = "the executor the jobs start on each node: java "
             + "(falkon-executor.jar; needs a JRE there), c (the C executor, no JVM), or auto: c when it is built "

@@ -12,7 +12,6 @@ import io.falkon.provisioner.lrm.PbsAdapter;
 import io.falkon.provisioner.lrm.SgeAdapter;
 import io.falkon.provisioner.lrm.Shell;
 import io.falkon.provisioner.lrm.SlurmAdapter;
-import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,62 +20,53 @@ import java.util.List;
 /** {@code falkon run --provisioner …}: executors come from a batch scheduler as the queue needs them. */
 final class ProvisionOptions {
 
-    @Option(names = "--provisioner", paramLabel = "LRM", description = "start with no executors and get them from a "
-            + "batch scheduler as tasks queue up: local, slurm, sge, pbs or cobalt (see docs/provisioning.md)")
+    /** These options on the command line, bound to the fields below (built in code: see {@link CommandModel}). */
+    CommandModel model() {
+        return CommandModel.of(this)
+                .option("lrm", "--provisioner=LRM", "start with no executors and get them from a "
+                        + "batch scheduler as tasks queue up: local, slurm, sge, pbs or cobalt (see docs/provisioning.md)")
+                .option("pe", "--pe", "sge: the parallel environment that gives a job several slots on one host "
+                        + "(default: ${DEFAULT-VALUE})")
+                .option("pbsFlavor", "--pbs-flavor", "pbs: torque (-l nodes=N:ppn=S) or pro (-l select=N:ncpus=S) "
+                        + "(default: ${DEFAULT-VALUE})")
+                .option("partitionNodes", "--partition-nodes", "cobalt: nodes per partition, the allocation granularity "
+                        + "(default: ${DEFAULT-VALUE}, a Blue Gene/P PSET)")
+                .option("acquisition", "--acquisition", "how many nodes to ask for at a time: one-at-a-time, additive, "
+                        + "exponential, all-at-once, optimal (default: ${DEFAULT-VALUE})")
+                .option("release", "--release", "distributed (each executor leaves after --idle seconds) or "
+                        + "centralized (the provisioner cancels idle allocations once the queue stays below --queue-below) "
+                        + "(default: distributed; centralized with falkon provision --layout tiered, which only releases whole "
+                        + "allocations)")
+                .option("idleSeconds", "--idle=SECONDS", "idle time before release; 0 = keep nodes for "
+                        + "their wall time (default: ${DEFAULT-VALUE})")
+                .option("queueBelow", "--queue-below", "centralized release: the queue length under which idle "
+                        + "allocations go back (default: ${DEFAULT-VALUE})")
+                .option("minNodes", "--min-nodes", "nodes to keep at all times (default: ${DEFAULT-VALUE})")
+                .option("maxNodes", "--max-nodes", "most nodes at once (default: ${DEFAULT-VALUE})")
+                .option("nodesPerAllocation", "--nodes-per-allocation", "most nodes in one request (default: --max-nodes)")
+                .option("wallMinutes", "--wall-time=MINUTES", "wall time of each allocation "
+                        + "(default: ${DEFAULT-VALUE})")
+                .option("taskSeconds", "--task-seconds", "expected mean task time, for the optimal policy "
+                        + "(default: ${DEFAULT-VALUE})")
+                .option("allocationDelay", "--allocation-delay=SECONDS", "local only: emulated time a request "
+                        + "waits in the queue before its executors start (default: ${DEFAULT-VALUE})")
+                .option("pollMillis", "--poll=MS", "how often the provisioner looks (default: ${DEFAULT-VALUE})");
+    }
+
     String lrm;
-
-    @Option(names = "--pe", description = "sge: the parallel environment that gives a job several slots on one host "
-            + "(default: ${DEFAULT-VALUE})")
     String pe = "smp";
-
-    @Option(names = "--pbs-flavor", description = "pbs: torque (-l nodes=N:ppn=S) or pro (-l select=N:ncpus=S) "
-            + "(default: ${DEFAULT-VALUE})")
     String pbsFlavor = "torque";
-
-    @Option(names = "--partition-nodes", description = "cobalt: nodes per partition, the allocation granularity "
-            + "(default: ${DEFAULT-VALUE}, a Blue Gene/P PSET)")
     int partitionNodes = 64;
-
-    @Option(names = "--acquisition", description = "how many nodes to ask for at a time: one-at-a-time, additive, "
-            + "exponential, all-at-once, optimal (default: ${DEFAULT-VALUE})")
     String acquisition = "exponential";
-
-    @Option(names = "--release", description = "distributed (each executor leaves after --idle seconds) or "
-            + "centralized (the provisioner cancels idle allocations once the queue stays below --queue-below) "
-            + "(default: distributed; centralized with falkon provision --layout tiered, which only releases whole "
-            + "allocations)")
     String release;
-
-    @Option(names = "--idle", paramLabel = "SECONDS", description = "idle time before release; 0 = keep nodes for "
-            + "their wall time (default: ${DEFAULT-VALUE})")
     double idleSeconds = 30;
-
-    @Option(names = "--queue-below", description = "centralized release: the queue length under which idle "
-            + "allocations go back (default: ${DEFAULT-VALUE})")
     long queueBelow = 1;
-
-    @Option(names = "--min-nodes", description = "nodes to keep at all times (default: ${DEFAULT-VALUE})")
     int minNodes;
-
-    @Option(names = "--max-nodes", description = "most nodes at once (default: ${DEFAULT-VALUE})")
     int maxNodes = 4;
-
-    @Option(names = "--nodes-per-allocation", description = "most nodes in one request (default: --max-nodes)")
     Integer nodesPerAllocation;
-
-    @Option(names = "--wall-time", paramLabel = "MINUTES", description = "wall time of each allocation "
-            + "(default: ${DEFAULT-VALUE})")
     long wallMinutes = 60;
-
-    @Option(names = "--task-seconds", description = "expected mean task time, for the optimal policy "
-            + "(default: ${DEFAULT-VALUE})")
     double taskSeconds = 1;
-
-    @Option(names = "--allocation-delay", paramLabel = "SECONDS", description = "local only: emulated time a request "
-            + "waits in the queue before its executors start (default: ${DEFAULT-VALUE})")
     double allocationDelay;
-
-    @Option(names = "--poll", paramLabel = "MS", description = "how often the provisioner looks (default: ${DEFAULT-VALUE})")
     long pollMillis = 500;
 
     boolean enabled() {

@@ -14,10 +14,7 @@ import io.falkon.executor.LocalExecutors;
 import io.falkon.protocol.auth.TokenSource;
 import io.falkon.provisioner.LrmAdapter;
 import io.falkon.provisioner.Provisioner;
-import picocli.CommandLine.ArgGroup;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.IOException;
 import java.net.URLEncoder;
@@ -32,70 +29,69 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-@Command(name = "run", mixinStandardHelpOptions = true,
-        description = "Run a task file on this machine: an embedded dispatcher plus local executor processes. "
-                + "Exit 0 iff every task succeeded.")
+/**
+ * {@code falkon run}. Its picocli model is built in code ({@link #model()}, see {@link CommandModel}):
+ * a short run's start-up is what this command is measured by.
+ */
 final class RunCommand implements Callable<Integer> {
 
-    @Option(names = "--executors", description = "executor processes to start (default: ${DEFAULT-VALUE})")
     int executors = 1;
-
-    @Option(names = "--executor", paramLabel = "IMPL", description = "executor implementation: java, c (the C "
-            + "executor, built in executor-c/), or auto (default: the C executor when it is built and the work needs "
-            + "nothing only the Java one has: another eviction than lru, https:// inputs)")
     String executorImpl = "auto";
-
-    @Option(names = "--slots", description = "tasks each executor runs at once (default: cores; with --no-exec, "
-            + "where nothing runs, " + NO_EXEC_SLOTS + ")")
     Integer slots;
+    boolean noExec;
+    String prefetch = "auto";
+    Integer outputCap;
+    String policy;
+    double gccThreshold = 0.9;
+    String cacheSize;
+    String eviction = "lru";
+    Path store;
+    Integer httpPort;
+    boolean verbose;
+    final WorkloadOptions workload = new WorkloadOptions();
+    final ProvisionOptions provision = new ProvisionOptions();
 
     /** Slots of a no-exec executor: nothing runs, so only the pipeline's depth matters. */
     static final int NO_EXEC_SLOTS = 1000;
 
-    @Option(names = "--no-exec", description = "BENCHMARKING ONLY: executors complete tasks without running them")
-    boolean noExec;
-
-    @Option(names = "--prefetch", paramLabel = "N|auto", description = "tasks each executor holds beyond its free "
-            + "slots: short tasks run back to back and results return in bundles (default: ${DEFAULT-VALUE}: enough per "
-            + "slot to cover a round trip once tasks are seen to be short, none for long tasks or with a data cache)")
-    String prefetch = "auto";
-
-    @Option(names = "--output-cap", paramLabel = "BYTES", description = "bytes of stdout and of stderr kept per task "
-            + "(default: 65536)")
-    Integer outputCap;
-
-    @Option(names = "--policy", description = "dispatch policy: first-available (fa), max-cache-hit (mch), "
-            + "max-compute-util (mcu), good-cache-compute (gcc) (default: first-available; good-cache-compute "
-            + "with --cache-size, which first-available would leave unused)")
-    String policy;
-
-    @Option(names = "--gcc-threshold", description = "good-cache-compute's utilization threshold (default: ${DEFAULT-VALUE})")
-    double gccThreshold = 0.9;
-
-    @Option(names = "--cache-size", paramLabel = "BYTES", description = "a data cache of this size on each executor "
-            + "(e.g. 500m; default: none)")
-    String cacheSize;
-
-    @Option(names = "--eviction", description = "cache eviction policy: lru, lfu, fifo, random (default: ${DEFAULT-VALUE})")
-    String eviction = "lru";
-
-    @Option(names = "--store", paramLabel = "DIR", description = "the shared store's root, for input sources given as "
-            + "relative paths (default: this directory)")
-    Path store;
-
-    @Option(names = "--http-port", description = "serve the live dashboard and /metrics on this port while the run "
-            + "lasts (0 picks a free one; default: off); its address, with this run's token, is printed")
-    Integer httpPort;
-
-    @Option(names = {"-v", "--verbose"}, description = "log what the dispatcher and executors do")
-    boolean verbose;
-
-    @Mixin
-    WorkloadOptions workload;
-
-    @ArgGroup(exclusive = false, validate = false, heading = "%nExecutors from a batch scheduler instead of this "
-            + "machine (see docs/provisioning.md):%n")
-    ProvisionOptions provision = new ProvisionOptions();
+    /** The command line of this command, bound to its fields. */
+    CommandSpec model() {
+        CommandSpec spec = CommandModel.command("run", this, new Falkon.Version(), "Run a task file on this machine: "
+                        + "an embedded dispatcher plus local executor processes. Exit 0 iff every task succeeded.")
+                .option("executors", "--executors", "executor processes to start (default: ${DEFAULT-VALUE})")
+                .option("executorImpl", "--executor=IMPL", "executor implementation: java, c (the C executor, built in "
+                        + "executor-c/), or auto (default: the C executor when it is built and the work needs nothing "
+                        + "only the Java one has: another eviction than lru, https:// inputs)")
+                .option("slots", "--slots", "tasks each executor runs at once (default: cores; with --no-exec, where "
+                        + "nothing runs, " + NO_EXEC_SLOTS + ")")
+                .option("noExec", "--no-exec", "BENCHMARKING ONLY: executors complete tasks without running them")
+                .option("prefetch", "--prefetch=N|auto", "tasks each executor holds beyond its free slots: short "
+                        + "tasks run back to back and results return in bundles (default: ${DEFAULT-VALUE}: enough per "
+                        + "slot to cover a round trip once tasks are seen to be short, none for long tasks or with a "
+                        + "data cache)")
+                .option("outputCap", "--output-cap=BYTES", "bytes of stdout and of stderr kept per task "
+                        + "(default: 65536)")
+                .option("policy", "--policy", "dispatch policy: first-available (fa), max-cache-hit (mch), "
+                        + "max-compute-util (mcu), good-cache-compute (gcc) (default: first-available; "
+                        + "good-cache-compute with --cache-size, which first-available would leave unused)")
+                .option("gccThreshold", "--gcc-threshold", "good-cache-compute's utilization threshold "
+                        + "(default: ${DEFAULT-VALUE})")
+                .option("cacheSize", "--cache-size=BYTES", "a data cache of this size on each executor (e.g. 500m; "
+                        + "default: none)")
+                .option("eviction", "--eviction", "cache eviction policy: lru, lfu, fifo, random "
+                        + "(default: ${DEFAULT-VALUE})")
+                .option("store", "--store=DIR", "the shared store's root, for input sources given as relative paths "
+                        + "(default: this directory)")
+                .option("httpPort", "--http-port", "serve the live dashboard and /metrics on this port while the run "
+                        + "lasts (0 picks a free one; default: off); its address, with this run's token, is printed")
+                .option("verbose", "-v, --verbose", "log what the dispatcher and executors do")
+                .mixin("workload", workload.model())
+                .group("%nExecutors from a batch scheduler instead of this machine (see docs/provisioning.md):%n",
+                        provision.model())
+                .spec();
+        workload.command = spec;
+        return spec;
+    }
 
     @Override
     public Integer call() throws Exception {

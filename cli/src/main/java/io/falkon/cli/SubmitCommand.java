@@ -6,15 +6,17 @@ import io.falkon.client.DistributedClient;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.FalkonException;
 import io.falkon.executor.ConnectOptions;
+import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
-@Command(name = "submit", mixinStandardHelpOptions = true,
+@Command(name = "submit", mixinStandardHelpOptions = true, modelTransformer = SubmitCommand.WithWorkload.class,
         description = "Run a task file on a running dispatcher; exit 0 iff every task succeeded. With --detach, "
                 + "return at once and come back later (falkon list, wait, results, cancel).")
 final class SubmitCommand implements Callable<Integer> {
@@ -27,8 +29,19 @@ final class SubmitCommand implements Callable<Integer> {
     @Mixin
     ConnectOptions connect = new ConnectOptions();
 
-    @Mixin
-    WorkloadOptions workload;
+    /** The options {@code falkon run} shares, from their model in code (see {@link WithWorkload}). */
+    final WorkloadOptions workload = new WorkloadOptions();
+
+    /** Adds the options shared with {@code falkon run}, whose model is built in code, to this annotated one. */
+    static final class WithWorkload implements CommandLine.IModelTransformer {
+        @Override
+        public CommandSpec transform(CommandSpec spec) {
+            WorkloadOptions w = ((SubmitCommand) spec.userObject()).workload;
+            spec.addMixin("workload", w.model().spec());
+            w.command = spec;
+            return spec;
+        }
+    }
 
     @Option(names = "--detach", description = "submit every task, print the instance's id and return: the tasks "
             + "run on, the dispatcher keeps their results; see falkon list, wait, results, cancel")

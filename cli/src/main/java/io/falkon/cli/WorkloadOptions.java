@@ -4,9 +4,6 @@ import io.falkon.client.ClientOptions;
 import io.falkon.executor.ConnectOptions;
 import io.falkon.protocol.auth.Token;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -20,38 +17,51 @@ import java.util.function.IntPredicate;
 /** Options shared by {@code falkon submit} and {@code falkon run}. */
 final class WorkloadOptions {
 
-    @Parameters(index = "0", paramLabel = "FILE", description = "task file: one shell command per line, or a "
-            + ".jsonl file of task specs; - reads commands from standard input")
+    /** These options on the command line, bound to the fields below (built in code: see {@link CommandModel}). */
+    CommandModel model() {
+        return CommandModel.of(this)
+                .parameter("file", 0, "FILE", "task file: one shell command per line, or a "
+                        + ".jsonl file of task specs; - reads commands from standard input")
+                .option("bundle", "--bundle", "tasks per submission bundle (default: ${DEFAULT-VALUE})")
+                .option("maxInFlight", "--max-in-flight", "most unfinished tasks at once (default: ${DEFAULT-VALUE})")
+                .option("timeoutSeconds", "--timeout=SECONDS", "wall-time limit for tasks that do not set one (default: none)")
+                .option("json", "--json", "print one JSON summary object on stdout at the end")
+                .option("results", "--results=FILE", "write every result as a JSON line to FILE (appended to when FILE "
+                        + "is also the --rerun-failed file: one record across reruns)")
+                .option("quiet", "-q, --quiet", "do not print the tasks' output (with --json it is not printed "
+                        + "either: stdout carries the summary)")
+                .option("keepOrder", "--keep-order", "print the tasks' output in the order of the file (a finished "
+                        + "task waits for the ones before it), not as they finish")
+                .option("outputFiles", "--output-files=TEMPLATE", "write each task's output to files "
+                        + "instead of printing it: {#} the task's number, {line} its line, {stream} stdout or stderr, e.g. "
+                        + "'out/{#}.{stream}'")
+                .option("template", "--template=COMMAND", "a command filled from each line of FILE: "
+                        + "{} the line, {1} {2} ... its fields, {#} the task number (values with shell syntax are quoted; the "
+                        + "line is also in $FALKON_LINE)")
+                .option("retriesOnFailure", "--retries=N", "run a task that fails (a non-zero exit, a "
+                        + "wall-time kill) again up to N more times, on another executor where one can take it; only its last "
+                        + "attempt counts (as GNU parallel's --retries; failures of the framework, such as a lost executor, are "
+                        + "retried anyway; default: 0)")
+                .option("halt", "--halt=WHEN,fail=N", "stop early once N tasks (or N%% of "
+                        + "them) have failed: soon (start nothing more; the running tasks finish) or now (cancel them too); "
+                        + "as GNU parallel's --halt (default: never)")
+                .option("tag", "--tag", "print each line of a task's output after the task's line (or, for "
+                        + ".jsonl, its command) and a TAB, as GNU parallel's --tag")
+                .option("dryRun", "--dry-run", "print the command each task would run, one per line, and run "
+                        + "nothing")
+                .option("rerunFailed", "--rerun-failed=RESULTS|INSTANCE", "run only the tasks of FILE "
+                        + "that did not succeed before (failed or never finished): in a results file of an earlier run "
+                        + "(--results), or in a detached instance (its id or key)");
+    }
+
     String file;
-
-    @Option(names = "--bundle", description = "tasks per submission bundle (default: ${DEFAULT-VALUE})")
     int bundle = 1000;
-
-    @Option(names = "--max-in-flight", description = "most unfinished tasks at once (default: ${DEFAULT-VALUE})")
     int maxInFlight = 100_000;
-
-    @Option(names = "--timeout", paramLabel = "SECONDS",
-            description = "wall-time limit for tasks that do not set one (default: none)")
     Double timeoutSeconds;
-
-    @Option(names = "--json", description = "print one JSON summary object on stdout at the end")
     boolean json;
-
-    @Option(names = "--results", paramLabel = "FILE", description = "write every result as a JSON line to FILE (appended to when FILE "
-            + "is also the --rerun-failed file: one record across reruns)")
     Path results;
-
-    @Option(names = {"-q", "--quiet"}, description = "do not print the tasks' output (with --json it is not printed "
-            + "either: stdout carries the summary)")
     boolean quiet;
-
-    @Option(names = "--keep-order", description = "print the tasks' output in the order of the file (a finished "
-            + "task waits for the ones before it), not as they finish")
     boolean keepOrder;
-
-    @Option(names = "--output-files", paramLabel = "TEMPLATE", description = "write each task's output to files "
-            + "instead of printing it: {#} the task's number, {line} its line, {stream} stdout or stderr, e.g. "
-            + "'out/{#}.{stream}'")
     String outputFiles;
 
     /** Where the tasks' output goes; null when nowhere. */
@@ -67,28 +77,10 @@ final class WorkloadOptions {
         }
     }
 
-    @Option(names = "--template", paramLabel = "COMMAND", description = "a command filled from each line of FILE: "
-            + "{} the line, {1} {2} ... its fields, {#} the task number (values with shell syntax are quoted; the "
-            + "line is also in $FALKON_LINE)")
     String template;
-
-    @Option(names = "--retries", paramLabel = "N", description = "run a task that fails (a non-zero exit, a "
-            + "wall-time kill) again up to N more times, on another executor where one can take it; only its last "
-            + "attempt counts (as GNU parallel's --retries; failures of the framework, such as a lost executor, are "
-            + "retried anyway; default: 0)")
     Integer retriesOnFailure;
-
-    @Option(names = "--halt", paramLabel = "WHEN,fail=N", description = "stop early once N tasks (or N% of "
-            + "them) have failed: soon (start nothing more; the running tasks finish) or now (cancel them too); "
-            + "as GNU parallel's --halt (default: never)")
     String halt;
-
-    @Option(names = "--tag", description = "print each line of a task's output after the task's line (or, for "
-            + ".jsonl, its command) and a TAB, as GNU parallel's --tag")
     boolean tag;
-
-    @Option(names = "--dry-run", description = "print the command each task would run, one per line, and run "
-            + "nothing")
     boolean dryRun;
 
     /** How FILE's lines become tasks. */
@@ -161,9 +153,6 @@ final class WorkloadOptions {
         }
     }
 
-    @Option(names = "--rerun-failed", paramLabel = "RESULTS|INSTANCE", description = "run only the tasks of FILE "
-            + "that did not succeed before (failed or never finished): in a results file of an earlier run "
-            + "(--results), or in a detached instance (its id or key)")
     String rerunFailed;
 
     /** With --rerun-failed: the lines whose tasks run now; null for all. */
@@ -291,7 +280,7 @@ final class WorkloadOptions {
         return s.allSucceeded() ? 0 : 1;
     }
 
-    @Spec(Spec.Target.MIXEE)
+    /** The command these options are part of (set by it). */
     CommandSpec command;
 
     /**

@@ -37,6 +37,7 @@ class UnusedWorkTest {
         System.clearProperty(PROVIDER);
         System.clearProperty(Falkon.CONVERTERS_EXCLUDED);
         System.clearProperty(Falkon.NETTY_ALLOCATOR);
+        System.clearProperty(Falkon.NETTY_JFR);
     }
 
     @AfterEach
@@ -58,13 +59,16 @@ class UnusedWorkTest {
     void aShortCommandTakesNettysBuffersFromTheHeapAndAServiceKeepsThePools() {
         Falkon.skipUnusedWork("status");
         assertEquals("unpooled", System.getProperty(Falkon.NETTY_ALLOCATOR));
+        assertEquals("false", System.getProperty(Falkon.NETTY_JFR));
         System.clearProperty(Falkon.NETTY_ALLOCATOR);
         Falkon.skipUnusedWork(null); // no command: help
         assertEquals("unpooled", System.getProperty(Falkon.NETTY_ALLOCATOR));
         for (String service : List.of("dispatcher", "executor", "provision", "node", "bench")) {
             System.clearProperty(Falkon.NETTY_ALLOCATOR);
+            System.clearProperty(Falkon.NETTY_JFR);
             Falkon.skipUnusedWork(service);
             assertEquals(null, System.getProperty(Falkon.NETTY_ALLOCATOR), service);
+            assertEquals(null, System.getProperty(Falkon.NETTY_JFR), service);
         }
     }
 
@@ -74,11 +78,13 @@ class UnusedWorkTest {
         System.setProperty(PROVIDER, "com.example.Provider");
         System.setProperty(Falkon.CONVERTERS_EXCLUDED, "");
         System.setProperty(Falkon.NETTY_ALLOCATOR, "pooled");
+        System.setProperty(Falkon.NETTY_JFR, "true");
         Falkon.skipUnusedWork("run");
         assertEquals("false", System.getProperty(CLOSURES));
         assertEquals("com.example.Provider", System.getProperty(PROVIDER));
         assertEquals("", System.getProperty(Falkon.CONVERTERS_EXCLUDED));
         assertEquals("pooled", System.getProperty(Falkon.NETTY_ALLOCATOR));
+        assertEquals("true", System.getProperty(Falkon.NETTY_JFR));
     }
 
     @Command(name = "sample")
