@@ -1,5 +1,7 @@
 #include "archive.h"
 
+#include "names.h"
+
 #include "fsutil.h"
 #include "hash.h"
 #include "log.h"
@@ -133,11 +135,16 @@ static int begin(fk_archive *a, char *err, size_t errlen) {
     return 0;
 }
 
-int fk_archive_append(fk_archive *a, const char *id, const char *file, fk_archived *out, char *err, size_t errlen) {
-    int in = open(file, O_RDONLY | O_CLOEXEC);
+int fk_archive_append(fk_archive *a, const char *id, int fd, fk_archived *out, char *err, size_t errlen) {
+    char why[160];
+    if (fk_id_check(id, strlen(id), why, sizeof why) != 0) {
+        snprintf(err, errlen, "output id '%s' cannot name an archive member: %s", id, why);
+        return -1;
+    }
+    int in = dup(fd);
     struct stat st;
-    if (in < 0 || fstat(in, &st) != 0) {
-        snprintf(err, errlen, "cannot read output %s: %s", file, strerror(errno));
+    if (in < 0 || fstat(in, &st) != 0 || lseek(in, 0, SEEK_SET) != 0) {
+        snprintf(err, errlen, "cannot read output %s: %s", id, strerror(errno));
         if (in >= 0) {
             close(in);
         }

@@ -25,8 +25,10 @@ typedef struct {
     char sha256[65];
 } fk_archived;
 
-/* Appends file as entry id and forces it to disk. 0, or -1 with err (the archive then ends there). */
-int fk_archive_append(fk_archive *a, const char *id, const char *file, fk_archived *out, char *err, size_t errlen);
+/* Appends the file open at fd (read from its start) as entry id and forces it to disk. An id that is not
+ * canonical (names.h: a member name with "..", an absolute one, a NUL) is refused, so no extractor can
+ * write outside its destination. 0, or -1 with err (after a failed write the archive ends there). */
+int fk_archive_append(fk_archive *a, const char *id, int fd, fk_archived *out, char *err, size_t errlen);
 
 /* Finishes the current archive and frees a. */
 void fk_archive_close(fk_archive *a);

@@ -746,12 +746,11 @@ size_t fk_cache_gather(fk_cache *c, const char *peer, const fk_input *const *ref
 }
 
 /* Moves an output into the cache's tmp directory and hashes it: the arrival for insert. 0 or -1. */
-static int adopt(fk_cache *c, const char *id, const char *file, char *staged, size_t stagedlen, char sha[65],
+static int adopt(fk_cache *c, const char *id, fk_outfile *f, char *staged, size_t stagedlen, char sha[65],
                  int64_t *size, char *err, size_t errlen) {
     next_tmp(c, staged, stagedlen, 'o');
-    struct stat st;
-    if (stat(file, &st) != 0 || fk_move(file, staged) != 0) {
-        fk_errf(err, errlen, "cannot register output %s as %s: %s", file, id, strerror(errno));
+    if (fk_outfile_take(f, staged, 0) != 0) {
+        fk_errf(err, errlen, "cannot register output %s: %s", id, strerror(errno));
         return -1;
     }
     int fd = open(staged, O_RDONLY | O_CLOEXEC);
@@ -767,44 +766,47 @@ static int adopt(fk_cache *c, const char *id, const char *file, char *staged, si
     }
     if (n != 0) {
         fk_hash_free(&h);
-        unlink(staged);
-        fk_errf(err, errlen, "cannot read output %s: %s", file, strerror(errno));
+        fk_outfile_put_back(f, staged);
+        fk_errf(err, errlen, "cannot read output %s: %s", id, strerror(errno));
         return -1;
     }
     fk_hash_hex(&h, sha);
-    *size = st.st_size;
+    *size = f->st.st_size;
     return 0;
 }
 
-/* A task's output moved in and inserted as the object id: leased in l (pinned, or read through). */
-static int adopt_output(fk_cache *c, const char *id, const char *file, fk_lease *l, char *err, size_t errlen) {
+/* A task's output taken in (moved or copied) and inserted as the object id: leased in l (pinned, or read through). */
+static int adopt_output(fk_cache *c, const char *id, fk_outfile *f, fk_lease *l, char *err, size_t errlen) {
     char staged[PATH_MAX], sha[65];
     int64_t size;
-    if (adopt(c, id, file, staged, sizeof staged, sha, &size, err, errlen) != 0) {
+    if (adopt(c, id, f, staged, sizeof staged, sha, &size, err, errlen) != 0) {
         return -1;
     }
     arrival a = {staged, size, size, sha, -1, -1, FK_SRC_LOCAL, 0, 0};
     return insert(c, id, id, 1, &a, l, err, errlen);
 }
 
-int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, size_t errlen) {
+int fk_cache_register(fk_cache *c, const char *id, fk_outfile *f, char *err, size_t errlen) {
     fk_lease l;
-    if (adopt_output(c, id, file, &l, err, errlen) != 0) {
+    if (adopt_output(c, id, f, &l, err, errlen) != 0) {
         return -1;
     }
     fk_cache_release(c, &l); /* not cached (no room): it was saved already, the copy just goes */
     return 0;
 }
 
-int fk_cache_hold(fk_cache *c, const char *id, const char *file, char *err, size_t errlen) {
+int fk_cache_hold(fk_cache *c, const char *id, fk_outfile *f, char *err, size_t errlen) {
     fk_lease l;
-    if (adopt_output(c, id, file, &l, err, errlen) != 0) {
+    if (adopt_output(c, id, f, &l, err, errlen) != 0) {
         return -1;
     }
-    if (!l.entry) { /* no room: back where the task left it, for the store */
-        int rc = fk_move(l.own, file);
+    if (!l.entry) { /* no room: back where the task left it (or, a copy, dropped), for the store */
+        int rc = fk_outfile_put_back(f, l.own);
         if (rc != 0) {
-            fk_errf(err, errlen, "cannot put output %s back at %s: %s", id, file, strerror(errno));
+            fk_errf(err, errlen, "cannot put output %s back: %s", id, strerror(errno));
+        } else {
+            free(l.own);
+            l.own = NULL; /* gone from there: nothing for release to delete */
         }
         fk_cache_release(c, &l);
         return rc == 0 ? 0 : -1;

@@ -10,6 +10,7 @@
 #ifndef FK_CACHE_H
 #define FK_CACHE_H
 
+#include "outfile.h"
 #include "proto.h"
 
 #include <stdint.h>
@@ -56,15 +57,15 @@ int fk_lease_copy(fk_lease *l, const char *target);
 /* Cached copies found stale and fetched again so far. */
 uint64_t fk_cache_refetches(fk_cache *c);
 
-/* Adopts file (moved in) as the object id; an output that cannot be cached is dropped (it was
- * saved to the output store first). */
-int fk_cache_register(fk_cache *c, const char *id, const char *file, char *err, size_t errlen);
+/* Adopts a task's output f as the object id (moved in when the sandbox rule lets it be, else copied:
+ * outfile.h); an output that cannot be cached is dropped (it was saved to the output store first). */
+int fk_cache_register(fk_cache *c, const char *id, fk_outfile *f, char *err, size_t errlen);
 
-/* Adopts a task's temporary output (moved in) as the object id and holds it: pinned, never evicted,
- * until released; served to peers like any object. Returns 1 when held; 0 when it cannot be (larger
- * than the cache, or no room beside what is pinned), the file left where it was for the caller to
- * write through; -1 with err on an I/O error. */
-int fk_cache_hold(fk_cache *c, const char *id, const char *file, char *err, size_t errlen);
+/* Adopts a task's temporary output f (moved in, or copied, as for fk_cache_register) as the object id and
+ * holds it: pinned, never evicted, until released; served to peers like any object. Returns 1 when held;
+ * 0 when it cannot be (larger than the cache, or no room beside what is pinned), the file left where it
+ * was for the caller to write through; -1 with err on an I/O error. */
+int fk_cache_hold(fk_cache *c, const char *id, fk_outfile *f, char *err, size_t errlen);
 /* Lets held objects go: evictable like any other from now on (ids not held are ignored). */
 void fk_cache_unhold(fk_cache *c, const fk_str *ids, size_t n);
 /* Lets every held object go (a new dispatcher session). */

@@ -538,9 +538,15 @@ static int tar_feed(void *ctx, const void *data, size_t len) {
 
 int fk_batch_fetch(const char *peer, const char *token, const fk_input *const *refs, size_t n, const char *tmp_prefix,
                    fk_arrival_fn on_arrival, void *ctx, char *err, size_t errlen) {
+    /* the body is a form, id=ID&id=ID..., each id percent-encoded: no id can be read as two */
     size_t bodylen = 0;
+    char **enc = calloc(n ? n : 1, sizeof *enc);
+    if (!enc) {
+        abort();
+    }
     for (size_t i = 0; i < n; i++) {
-        bodylen += refs[i]->id.len + 1;
+        enc[i] = fk_url_encode(refs[i]->id.s);
+        bodylen += strlen(enc[i]) + 4;
     }
     char *body = malloc(bodylen + 1);
     batch_reader *b = calloc(1, sizeof *b);
@@ -550,10 +556,10 @@ int fk_batch_fetch(const char *peer, const char *token, const fk_input *const *r
     }
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
-        memcpy(body + at, refs[i]->id.s, refs[i]->id.len);
-        at += refs[i]->id.len;
-        body[at++] = '\n';
+        at += (size_t)sprintf(body + at, "%sid=%s", i ? "&" : "", enc[i]);
+        free(enc[i]);
     }
+    free(enc);
     b->peer = peer;
     b->refs = refs;
     b->n = n;
@@ -563,7 +569,8 @@ int fk_batch_fetch(const char *peer, const char *token, const fk_input *const *r
     b->seen = seen;
     char url[600];
     snprintf(url, sizeof url, "http://%s/objects", peer);
-    int rc = fk_http_request("POST", url, token, body, at ? at - 1 : 0, NULL, tar_feed, b, err, errlen);
+    int rc = fk_http_request("POST", url, token, body, at, "application/x-www-form-urlencoded", NULL, tar_feed, b, err,
+                             errlen);
     if (b->writing) { /* cut off inside an entry */
         close(b->sink.fd);
         fk_hash_free(&b->sink.sha);

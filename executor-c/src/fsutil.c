@@ -181,10 +181,6 @@ static int clone_file(const char *from, const char *to, int durable, int follow)
     return rc;
 }
 
-int fk_copy_durably(const char *from, const char *to) {
-    return clone_file(from, to, 1, 1);
-}
-
 int fk_clone(const char *from, const char *to) {
     struct stat st;
     if (lstat(from, &st) != 0) {

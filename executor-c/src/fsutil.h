@@ -20,9 +20,6 @@ int64_t fk_tree_size_plain(const char *path, char *link, size_t linklen);
  * system can (FICLONE), else copied in the kernel (copy_file_range), else read and written.
  * 0 or -1 (errno set). */
 int fk_clone(const char *from, const char *to);
-/* Copies a file (a symbolic link is followed) to to (created or replaced), forcing it to disk
- * before it returns; 0 or -1. */
-int fk_copy_durably(const char *from, const char *to);
 
 /* Copies the first size bytes of in to out: a reflink if the file system shares extents, else in
  * the kernel (copy_file_range), else by reading and writing. 0, or -1 with errno. */

@@ -47,7 +47,7 @@ static int hexval(char c) {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-int fk_url_decode(char *s) {
+long fk_url_decode(char *s) {
     char *w = s;
     for (char *r = s; *r; r++) {
         if (*r == '+') {
@@ -64,7 +64,7 @@ int fk_url_decode(char *s) {
         }
     }
     *w = 0;
-    return 0;
+    return (long)(w - s);
 }
 
 void fk_http_timeouts(int fd) {
@@ -180,10 +180,11 @@ int fk_http_body(fk_http_reader *r, int64_t n, fk_sink sink, void *ctx, char *er
 }
 
 int fk_http_get(const char *url, const char *token, char *sha, fk_sink sink, void *ctx, char *err, size_t errlen) {
-    return fk_http_request("GET", url, token, NULL, 0, sha, sink, ctx, err, errlen);
+    return fk_http_request("GET", url, token, NULL, 0, NULL, sha, sink, ctx, err, errlen);
 }
 
 int fk_http_request(const char *method, const char *url, const char *token, const char *body, size_t bodylen,
+                    const char *type,
                     char *sha, fk_sink sink, void *ctx, char *err, size_t errlen) {
     if (sha) {
         sha[0] = 0;
@@ -233,7 +234,7 @@ int fk_http_request(const char *method, const char *url, const char *token, cons
     }
     char clen[64] = "";
     if (body) {
-        snprintf(clen, sizeof clen, "Content-Type: text/plain\r\nContent-Length: %zu\r\n", bodylen);
+        snprintf(clen, sizeof clen, "Content-Type: %s\r\nContent-Length: %zu\r\n", type ? type : "text/plain", bodylen);
     }
     int reqlen = snprintf(req, reqcap,
                           "%s %s HTTP/1.1\r\nHost: %.*s\r\nUser-Agent: falkon-c/0.1.0\r\n%s%s%s%sConnection: close\r\n\r\n",

@@ -25,14 +25,16 @@ typedef int (*fk_sink)(void *ctx, const void *data, size_t len);
  * 404 when not found; -1 otherwise, with err saying why. */
 int fk_http_get(const char *url, const char *token, char *sha, fk_sink sink, void *ctx, char *err, size_t errlen);
 
-/* The same with any method, sending body (bodylen bytes, text/plain) when it is not NULL. */
+/* The same with any method, sending body (bodylen bytes, of content type type: NULL for text/plain) when it
+ * is not NULL. */
 int fk_http_request(const char *method, const char *url, const char *token, const char *body, size_t bodylen,
-                    char *sha, fk_sink sink, void *ctx, char *err, size_t errlen);
+                    const char *type, char *sha, fk_sink sink, void *ctx, char *err, size_t errlen);
 
 /* url-encodes like java.net.URLEncoder (UTF-8 bytes; space as '+'). Caller frees. */
 char *fk_url_encode(const char *s);
-/* Decodes %XX and '+' in place; -1 if malformed. */
-int fk_url_decode(char *s);
+/* Decodes %XX and '+' in place; returns the decoded length (a %00 inside counts: check it as bytes, never
+ * as a C string), or -1 if malformed. */
+long fk_url_decode(char *s);
 
 /* A buffered reader over a socket, for headers and chunked bodies. */
 typedef struct {

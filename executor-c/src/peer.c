@@ -1,5 +1,7 @@
 #include "peer.h"
 
+#include "names.h"
+
 #include "fsutil.h"
 #include "http.h"
 #include "log.h"
@@ -167,13 +169,14 @@ static int send_file(fk_peer_server *s, int fd, int file, int64_t size) {
     return 0;
 }
 
-/* POST /objects: the objects named in the body (one id per line) that this cache holds, as one tar
- * stream, each entry named INDEX.SHA256 (the id's place in the request, this cache's record of it),
- * pinned while it is sent. Returns whether the connection stays open. */
+/* POST /objects: the objects named in the body (a form: id=ID&id=ID..., each percent-encoded, so that no id
+ * can be read as two) that this cache holds, as one tar stream, each entry named INDEX.SHA256 (the id's
+ * place in the request, this cache's record of it), pinned while it is sent. A body with anything but
+ * canonical ids (names.h) is refused whole. Returns whether the connection stays open. */
 static int serve_batch(fk_peer_server *s, fk_http_reader *r, int64_t length, int keep_alive) {
     if (length < 1 || length > MAX_BATCH_BYTES) {
         return reply(r->fd, length > MAX_BATCH_BYTES ? 413 : 400, length > MAX_BATCH_BYTES ? "Payload Too Large"
-                     : "Bad Request", "expected POST /objects with up to 1 MiB of object ids, one per line\n", 0), 0;
+                     : "Bad Request", "expected POST /objects with up to 1 MiB of id=OBJECT&id=OBJECT...\n", 0), 0;
     }
     body_buf body = {malloc((size_t)length + 1), 0};
     if (!body.data) {
@@ -187,13 +190,35 @@ static int serve_batch(fk_peer_server *s, fk_http_reader *r, int64_t length, int
     body.data[body.len] = 0;
     size_t nids = 1;
     for (size_t i = 0; i < body.len; i++) {
-        nids += body.data[i] == '\n';
+        nids += body.data[i] == '&';
     }
     if (nids > MAX_BATCH) {
         free(body.data);
         return reply(r->fd, 400, "Bad Request", "more than 10000 object ids in one request\n", keep_alive) == 0
                && keep_alive;
     }
+    char **ids = calloc(nids, sizeof *ids);
+    if (!ids) {
+        abort();
+    }
+    char *save = NULL;
+    size_t got = 0;
+    int bad = 0;
+    for (char *part = strtok_r(body.data, "&", &save); part && !bad; part = strtok_r(NULL, "&", &save)) {
+        char why[160];
+        long len = strncmp(part, "id=", 3) == 0 ? fk_url_decode(part + 3) : -1;
+        bad = got >= nids || len < 0 || fk_id_check(part + 3, (size_t)len, why, sizeof why) != 0;
+        if (!bad) {
+            ids[got++] = part + 3;
+        }
+    }
+    if (bad || got == 0) {
+        free(ids);
+        free(body.data);
+        return reply(r->fd, 400, "Bad Request", "expected POST /objects with id=OBJECT&id=OBJECT..., each a canonical "
+                     "object id, percent-encoded\n", keep_alive) == 0 && keep_alive;
+    }
+    nids = got;
     /* every object named and held, pinned (a file is opened only while it is sent: a batch may
      * name 10,000 objects, far more than the descriptors a process may keep open) */
     fk_lease *leases = calloc(nids, sizeof *leases);
@@ -202,18 +227,13 @@ static int serve_batch(fk_peer_server *s, fk_http_reader *r, int64_t length, int
         abort();
     }
     int64_t total = 2 * TAR_BLOCK;
-    char *line = body.data;
     for (size_t i = 0; i < nids; i++) {
-        char *nl = strchr(line, '\n');
-        if (nl) {
-            *nl = 0;
-        }
-        if (*line && fk_cache_peek(s->cache, line, &leases[i]) == 0) {
+        if (fk_cache_peek(s->cache, ids[i], &leases[i]) == 0) {
             held[i] = 1;
             total += TAR_BLOCK + (leases[i].size + TAR_BLOCK - 1) / TAR_BLOCK * TAR_BLOCK;
         }
-        line = nl ? nl + 1 : line + strlen(line);
     }
+    free(ids);
     char head[256];
     int n = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Type: application/x-tar\r\nContent-Length: %lld\r\n"
                      "Connection: %s\r\n\r\n", (long long)total, keep_alive ? "keep-alive" : "close");
@@ -301,8 +321,10 @@ static int serve_one(fk_peer_server *s, fk_http_reader *r) {
                 count++;
             }
         }
-        if (count != 1 || fk_url_decode(id) != 0) {
-            id = NULL;
+        char why[160];
+        long len = count == 1 ? fk_url_decode(id) : -1;
+        if (len < 0 || fk_id_check(id, (size_t)len, why, sizeof why) != 0) {
+            id = NULL; /* a %00 would otherwise cut it short and name another object */
         }
     }
     if (!id) {

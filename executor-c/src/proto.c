@@ -1,5 +1,7 @@
 #include "proto.h"
 
+#include "names.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -589,18 +591,14 @@ void fk_inputs_free(fk_input *in, size_t n) {
 
 /* As TaskInput's rule: empty, a plain file name, or a plain directory name and one slash ("diffs/");
  * never "." or "..". */
-static int input_name_ok(const fk_str *name) {
-    size_t n = name->len;
-    if (n == 0) {
-        return 1;
+/* Whether a source (a store path or a URL) has a control character: a NUL would cut it short in C. */
+static int has_control(const fk_str *s) {
+    for (size_t i = 0; i < s->len; i++) {
+        if ((unsigned char)s->s[i] < 0x20 || s->s[i] == 0x7f) {
+            return 1;
+        }
     }
-    if (name->s[n - 1] == '/') {
-        n--;
-    }
-    if (n == 0 || memchr(name->s, '/', n) || memchr(name->s, '\0', n)) {
-        return 0;
-    }
-    return !(n == 1 && name->s[0] == '.') && !(n == 2 && name->s[0] == '.' && name->s[1] == '.');
+    return 0;
 }
 
 int fk_inputs_decode(const fk_str *value, fk_input **out, size_t *count, char *err, size_t errlen) {
@@ -617,9 +615,18 @@ int fk_inputs_decode(const fk_str *value, fk_input **out, size_t *count, char *e
         in[i].unpack = fk_rd_u8(&r, "inputs.unpack");
         in[i].name = rd_str(&r, "inputs.name");
         done = i + 1u;
-        if (fk_reader_ok(&r) && (in[i].id.len == 0 || in[i].unpack > 3 || !input_name_ok(&in[i].name))) {
-            fk_reader_fail(&r, "inputs[%u]: an input needs an id, an unpack mode 0..3 and a plain name (or a "
-                           "directory's name and a slash)", i);
+        char why[160];
+        if (!fk_reader_ok(&r)) {
+            break;
+        }
+        if (fk_id_check(in[i].id.s, in[i].id.len, why, sizeof why) != 0) {
+            fk_reader_fail(&r, "inputs[%u].id: %s", i, why);
+        } else if (fk_input_name_check(in[i].name.s, in[i].name.len, why, sizeof why) != 0) {
+            fk_reader_fail(&r, "inputs[%u].name: %s", i, why);
+        } else if (in[i].unpack > 3) {
+            fk_reader_fail(&r, "inputs[%u]: unpack must be 0..3, got %u", i, in[i].unpack);
+        } else if (has_control(&in[i].source)) {
+            fk_reader_fail(&r, "inputs[%u].source: a source must not hold control characters (NUL, newline, ...)", i);
         }
     }
     fk_rd_end(&r, "inputs");
@@ -651,6 +658,15 @@ int fk_outputs_decode(const fk_str *value, fk_output **out, size_t *count, char 
         o[i].path = rd_str(&r, "outputs.path");
         o[i].id = rd_str(&r, "outputs.id");
         done = i + 1u;
+        char why[160];
+        if (!fk_reader_ok(&r)) {
+            break;
+        }
+        if (fk_output_path_check(o[i].path.s, o[i].path.len, why, sizeof why) != 0) {
+            fk_reader_fail(&r, "outputs[%u].path: %s", i, why);
+        } else if (fk_id_check(o[i].id.s, o[i].id.len, why, sizeof why) != 0) {
+            fk_reader_fail(&r, "outputs[%u].id: %s", i, why);
+        }
     }
     fk_rd_end(&r, "outputs");
     if (!fk_reader_ok(&r)) {

@@ -1,6 +1,8 @@
 #include "staging.h"
 
 #include "archive.h"
+#include "names.h"
+#include "outfile.h"
 
 #include "fetch.h"
 #include "fsutil.h"
@@ -405,43 +407,12 @@ static void gather_inputs(fk_staging *st, const fk_input *inputs, size_t n, cons
     free(first);
 }
 
-/* Moves file to partial when rename can (the same file system), forcing it to disk: 0, else -1
- * with nothing changed (the caller copies instead). */
-static int move_durably(const char *file, const char *partial) {
-    if (rename(file, partial) != 0) {
-        return -1;
-    }
-    int fd = open(partial, O_RDONLY | O_CLOEXEC);
-    int rc = fd < 0 || fsync(fd) != 0 ? -1 : 0;
-    if (fd >= 0) {
-        close(fd);
-    }
-    if (rc != 0 && rename(partial, file) != 0) {
-        unlink(partial);
-    }
-    return rc;
-}
-
-/* Saves output id for good: ROOT/ID, copied (or, when movable, moved) to a partial file, forced to
- * disk, renamed into place. 0, or -1 with err. */
-/* Whether an output id would leave the output root (empty, absolute, or with a ".." part); err says so. */
-static int id_leaves_root(const char *root, const char *id, char *err, size_t errlen) {
-    int bad = !id[0] || id[0] == '/';
-    for (const char *p = id; !bad && *p;) {
-        const char *slash = strchr(p, '/');
-        size_t n = slash ? (size_t)(slash - p) : strlen(p);
-        bad = n == 2 && p[0] == '.' && p[1] == '.';
-        p = slash ? slash + 1 : p + n;
-    }
-    if (bad) {
-        snprintf(err, errlen, "output id '%s' leaves the output directory %s", id, root);
-    }
-    return bad;
-}
-
-static int save_output(const char *root, const char *id, const char *file, int movable, char *err,
-                       size_t errlen) {
-    if (id_leaves_root(root, id, err, errlen)) {
+/* Saves output id for good: ROOT/ID, taken (moved when the sandbox rule lets it, else copied: outfile.h)
+ * to a partial file forced to disk, then renamed into place. 0, or -1 with err. */
+static int save_output(const char *root, const char *id, fk_outfile *f, char *err, size_t errlen) {
+    char why[160];
+    if (fk_id_check(id, strlen(id), why, sizeof why) != 0) { /* the decoder refused it already; a spec from elsewhere */
+        snprintf(err, errlen, "output id '%s' cannot be saved: %s", id, why);
         return -1;
     }
     char target[PATH_MAX], partial[PATH_MAX + 64];
@@ -455,12 +426,18 @@ static int save_output(const char *root, const char *id, const char *file, int m
     *slash = '/';
     snprintf(partial, sizeof partial, "%.*s/.%s.partial-%d-%lu", (int)(slash - target), target, slash + 1,
              (int)getpid(), atomic_fetch_add(&sandbox_seq, 1) + 1);
-    int saved = made == 0 && ((movable && move_durably(file, partial) == 0) || fk_copy_durably(file, partial) == 0);
-    if (!saved || rename(partial, target) != 0) {
+    if (made != 0 || fk_outfile_take(f, partial, 1) != 0) {
         snprintf(err, errlen, "cannot save output %s to %s: %s", id, target, strerror(errno));
-        unlink(partial);
         return -1;
     }
+    if (rename(partial, target) != 0) {
+        snprintf(err, errlen, "cannot save output %s to %s: %s", id, target, strerror(errno));
+        if (fk_outfile_put_back(f, partial) != 0) {
+            unlink(partial);
+        }
+        return -1;
+    }
+    f->movable = 0; /* it is in the store now: what else takes it (the cache) copies it from there */
     return 0;
 }
 
@@ -499,40 +476,40 @@ static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, 
     char problems[2048] = "";
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        char *file = outs[i].path.s[0] == '/' ? strdup(outs[i].path.s) : join(dir, outs[i].path.s);
-        struct stat s, ls;
+        const char *path = outs[i].path.s, *id = outs[i].id.s;
+        fk_outfile f;
         const char *why = NULL;
+        int found = fk_outfile_open(sandbox, dir, path, id, &f, err, sizeof err);
+        if (found < 0) {
+            why = err;
+        } else if (found > 0) {
+            snprintf(err, sizeof err, "declared output %s (id %s) was not written", path, id);
+            why = err;
+        }
         int kept = 0;
-        if (outs[i].temporary && cached && stat(file, &s) == 0 && S_ISREG(s.st_mode)) {
-            kept = fk_cache_hold(st->cache, outs[i].id.s, file, err, sizeof err);
+        if (!why && outs[i].temporary && cached) {
+            kept = fk_cache_hold(st->cache, id, &f, err, sizeof err);
             if (kept == 1) {
-                fk_buf_blob(held, outs[i].id.s, outs[i].id.len);
+                fk_buf_blob(held, id, outs[i].id.len);
                 ++*nheld;
-                free(file);
+                fk_outfile_close(&f);
                 continue;
             }
             if (kept == 0 && !st->outputs) {
                 snprintf(err, sizeof err, "temporary output %s (id %s) does not fit in the cache, and this executor "
-                         "has nowhere else to save it (falkon-executor-c --store DIR or --output-dir DIR)",
-                         outs[i].path.s, outs[i].id.s);
+                         "has nowhere else to save it (falkon-executor-c --store DIR or --output-dir DIR)", path, id);
                 kept = -1;
             }
+            why = kept < 0 ? err : NULL;
         }
-        /* a file of the sandbox's own, which goes with it, is moved into the store, not copied: unless
-         * the cache takes it next, or it is a link (a symbolic one, or a name of a file held elsewhere) */
-        int movable = !cached && dir == sandbox && outs[i].path.s[0] != '/' && !strstr(outs[i].path.s, "..")
-                      && lstat(file, &ls) == 0 && S_ISREG(ls.st_mode) && ls.st_nlink == 1;
         fk_archived entry;
-        if (kept < 0) {
-            why = err;
-        } else if (outs[i].archived && stat(file, &s) == 0 && S_ISREG(s.st_mode)) {
-            if (id_leaves_root(st->outputs, outs[i].id.s, err, sizeof err)) {
-                why = err; /* the same rule as for a file of its own: an archive entry is extracted there */
-            } else if (!st->archive
-                       || fk_archive_append(st->archive, outs[i].id.s, file, &entry, err, sizeof err) != 0) {
+        if (why) {
+            /* refused, not written, or not kept: named in the problems */
+        } else if (outs[i].archived) {
+            if (!st->archive || fk_archive_append(st->archive, id, f.fd, &entry, err, sizeof err) != 0) {
                 why = st->archive ? err : "this executor has no output archive";
             } else { /* ARCHIVED = count:u16 (id:str archive:str offset:u64 size:u64 sha256:str)* */
-                fk_buf_blob(archived, outs[i].id.s, outs[i].id.len);
+                fk_buf_blob(archived, id, outs[i].id.len);
                 fk_buf_blob(archived, entry.archive, strlen(entry.archive));
                 fk_buf_u64(archived, (uint64_t)entry.offset);
                 fk_buf_u64(archived, (uint64_t)entry.size);
@@ -540,22 +517,25 @@ static char *save_outputs(fk_staging *st, const fk_spec *spec, const char *dir, 
                 ++*narchived;
                 *written += (uint64_t)entry.size;
             }
-        } else if (stat(file, &s) != 0 || !S_ISREG(s.st_mode)) {
-            snprintf(err, sizeof err, "declared output %s (id %s) was not written", outs[i].path.s, outs[i].id.s);
-            why = err;
-        } else if (save_output(st->outputs, outs[i].id.s, file, movable, err, sizeof err) != 0) {
-            why = err;
         } else {
-            *written += (uint64_t)s.st_size;
-            if (st->cache && !bypass && fk_cache_register(st->cache, outs[i].id.s, file, err, sizeof err) != 0) {
-                /* saved already: the cache only keeps a copy for later tasks here */
-                fk_debug("output %s not kept in the cache: %s", outs[i].id.s, err);
+            /* the cache takes a copy next: the sandbox's own file is copied into the store, not moved */
+            int movable = f.movable;
+            f.movable = movable && !cached;
+            if (save_output(st->outputs, id, &f, err, sizeof err) != 0) {
+                why = err;
+            } else {
+                *written += (uint64_t)f.st.st_size;
+                f.movable = movable;
+                if (cached && fk_cache_register(st->cache, id, &f, err, sizeof err) != 0) {
+                    /* saved already: the cache only keeps a copy for later tasks here */
+                    fk_debug("output %s not kept in the cache: %s", id, err);
+                }
             }
         }
+        fk_outfile_close(&f);
         if (why && k < sizeof problems) {
             k += (size_t)snprintf(problems + k, sizeof problems - k, "%s%s", k ? "; " : "", why);
         }
-        free(file);
     }
     fk_outputs_free(outs, n);
     return k ? strdup(problems) : NULL;

@@ -401,8 +401,12 @@ static void test_cache(void) {
     /* outputs adopted as objects */
     snprintf(path, sizeof path, "%s/out.txt", scratch);
     write_file(path, "result", 6);
-    CHECK(fk_cache_register(big, "results/1", path, err, sizeof err) == 0 && access(path, F_OK) != 0,
-          "register: %s", err);
+    fk_outfile of;
+    CHECK(fk_outfile_open(scratch, scratch, "out.txt", "results/1", &of, err, sizeof err) == 0 && of.movable,
+          "the sandbox's own file: %s", err);
+    CHECK(fk_cache_register(big, "results/1", &of, err, sizeof err) == 0 && access(path, F_OK) != 0,
+          "register (moved in): %s", err);
+    fk_outfile_close(&of);
     CHECK(fk_cache_peek(big, "results/1", &l0) == 0 && l0.size == 6, "registered object served");
     fk_cache_release(big, &l0);
 
@@ -438,6 +442,20 @@ static void test_cache(void) {
     fk_cache_close(stranger);
     struct counter none = {0};
     CHECK(fk_http_get_path(peer, "/objects?id=results/1", NULL, &none) == 401, "no token: 401");
+    /* a %00 cannot cut an id short into another object's; a batch body names canonical ids alone, as a form:
+     * one id per line (the old form), an id of two lines, a NUL, a '..', a broken escape: refused whole */
+    CHECK(fk_http_get_path(peer, "/objects?id=results/1%00-other", TOKEN, &none) != 200, "a NUL in a GET's id");
+    CHECK(fk_http_get_path(peer, "/objects?id=results/1", TOKEN, &none) == 200, "the id itself");
+    const char *forms[] = {"results/1\nresults/1", "id=k%0Aevil&id=results/1", "id=results%2F1%00-x", "id=a%2F..%2Fb",
+                         "id=%ZZ", "id=results%2F1&other=x", "id="};
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        char url[128];
+        snprintf(url, sizeof url, "http://%s/objects", peer);
+        struct counter got = {0};
+        int rc = fk_http_request("POST", url, TOKEN, forms[i], strlen(forms[i]), "application/x-www-form-urlencoded",
+                                 NULL, count_bytes, &got, err, sizeof err);
+        CHECK(rc != 0 && strstr(err, "HTTP 400"), "batch body %s: %s", forms[i], err);
+    }
 
     /* many peers fetching at once: every connection has its own thread, and parses its own request
      * (strtok_r; strtok's shared state let one request's parsing clobber another's) */

@@ -650,7 +650,11 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             if (temporary && archive) {
                 throw new BadLine(name, lineNo, where + ": an output is either \"temporary\" or \"archive\", not both");
             }
-            out.add(new TaskOutput(text(o, "path", where, null), text(o, "id", where, null), temporary, archive));
+            try {
+                out.add(new TaskOutput(text(o, "path", where, null), text(o, "id", where, null), temporary, archive));
+            } catch (IllegalArgumentException e) {
+                throw new BadLine(name, lineNo, where + ": " + e.getMessage());
+            }
         }
         return out;
     }

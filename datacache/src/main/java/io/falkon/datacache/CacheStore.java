@@ -573,25 +573,31 @@ public final class CacheStore implements AutoCloseable {
     }
 
     /**
-     * Adopts a task's output (already saved to persistent storage) as the object {@code id}, moved
-     * into the cache so that later tasks here and, through the index, on other executors read it
-     * from here. An output that cannot be cached (too large, no room) is left where it is.
+     * Adopts a task's output (already saved to persistent storage) as the object {@code id}, taken
+     * into the cache (moved when {@code file} may be, else copied: {@link OutputFile}) so that later
+     * tasks here and, through the index, on other executors read it from here. An output that cannot
+     * be cached (too large, no room) is dropped: its saved copy is the one that counts.
      */
-    public void register(String id, Path file) throws FetchException {
+    public void register(String id, OutputFile file) throws FetchException {
         adopt(id, file).close();
     }
 
-    /** Hashes a task's output, moves it in and inserts it as the object {@code id}: pinned, or read through. */
-    private Lease adopt(String id, Path file) throws FetchException {
+    /** Takes a task's output in (moved or copied), hashes it and inserts it as the object {@code id}: pinned, or read through. */
+    private Lease adopt(String id, OutputFile file) throws FetchException {
         Path staged = tmp.resolve("o" + tmpSeq.incrementAndGet());
         long size;
         String sha;
         try {
-            size = Files.size(file);
-            sha = Copy.sha256(file);
-            Files.move(file, staged, StandardCopyOption.REPLACE_EXISTING);
+            file.takeTo(staged);
+            size = Files.size(staged);
+            sha = Copy.sha256(staged);
         } catch (IOException e) {
-            throw new FetchException("cannot adopt output " + file + " as " + id + ": " + e.getMessage(), e);
+            try {
+                file.putBack(staged);
+            } catch (IOException again) {
+                log.warn("cannot put output {} back at {}: {}", id, file.path(), again.toString());
+            }
+            throw new FetchException("cannot adopt output " + file.path() + " as " + id + ": " + e.getMessage(), e);
         }
         return insert(id, id, true, new Arrival(staged, size, size, sha, null, Source.LOCAL, 0, false), "");
     }
@@ -602,13 +608,15 @@ public final class CacheStore implements AutoCloseable {
      * the nodes). Returns false, with the file left where it was, when it cannot be held: larger than
      * the cache, or no room beside what is pinned; the caller then writes it through instead.
      */
-    public boolean hold(String id, Path file) throws FetchException {
+    public boolean hold(String id, OutputFile file) throws FetchException {
         Lease lease = adopt(id, file);
         if (!lease.cached()) {
             try {
-                lease.copyTo(file); // back where the task left it, for the store
+                file.putBack(lease.path()); // a moved file back where the task left it, for the store
             } catch (IOException e) {
-                throw new FetchException("cannot put output " + id + " back at " + file + ": " + e.getMessage(), e);
+                throw new FetchException("cannot put output " + id + " back at " + file.path() + ": " + e.getMessage(), e);
+            } finally {
+                lease.close();
             }
             return false;
         }

@@ -1,5 +1,7 @@
 package io.falkon.datacache;
 
+import io.falkon.protocol.LogSafe;
+import io.falkon.protocol.ObjectId;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 
@@ -56,8 +58,17 @@ public final class OutputArchive implements AutoCloseable {
         this.threshold = threshold;
     }
 
-    /** Appends {@code file} as entry {@code id} and forces it to disk; returns where its bytes are. */
+    /**
+     * Appends {@code file} as entry {@code id} and forces it to disk; returns where its bytes are. An
+     * id that is not canonical ({@link ObjectId}: a ".." or an absolute member name, a NUL) is refused,
+     * so that no extractor writes an entry outside its destination.
+     */
     public synchronized Entry append(String id, Path file) throws IOException {
+        String problem = ObjectId.problem(id);
+        if (problem != null) {
+            throw new PermanentFetchException("output id '" + LogSafe.text(id) + "' cannot name an archive member: "
+                    + problem);
+        }
         if (tar == null) {
             begin();
         }

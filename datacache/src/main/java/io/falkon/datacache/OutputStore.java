@@ -1,5 +1,8 @@
 package io.falkon.datacache;
 
+import io.falkon.protocol.LogSafe;
+import io.falkon.protocol.ObjectId;
+
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -26,33 +29,39 @@ public final class OutputStore {
         return root;
     }
 
-    /** Where output {@code id} goes; the id must stay inside the root. */
+    /** Where output {@code id} goes: a canonical object id ({@link ObjectId}), so always inside the root. */
     public Path pathOf(String id) throws IOException {
-        Path p = root.resolve(id).normalize();
-        if (id.isEmpty() || !p.startsWith(root) || p.equals(root)) {
-            throw new PermanentFetchException("output id '" + id + "' leaves the output directory " + root);
+        String problem = ObjectId.problem(id);
+        if (problem != null) {
+            throw new PermanentFetchException("output id '" + LogSafe.text(id) + "' cannot be saved: " + problem);
         }
-        return p;
+        return root.resolve(id);
     }
 
     /**
-     * Saves {@code file} as output {@code id}, replacing an older file of that id.
+     * Saves {@code file} as output {@code id}, replacing an older file of that id: taken (moved when
+     * it may be, else copied with its permission bits: {@link OutputFile}) to a partial file, forced
+     * to disk, and renamed into place.
      *
      * @throws IOException if it cannot be written (the message says where and why)
      */
-    public Path save(String id, Path file) throws IOException {
+    public Path save(String id, OutputFile file) throws IOException {
         Path target = pathOf(id);
         Files.createDirectories(target.getParent());
         Path partial = target.resolveSibling("." + target.getFileName() + ".partial-" + ProcessHandle.current().pid()
                 + "-" + seq.incrementAndGet());
         try {
-            Files.copy(file, partial, StandardCopyOption.REPLACE_EXISTING);
-            try (FileChannel c = FileChannel.open(partial, StandardOpenOption.WRITE)) {
+            file.takeTo(partial);
+            try (FileChannel c = FileChannel.open(partial, StandardOpenOption.READ)) { // fsync needs no write access (a 0444 output)
                 c.force(true);
             }
             Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
-            Files.deleteIfExists(partial);
+            try {
+                file.putBack(partial);
+            } catch (IOException again) {
+                Files.deleteIfExists(partial);
+            }
             throw new IOException("cannot save output " + id + " to " + target + ": " + e.getMessage(), e);
         }
         return target;

@@ -302,11 +302,21 @@ class CacheStoreTest {
     void outputsAreSavedWholeUnderTheirIdAndMayNotLeaveTheOutputDirectory() throws Exception {
         OutputStore out = new OutputStore(store.resolve("outputs"));
         Path file = Files.writeString(otherDir.resolve("o.txt"), "result");
-        Path saved = out.save("run-1/o.txt", file);
+        Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("r--r-----"));
+        Path saved = out.save("run-1/o.txt", new OutputFile(file, false));
         assertThat(saved).isEqualTo(store.resolve("outputs/run-1/o.txt"));
         assertThat(Files.readString(saved)).isEqualTo("result");
-        assertThat(file).as("the task's file stays for the cache").exists();
-        assertThatThrownBy(() -> out.save("../escape", file)).hasMessageContaining("leaves the output directory");
+        assertThat(file).as("a file that may not be moved is copied: it stays").exists();
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(saved)))
+                .as("the copy has the file's permission bits, as a moved file would").isEqualTo("r--r-----");
+        for (String bad : List.of("../escape", "/abs", "a/../../b", "x\u0000y", "a//b")) {
+            assertThatThrownBy(() -> out.save(bad, new OutputFile(file, true))).as(bad)
+                    .hasMessageContaining("cannot be saved");
+        }
+        assertThat(file).as("a refused id moves nothing").exists();
+        Path moved = out.save("run-1/m.txt", new OutputFile(file, true));
+        assertThat(file).as("the sandbox's own file is moved").doesNotExist();
+        assertThat(moved).hasContent("result");
     }
 
     @Test
@@ -426,17 +436,26 @@ class CacheStoreTest {
         HttpResponse<String> anonymous = http.send(HttpRequest.newBuilder(uri)
                 .POST(HttpRequest.BodyPublishers.ofString("a\nb")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(anonymous.statusCode()).isEqualTo(401);
-        String many = String.join("\n", java.util.Collections.nCopies(PeerServer.MAX_BATCH + 1, "x"));
+        String many = String.join("&", java.util.Collections.nCopies(PeerServer.MAX_BATCH + 1, "id=x"));
         HttpResponse<String> tooMany = http.send(HttpRequest.newBuilder(uri).header("Authorization",
                 io.falkon.protocol.auth.HttpAuth.bearer(token)).POST(HttpRequest.BodyPublishers.ofString(many)).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(tooMany.statusCode()).isEqualTo(400);
         assertThat(tooMany.body()).contains("1.." + PeerServer.MAX_BATCH);
         HttpResponse<String> none = http.send(HttpRequest.newBuilder(uri).header("Authorization",
-                io.falkon.protocol.auth.HttpAuth.bearer(token)).POST(HttpRequest.BodyPublishers.ofString("nobody")).build(),
-                HttpResponse.BodyHandlers.ofString());
+                io.falkon.protocol.auth.HttpAuth.bearer(token)).POST(HttpRequest.BodyPublishers.ofString("id=nobody"))
+                .build(), HttpResponse.BodyHandlers.ofString());
         assertThat(none.statusCode()).as("holds none of them: an empty archive").isEqualTo(200);
         assertThat(none.body()).hasSize(1024);
+        // one id per line (the old form), an id that is two lines, a NUL, a '..', a broken escape, another
+        // field: refused whole, so that no id is ever read as another
+        for (String bad : List.of("evil\ngood", "id=k%0Aevil&id=good", "id=res%2Fx%00-other", "id=a%2F..%2Fb",
+                "id=%ZZ", "id=a&other=b", "id=")) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).header("Authorization",
+                    io.falkon.protocol.auth.HttpAuth.bearer(token)).POST(HttpRequest.BodyPublishers.ofString(bad))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(bad).isEqualTo(400);
+        }
     }
 
     @Test
@@ -542,8 +561,8 @@ class CacheStoreTest {
     void aTasksOutputCanBeRegisteredAsAnObject() throws Exception {
         CacheStore c = cache(cacheDir, 10_000);
         Path out = Files.writeString(otherDir.resolve("result.txt"), "computed");
-        c.register("results/r1", out);
-        assertThat(out).doesNotExist();
+        c.register("results/r1", new OutputFile(out, true));
+        assertThat(out).as("the sandbox's own file is moved in").doesNotExist();
         try (Lease l = c.lease(ObjectRef.of("results/r1", "nowhere"), List.of())) {
             assertThat(l.source()).isEqualTo(Source.LOCAL);
             assertThat(Files.readString(l.path())).isEqualTo("computed");

@@ -82,8 +82,8 @@ public final class DataCodec {
         List<TaskInput> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             try {
-                out.add(new TaskInput(in.str("id"), in.str("source"), in.i64("size"), in.str("checksum"),
-                        in.u8("unpack"), in.str("name")));
+                out.add(new TaskInput(in.utf8("id"), in.utf8("source"), in.i64("size"), in.str("checksum"),
+                        in.u8("unpack"), in.utf8("name")));
             } catch (IllegalArgumentException e) {
                 throw new ProtocolException(ErrorCode.MALFORMED, "inputs[" + i + "]: " + e.getMessage());
             } catch (ProtocolException e) {
@@ -178,9 +178,11 @@ public final class DataCodec {
         List<TaskOutput> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             try {
-                out.add(new TaskOutput(in.str("path"), in.str("id")));
+                out.add(new TaskOutput(in.utf8("path"), in.utf8("id")));
             } catch (IllegalArgumentException e) {
                 throw new ProtocolException(ErrorCode.MALFORMED, "outputs[" + i + "]: " + e.getMessage());
+            } catch (ProtocolException e) {
+                throw e.within("outputs[" + i + "].");
             }
         }
         in.end("outputs");
@@ -289,7 +291,7 @@ public final class DataCodec {
                 int n = in.u16("archived count");
                 List<ArchivedOutput> out = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    out.add(new ArchivedOutput(in.str("archived.id"), in.str("archived.archive"),
+                    out.add(new ArchivedOutput(id(in, "archived[" + i + "].id"), in.str("archived.archive"),
                             in.i64("archived.offset"), in.i64("archived.size"), in.str("archived.sha256")));
                 }
                 in.end("archived");
@@ -317,7 +319,7 @@ public final class DataCodec {
                 int n = in.u16("held count");
                 List<String> out = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    out.add(in.str("held[" + i + "]"));
+                    out.add(id(in, "held[" + i + "]"));
                 }
                 in.end("held");
                 return out;
@@ -345,7 +347,7 @@ public final class DataCodec {
         int n = in.u16("hints count");
         Map<String, List<String>> out = new LinkedHashMap<>();
         for (int i = 0; i < n; i++) {
-            String id = in.str("hints[" + i + "].id");
+            String id = id(in, "hints[" + i + "].id");
             int m = in.u16("hints[" + i + "].peers");
             List<String> peers = new ArrayList<>(m);
             for (int k = 0; k < m; k++) {
@@ -398,6 +400,16 @@ public final class DataCodec {
             }
         }
         return DataStats.ZERO;
+    }
+
+    /** An object id read off the wire: refused (MALFORMED) unless canonical ({@link ObjectId}). */
+    private static String id(WireReader in, String field) {
+        String id = in.utf8(field);
+        String problem = ObjectId.problem(id);
+        if (problem != null) {
+            throw new ProtocolException(ErrorCode.MALFORMED, field + ": " + problem);
+        }
+        return id;
     }
 
     private static byte[] bytes(ByteBuf b) {

@@ -27,24 +27,38 @@ public record TaskInput(String id, String source, long size, String checksum, in
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(checksum, "checksum");
         Objects.requireNonNull(name, "name");
-        if (id.isEmpty()) {
-            throw new IllegalArgumentException("an input needs an id");
+        String problem = ObjectId.problem(id);
+        if (problem != null) {
+            throw new IllegalArgumentException("id: " + problem);
         }
         if (unpack < 0 || unpack > 3) {
             throw new IllegalArgumentException("unpack must be 0..3, got " + unpack);
         }
-        if (!nameAllowed(name)) {
-            throw new IllegalArgumentException("input name '" + name + "' must be a plain file name, or a "
-                    + "directory's name and a slash (\"diffs/\": the object goes into that directory)");
+        problem = ObjectId.inputNameProblem(name);
+        if (problem != null) {
+            throw new IllegalArgumentException("name '" + LogSafe.text(name) + "': " + problem);
+        }
+        problem = sourceProblem(source);
+        if (problem != null) {
+            throw new IllegalArgumentException("source: " + problem);
         }
     }
 
-    private static boolean nameAllowed(String name) {
-        String plain = name.endsWith("/") ? name.substring(0, name.length() - 1) : name;
-        if (plain.isEmpty()) {
-            return name.isEmpty();
+    /** Longest source (a path or a URL), in characters. */
+    public static final int MAX_SOURCE_CHARS = 8192;
+
+    /** Why {@code source} cannot say where an input is, or null: no control characters, bounded. */
+    static String sourceProblem(String source) {
+        if (source.length() > MAX_SOURCE_CHARS) {
+            return "a source must be at most " + MAX_SOURCE_CHARS + " characters";
         }
-        return plain.indexOf('/') < 0 && !plain.equals("..") && !plain.equals(".");
+        for (int i = 0; i < source.length(); i++) {
+            char c = source.charAt(i);
+            if (c < 0x20 || c == 0x7f) {
+                return "a source must not hold control characters (NUL, newline, ...)";
+            }
+        }
+        return null;
     }
 
     /** The directory of the sandbox it goes into (its name without the slash), or null for the sandbox itself. */
@@ -61,8 +75,6 @@ public record TaskInput(String id, String source, long size, String checksum, in
         if (!name.isEmpty() && !name.endsWith("/")) {
             return name;
         }
-        String base = id.substring(id.lastIndexOf('/') + 1);
-        base = base.isEmpty() || base.equals("..") || base.equals(".") ? "input" : base;
-        return name + base;
+        return name + id.substring(id.lastIndexOf('/') + 1); // an id's segments are plain names
     }
 }

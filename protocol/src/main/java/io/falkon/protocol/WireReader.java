@@ -91,6 +91,21 @@ public final class WireReader {
         return s;
     }
 
+    /**
+     * A string that must be valid UTF-8 (an object id, a path): refused as MALFORMED otherwise, rather
+     * than read with replacement characters that could make two different byte strings one name.
+     */
+    public String utf8(String field) {
+        int len = count(field, 1);
+        byte[] b = new byte[len];
+        buf.readBytes(b);
+        String s = ObjectId.decode(b);
+        if (s == null) {
+            throw new ProtocolException(ErrorCode.MALFORMED, field + ": not valid UTF-8");
+        }
+        return s;
+    }
+
     public byte[] blob(String field) {
         int len = count(field, 1);
         byte[] b = new byte[len];

@@ -57,13 +57,24 @@ public final class PeerFetcher implements Fetcher {
     }
 
     /**
-     * Asks the peer for many objects in one request ({@code POST /objects}, their ids one per line):
+     * Asks the peer for many objects in one request ({@code POST /objects}, their ids as a form:
+     * {@code id=ID&id=ID...}, each percent-encoded, so that no id can be read as two):
      * a 200 answer whose body is a tar stream of those it holds, each entry named {@code INDEX.SHA256}
      * ({@link io.falkon.datacache.peer.PeerServer}).
      */
+    /** The ids as the batch request's form. */
+    static String form(List<String> ids) {
+        StringBuilder sb = new StringBuilder();
+        for (String id : ids) {
+            sb.append(sb.length() == 0 ? "id=" : "&id=").append(URLEncoder.encode(id, StandardCharsets.UTF_8));
+        }
+        return sb.toString();
+    }
+
     public InputStream batch(List<String> ids) throws IOException {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + peer + "/objects"))
-                .timeout(Duration.ofMinutes(10)).POST(HttpRequest.BodyPublishers.ofString(String.join("\n", ids)));
+                .timeout(Duration.ofMinutes(10)).header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(HttpRequest.BodyPublishers.ofString(form(ids)));
         if (token.required()) {
             b.header("Authorization", HttpAuth.bearer(token));
         }

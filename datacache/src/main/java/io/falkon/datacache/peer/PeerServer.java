@@ -3,6 +3,8 @@ package io.falkon.datacache.peer;
 import io.falkon.datacache.CacheStore;
 import io.falkon.datacache.Lease;
 import io.falkon.datacache.fetch.PeerFetcher;
+import io.falkon.protocol.LogSafe;
+import io.falkon.protocol.ObjectId;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
@@ -51,8 +53,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * 404 when it is not (or no longer) cached. Objects unpacked for a task are not served; peers
  * fetch the stored form and unpack it themselves.
  *
- * <p>{@code POST /objects} with the ids of many objects in its body, one per line (at most
- * {@value #MAX_BATCH} ids, {@value #MAX_BATCH_BYTES} bytes), answers with one tar stream of those it
+ * <p>{@code POST /objects} with the ids of many objects in its body, as a form ({@code id=ID&id=ID...},
+ * each id percent-encoded, so that no id can be read as two; at most {@value #MAX_BATCH} ids,
+ * {@value #MAX_BATCH_BYTES} bytes, every one a canonical {@link ObjectId} or the request is refused
+ * whole), answers with one tar stream of those it
  * holds ({@link #BATCH_TYPE}): an entry per object, named {@code INDEX.SHA256} (the id's place in the
  * request, and what this cache recorded of it), in request order; ids it does not hold are left out.
  * A gather task's inputs that one peer holds thus come in one request (seed 004's collective gather)
@@ -151,13 +155,14 @@ public final class PeerServer implements AutoCloseable {
                 return;
             }
             List<String> ids = q.parameters().get("id");
-            if (req.method() != HttpMethod.GET || !q.path().equals("/objects") || ids == null || ids.size() != 1) {
+            if (req.method() != HttpMethod.GET || !q.path().equals("/objects") || ids == null || ids.size() != 1
+                    || !ObjectId.valid(ids.get(0))) {
                 reply(ctx, req, HttpResponseStatus.BAD_REQUEST, "expected GET /objects?id=OBJECT\n");
                 return;
             }
             Lease lease = cache.peek(ids.get(0));
             if (lease == null) {
-                reply(ctx, req, HttpResponseStatus.NOT_FOUND, "not cached here: " + ids.get(0) + "\n");
+                reply(ctx, req, HttpResponseStatus.NOT_FOUND, "not cached here: " + LogSafe.text(ids.get(0)) + "\n");
                 return;
             }
             long size;
@@ -186,11 +191,19 @@ public final class PeerServer implements AutoCloseable {
 
         /** POST /objects: the objects it holds of those named, as one tar stream. */
         private void batch(ChannelHandlerContext ctx, FullHttpRequest req) throws IOException {
-            String body = req.content().toString(StandardCharsets.UTF_8);
-            List<String> ids = body.isEmpty() ? List.of() : List.of(body.split("\n", -1));
-            if (ids.isEmpty() || ids.size() > MAX_BATCH) {
-                reply(ctx, req, HttpResponseStatus.BAD_REQUEST, "expected POST /objects with 1.." + MAX_BATCH
-                        + " object ids, one per line\n");
+            String body = req.content().toString(StandardCharsets.US_ASCII); // a form is ASCII: the ids are encoded
+            List<String> ids;
+            try {
+                ids = body.isEmpty() ? List.of()
+                        : new QueryStringDecoder(body, StandardCharsets.UTF_8, false, MAX_BATCH + 1).parameters()
+                        .getOrDefault("id", List.of());
+            } catch (IllegalArgumentException e) { // a broken %-escape
+                ids = List.of();
+            }
+            if (ids.isEmpty() || ids.size() > MAX_BATCH || !ids.stream().allMatch(ObjectId::valid)
+                    || formFields(body) != ids.size()) {
+                reply(ctx, req, HttpResponseStatus.BAD_REQUEST, "expected POST /objects with id=OBJECT&id=OBJECT..., 1.."
+                        + MAX_BATCH + " canonical object ids, percent-encoded\n");
                 return;
             }
             List<Lease> leases = new ArrayList<>();
@@ -235,6 +248,15 @@ public final class PeerServer implements AutoCloseable {
             if (!keepAlive) {
                 done.addListener(ChannelFutureListener.CLOSE);
             }
+        }
+
+        /** How many fields the form has: one per '&'-separated part (a field that is not "id" is refused). */
+        private static int formFields(String body) {
+            int n = 1;
+            for (int i = 0; i < body.length(); i++) {
+                n += body.charAt(i) == '&' || body.charAt(i) == ';' ? 1 : 0;
+            }
+            return n;
         }
 
         private static long padding(long size) {

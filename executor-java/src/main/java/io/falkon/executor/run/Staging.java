@@ -6,6 +6,7 @@ import io.falkon.datacache.FetchException;
 import io.falkon.datacache.Lease;
 import io.falkon.datacache.ObjectRef;
 import io.falkon.datacache.OutputArchive;
+import io.falkon.datacache.OutputFile;
 import io.falkon.datacache.OutputStore;
 import io.falkon.datacache.PermanentFetchException;
 import io.falkon.datacache.Source;
@@ -28,10 +29,8 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -43,7 +42,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Stream;
 
 /**
  * Data diffusion around one task: before it runs, its inputs are fetched (from the cache, a peer or
@@ -134,14 +132,14 @@ public final class Staging {
     Execution run(Job job, TaskRunner runner) {
         TaskSpec spec = job.spec();
         List<TaskInput> inputs = spec.inputs();
-        Path sandbox = sandboxes.resolve("task-" + job.taskId() + "-" + seq.incrementAndGet());
         Counts counts = new Counts();
         String clash = DataCodec.stagingClash(inputs);
         if (clash != null) { // the dispatcher refuses such a task; a spec from elsewhere is checked here too
             return Execution.of(TaskStatus.FETCH_FAILED, Execution.PERMANENT, clash, Clock.SYSTEM.nowMicros());
         }
-        try {
-            Files.createDirectories(sandbox);
+        try (Sandbox box = new Sandbox(sandboxes.resolve("task-" + job.taskId() + "-" + seq.incrementAndGet()))) {
+            box.create();
+            Path sandbox = box.dir();
             List<String> paths = new ArrayList<>();
             for (TaskInput in : inputs) {
                 paths.add(sandbox.resolve(in.fileName()).toString());
@@ -165,8 +163,8 @@ public final class Staging {
             Execution x = runner.run(job.taskId(), staged);
             List<String> held = new ArrayList<>();
             List<DataCodec.ArchivedOutput> archived = new ArrayList<>();
-            String outputProblem = x.succeeded() ? save(staged, spec.outputs(), job.bypass(), counts, held, archived)
-                    : null;
+            String outputProblem = x.succeeded()
+                    ? save(box, staged, spec.outputs(), job.bypass(), counts, held, archived) : null;
             List<ExtField> ext = new ArrayList<>(x.ext());
             ext.add(new ExtField(ExtTags.DATA_STATS, DataCodec.encodeStats(counts.stats())));
             if (!held.isEmpty()) {
@@ -191,8 +189,6 @@ public final class Staging {
         } catch (IOException e) {
             return Execution.of(TaskStatus.FETCH_FAILED, e instanceof PermanentFetchException ? Execution.PERMANENT : 0,
                     e.getMessage(), Clock.SYSTEM.nowMicros());
-        } finally {
-            deleteTree(sandbox);
         }
     }
 
@@ -322,7 +318,7 @@ public final class Staging {
      * them in the cache; a temporary output is only held in the cache (its id added to {@code held}),
      * unless the cache cannot hold it. Returns what went wrong, or null.
      */
-    private String save(TaskSpec staged, List<TaskOutput> declared, boolean bypass, Counts counts,
+    private String save(Sandbox box, TaskSpec staged, List<TaskOutput> declared, boolean bypass, Counts counts,
                         List<String> held, List<DataCodec.ArchivedOutput> archived) {
         if (declared.isEmpty()) {
             return null;
@@ -333,13 +329,20 @@ public final class Staging {
         }
         List<String> problems = new ArrayList<>();
         Path dir = Path.of(staged.workDir());
+        boolean cached = cache != null && !bypass;
         for (TaskOutput o : declared) {
-            Path file = dir.resolve(o.path()).normalize();
-            if (!Files.isRegularFile(file)) {
+            OutputFile file;
+            try {
+                file = box.output(dir, o);
+            } catch (Sandbox.Refused e) {
+                problems.add(e.getMessage());
+                continue;
+            }
+            if (file == null) {
                 problems.add("declared output " + o.path() + " (id " + o.id() + ") was not written");
                 continue;
             }
-            if (o.temporary() && cache != null && !bypass) {
+            if (o.temporary() && cached) {
                 try {
                     if (cache.hold(o.id(), file)) {
                         held.add(o.id());
@@ -358,8 +361,7 @@ public final class Staging {
             }
             if (o.archived()) {
                 try {
-                    outputs.pathOf(o.id()); // the same rule for ids as for files of their own
-                    OutputArchive.Entry e = archive.append(o.id(), file);
+                    OutputArchive.Entry e = archive.append(o.id(), file.path());
                     archived.add(new DataCodec.ArchivedOutput(o.id(), e.archive(), e.offset(), e.size(), e.sha256()));
                     counts.wrote(e.size());
                 } catch (IOException e) {
@@ -368,14 +370,15 @@ public final class Staging {
                 continue;
             }
             try {
-                long n = Files.size(file);
-                outputs.save(o.id(), file);
+                long n = Files.size(file.path());
+                // the cache takes the sandbox's own file next: the store gets a copy of it
+                outputs.save(o.id(), cached ? file.copied() : file);
                 counts.wrote(n);
             } catch (IOException e) {
                 problems.add(e.getMessage());
                 continue;
             }
-            if (cache != null && !bypass) {
+            if (cached) {
                 try {
                     cache.register(o.id(), file);
                 } catch (FetchException e) {
@@ -400,17 +403,4 @@ public final class Staging {
         return true;
     }
 
-    static void deleteTree(Path p) {
-        if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        try (Stream<Path> files = Files.walk(p)) { // does not follow links
-            files.sorted(Comparator.reverseOrder()).forEach(f -> {
-                f.toFile().setWritable(true);
-                f.toFile().delete();
-            });
-        } catch (IOException e) {
-            // a leftover sandbox costs disk, not correctness
-        }
-    }
 }
