@@ -158,6 +158,9 @@ uint32_t fk_rd_u31(fk_reader *r, const char *field) {
 }
 
 uint64_t fk_rd_u64(fk_reader *r, const char *field) {
+    if (!need(r, 8, field)) { /* all 8 at once: a short one is named as what it is, not as its first half */
+        return 0;
+    }
     uint64_t hi = fk_rd_u32(r, field);
     uint64_t lo = fk_rd_u32(r, field);
     return (hi << 32) | lo;

@@ -14,7 +14,35 @@
 
 extern char **environ;
 
-static int run_tool(char *const argv[], const char *stdout_path, char *err, size_t errlen) {
+/* What the tool said on its standard error (its first line, kept in stderr_path), as a refusal the Java
+ * executor words the same way where it can: a member that would land outside the directory. */
+static void tool_said(const char *tool, int status, const char *stderr_path, char *err, size_t errlen) {
+    char first[512] = "", line[512];
+    FILE *f = stderr_path ? fopen(stderr_path, "r") : NULL;
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        const char *marker = strstr(line, ": Member name contains '..'");
+        if (strncmp(line, "tar: ", 5) == 0 && marker) {
+            fk_errf(err, errlen, "tar entry '%.*s' would be written outside its directory", (int)(marker - line - 5),
+                    line + 5);
+            fclose(f);
+            return;
+        }
+        if (!first[0]) {
+            snprintf(first, sizeof first, "%s", line);
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    if (first[0]) {
+        fk_errf(err, errlen, "%s failed (status %d): %s", tool, status, first);
+    } else {
+        fk_errf(err, errlen, "%s failed (status %d): the archive is damaged or not of that kind", tool, status);
+    }
+}
+
+static int run_tool(char *const argv[], const char *stdout_path, const char *stderr_path, char *err, size_t errlen) {
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -23,7 +51,7 @@ static int run_tool(char *const argv[], const char *stdout_path, char *err, size
     } else {
         posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     }
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, stderr_path ? stderr_path : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
     pid_t pid;
     int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -39,8 +67,7 @@ static int run_tool(char *const argv[], const char *stdout_path, char *err, size
         }
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fk_errf(err, errlen, "%s failed (status %d): the archive is damaged or not of that kind", argv[0],
-            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        tool_said(argv[0], WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), stderr_path, err, errlen);
         return -1;
     }
     return 0;
@@ -48,9 +75,11 @@ static int run_tool(char *const argv[], const char *stdout_path, char *err, size
 
 int64_t fk_unpack(const char *packed, int mode, const char *target, char *err, size_t errlen) {
     int rc;
+    char said[PATH_MAX + 16]; /* the tool's standard error, beside the packed file (both Falkon's own) */
+    snprintf(said, sizeof said, "%s.stderr", packed);
     if (mode == 1) {
         char *argv[] = {"gzip", "-d", "-c", "--", (char *)packed, NULL};
-        rc = run_tool(argv, target, err, errlen);
+        rc = run_tool(argv, target, said, err, errlen);
     } else if (mode == 2 || mode == 3) {
         if (fk_mkdirs(target) != 0) {
             fk_errf(err, errlen, "cannot create %s: %s", target, strerror(errno));
@@ -59,11 +88,12 @@ int64_t fk_unpack(const char *packed, int mode, const char *target, char *err, s
         /* GNU tar refuses members that would land outside the directory; links are refused below */
         char *argv[] = {"tar", mode == 3 ? "-xzf" : "-xf", (char *)packed, "-C", (char *)target, "--no-same-owner",
                         "--no-same-permissions", NULL};
-        rc = run_tool(argv, NULL, err, errlen);
+        rc = run_tool(argv, NULL, said, err, errlen);
     } else {
         fk_errf(err, errlen, "nothing to unpack for mode %d", mode);
         return -1;
     }
+    unlink(said);
     if (rc != 0) {
         fk_rmtree(target);
         return -1;

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <time.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,7 +203,25 @@ static int64_t resident_mib(pid_t pid) {
     return ok ? rss * sysconf(_SC_PAGESIZE) / (1024 * 1024) : 0;
 }
 
-enum { IO_DONE = 0, IO_DIED = 1, IO_TIMEOUT = 2, IO_TOO_LARGE = 3 };
+/* IO_EOF: the worker's standard output ended; IO_DIED: its standard input was closed (or the pipes failed). */
+enum { IO_DONE = 0, IO_DIED = 1, IO_TIMEOUT = 2, IO_TOO_LARGE = 3, IO_EOF = 4 };
+
+/* Whether pid has exited within ms milliseconds (it is not reaped: end_worker does that). A worker that ends
+ * closes its output as it exits: the grace tells that from one that closed its output and lives on. */
+static int exited_within(pid_t pid, int ms) {
+    for (int waited = 0;; waited += 5) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid != 0) {
+            return 1;
+        }
+        if (waited >= ms) {
+            return 0;
+        }
+        struct timespec five = {0, 5 * 1000 * 1000};
+        nanosleep(&five, NULL);
+    }
+}
 
 /* Writes the request and reads one response frame into *resp, within the deadline (-1: none). */
 static int exchange(fk_runner *r, struct fk_worker *w, const fk_buf *req, fk_buf *resp, int64_t deadline) {
@@ -227,7 +246,10 @@ static int exchange(fk_runner *r, struct fk_worker *w, const fk_buf *req, fk_buf
         if (p[0].revents & (POLLIN | POLLERR | POLLHUP)) {
             fk_buf_reserve(resp, need - resp->len);
             ssize_t n = read(w->from, resp->data + resp->len, need - resp->len);
-            if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+            if (n == 0) {
+                return IO_EOF;
+            }
+            if (n < 0 && errno != EINTR && errno != EAGAIN) {
                 return IO_DIED;
             }
             resp->len += n > 0 ? (size_t)n : 0;
@@ -345,19 +367,24 @@ void fk_worker_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, const fk
                      fk_str_printf("worker %s broke the framing (docs/protocol.md section 9): %s; it was replaced",
                                    command[0].s, io == IO_TOO_LARGE ? "a response over 16 MiB" : why));
         out->flags |= FK_FLAG_PERMANENT;
-    } else if (io == IO_DIED) {
+    } else if (io == IO_DIED || io == IO_EOF) {
+        /* no answer: the task fails (a worker that exits 0 without answering has not run it) */
+        int alive = !exited_within(w->pid, 1000);
         int status = end_worker(r);
-        fk_exec_fail(out, FK_EXITED, started, fk_str_dup("", 0));
-        fk_str_free(&out->detail);
-        if (WIFSIGNALED(status)) {
-            out->exit_code = 128 + WTERMSIG(status);
-            out->detail = fk_str_printf("worker %s died running the task (killed by signal %d); a new one serves the "
-                                        "next task", command[0].s, WTERMSIG(status));
+        char what[200];
+        if (alive) {
+            snprintf(what, sizeof what, "closed its standard %s without answering task %llu; it was killed",
+                     io == IO_EOF ? "output" : "input", (unsigned long long)task_id);
+        } else if (WIFSIGNALED(status)) {
+            snprintf(what, sizeof what, "was killed by signal %d before answering task %llu", WTERMSIG(status),
+                     (unsigned long long)task_id);
         } else {
-            out->exit_code = WEXITSTATUS(status);
-            out->detail = fk_str_printf("worker %s died running the task (exit status %d); a new one serves the next "
-                                        "task", command[0].s, WEXITSTATUS(status));
+            snprintf(what, sizeof what, "exited (exit status %d) without answering task %llu", WEXITSTATUS(status),
+                     (unsigned long long)task_id);
         }
+        fk_exec_fail(out, FK_LAUNCH_FAILED, started,
+                     fk_str_printf("worker %s %s; a new one serves the next task", command[0].s, what));
+        out->flags |= FK_FLAG_PERMANENT;
     } else {
         memset(out, 0, sizeof *out);
         out->status = FK_EXITED;

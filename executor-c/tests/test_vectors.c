@@ -226,6 +226,12 @@ static void check_malformed(void) {
     for (size_t cut = 5; cut < frame.len; cut++) {
         CHECK(fk_decode(frame.data + 4, cut - 4, &m, err, sizeof err) == -1, "truncated at %zu decoded", cut);
     }
+    /* a task id cut short is named as the 8 bytes it is (the count and the id's first bytes remain) */
+    fk_reader short_id;
+    fk_reader_init(&short_id, (const uint8_t *)"\0\0\0\0\0\0\x01", 7);
+    fk_rd_u64(&short_id, "taskId");
+    CHECK(!fk_reader_ok(&short_id) && strstr(short_id.err, "taskId: truncated (needs 8 bytes, 7 left)"),
+          "a short task id: %s", short_id.err);
     CHECK(fk_decode(frame.data + 4, frame.len - 4, &m, err, sizeof err) == 0, "whole frame: %s", err);
     fk_msg_free(&m);
     fk_str_free(&t.spec);

@@ -70,6 +70,26 @@ final class ResultJson {
         return o.toString();
     }
 
+    /**
+     * The line of a task the dispatcher refused before queueing it (over its size limit, say): it never
+     * ran, and has no TaskResult, but its line of the file has its result all the same: status
+     * {@code REFUSED} and the dispatcher's reason.
+     */
+    static String refused(long taskId, int line, String command, String reason) {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("task", taskId + 1);
+        if (line >= 0) {
+            o.put("line", line);
+        }
+        if (command != null) {
+            o.put("command", command);
+        }
+        o.put("status", "REFUSED");
+        o.put("succeeded", false);
+        o.put("detail", reason);
+        return o.toString();
+    }
+
     /** Data counters as {@code "data"} of {@code o}: a result's, or a run's summed (its summary line). */
     static void putData(ObjectNode o, io.falkon.protocol.DataStats d) {
         ObjectNode data = o.putObject("data");

@@ -120,21 +120,50 @@ final class ResultsCommand implements Callable<Integer> {
         if (!files && extract == null) {
             return;
         }
-        for (io.falkon.protocol.DataCodec.ArchivedOutput e : io.falkon.protocol.DataCodec.archivedOf(r.execution())) {
+        java.util.List<io.falkon.protocol.DataCodec.ArchivedOutput> archived;
+        try {
+            archived = io.falkon.protocol.DataCodec.archivedOf(r.execution());
+        } catch (io.falkon.protocol.ProtocolException e) { // a result kept from before ids had one form
+            throw new Falkon.UserError(which + ": its archived outputs cannot be read: " + e.getMessage());
+        }
+        for (io.falkon.protocol.DataCodec.ArchivedOutput e : archived) {
             if (files) {
                 System.out.println(which + ": " + e.id() + "  " + e.archive() + " @" + e.offset() + " (" + e.size()
                         + " bytes)");
             }
             if (extract != null) {
-                java.nio.file.Path root = extract.toAbsolutePath().normalize();
-                java.nio.file.Path target = root.resolve(e.id()).normalize();
-                if (!target.startsWith(root) || target.equals(root)) {
-                    throw new Falkon.UserError("--extract: output id '" + e.id() + "' leaves " + root);
-                }
-                byte[] bytes = io.falkon.datacache.OutputArchive.read(store, new io.falkon.datacache.OutputArchive.Entry(
-                        e.archive(), e.offset(), e.size(), e.sha256()));
-                java.nio.file.Files.createDirectories(target.getParent());
-                java.nio.file.Files.write(target, bytes);
+                extract(e);
+            }
+        }
+    }
+
+    /**
+     * Writes one archived output under --extract DIR as DIR/ID: never outside DIR (the id is canonical,
+     * and no link in DIR is followed out of it), and never over a file that holds something else.
+     */
+    private void extract(io.falkon.protocol.DataCodec.ArchivedOutput e) throws java.io.IOException {
+        java.nio.file.Path root = extract.toAbsolutePath().normalize();
+        String problem = io.falkon.protocol.ObjectId.problem(e.id());
+        if (problem != null) {
+            throw new Falkon.UserError("--extract: output id '" + io.falkon.protocol.LogSafe.text(e.id())
+                    + "' cannot be extracted: " + problem);
+        }
+        java.nio.file.Path target = root.resolve(e.id());
+        java.nio.file.Files.createDirectories(target.getParent());
+        if (!target.getParent().toRealPath().startsWith(root.toRealPath())) {
+            throw new Falkon.UserError("--extract: output id '" + e.id() + "' leads out of " + root
+                    + " through a symbolic link");
+        }
+        byte[] bytes = io.falkon.datacache.OutputArchive.read(store, new io.falkon.datacache.OutputArchive.Entry(
+                e.archive(), e.offset(), e.size(), e.sha256()));
+        try {
+            java.nio.file.Files.write(target, bytes, java.nio.file.StandardOpenOption.CREATE_NEW,
+                    java.nio.file.StandardOpenOption.WRITE, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        } catch (java.nio.file.FileAlreadyExistsException exists) {
+            if (!java.nio.file.Files.isRegularFile(target, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    || !java.util.Arrays.equals(java.nio.file.Files.readAllBytes(target), bytes)) {
+                throw new Falkon.UserError("--extract: " + target + " exists and holds something else: not "
+                        + "overwritten (extract into an empty directory)");
             }
         }
     }

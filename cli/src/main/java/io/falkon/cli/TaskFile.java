@@ -434,7 +434,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         }
         List<String> command = new ArrayList<>();
         if (worker.isTextual() && !worker.asText().isBlank()) {
-            command.addAll(List.of("/bin/sh", "-c", "exec " + worker.asText()));
+            command.addAll(List.of("/bin/sh", "-c", worker.asText())); // as written: "cd d && ./w", "FOO=1 ./w"
         } else if (worker.isArray() && !worker.isEmpty()) {
             for (JsonNode w : worker) {
                 if (!w.isTextual()) {

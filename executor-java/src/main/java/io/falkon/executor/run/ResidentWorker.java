@@ -33,9 +33,10 @@ import java.util.regex.Pattern;
  * Other tasks go to the slot's process runner.
  *
  * <p>The worker is killed and replaced when a task's wall time passes, when the task is cancelled,
- * when it breaks the framing, and after the {@link WorkerLimits}; a worker that dies running a task
- * fails that task with its exit status, and the next task starts a new one. Its standard error is
- * the executor's.
+ * when it breaks the framing, and after the {@link WorkerLimits}. A task ends successfully only with
+ * its worker's answer: a worker that exits (whatever its status), is killed, or closes its output or
+ * its input before answering fails the task ({@code LAUNCH_FAILED}, not retried) with a detail naming
+ * which, and the next task starts a new one. Its standard error is the executor's.
  */
 final class ResidentWorker implements TaskRunner {
     private static final Logger log = LoggerFactory.getLogger(ResidentWorker.class);
@@ -103,13 +104,15 @@ final class ResidentWorker implements TaskRunner {
                 ? watchdog.schedule(() -> expire(taskId), spec.wallTimeMillis(), TimeUnit.MILLISECONDS) : null;
         WorkerFrames.Response response = null;
         String broken = null;
+        String closed = null;
         Live w = live;
         try {
             w.in.write(request);
             w.in.flush();
+            closed = "output";
             response = read(w.out, taskId);
         } catch (IOException e) {
-            // it died (end of its output, or a broken pipe): its exit status says why
+            // no answer: its input refused the request (closed = null: "input"), or its output ended
         } catch (ProtocolException e) {
             broken = e.getMessage();
         } finally {
@@ -140,10 +143,16 @@ final class ResidentWorker implements TaskRunner {
                             + "; it was replaced", started);
         }
         if (response == null) {
+            // no answer, so the task did not run: a worker that exits 0 without answering has not succeeded
+            boolean alive = !exitsWithin(w.process, 1000);
             int status = reap();
-            return new Execution(TaskStatus.EXITED, status, 0, started, Clock.SYSTEM.nowMicros(), new byte[0],
-                    new byte[0], "worker " + worker.command().get(0) + " died running the task (" + describe(status)
-                    + "); a new one serves the next task", List.of());
+            String what = alive
+                    ? "closed its standard " + (closed == null ? "input" : closed) + " without answering task " + taskId
+                    + "; it was killed"
+                    : status > 128 ? "was killed by signal " + (status - 128) + " before answering task " + taskId
+                    : "exited (exit status " + status + ") without answering task " + taskId;
+            return failed(TaskStatus.LAUNCH_FAILED, Execution.PERMANENT, "worker " + worker.command().get(0) + " "
+                    + what + "; a new one serves the next task", started);
         }
         live.served[0]++;
         retireIfSpent();
@@ -238,8 +247,17 @@ final class ResidentWorker implements TaskRunner {
         }
     }
 
-    private static String describe(int status) {
-        return status > 128 ? "killed by signal " + (status - 128) : "exit status " + status;
+    /**
+     * Whether the process ends within {@code millis}: a worker that exits closes its output as it goes,
+     * so a little grace tells that from one that closed its output and lives on.
+     */
+    private static boolean exitsWithin(Process p, long millis) {
+        try {
+            return p.waitFor(millis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return !p.isAlive();
+        }
     }
 
     /** Ends the live worker (why, for the log; null: its task already says). */
