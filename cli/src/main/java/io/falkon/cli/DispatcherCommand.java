@@ -73,6 +73,11 @@ public final class DispatcherCommand implements Callable<Integer> {
             + "executor along a tree ahead of them (data-aware policies; docs/data-diffusion.md)")
     boolean noMulticast;
 
+    @Option(names = "--share-file", paramLabel = "FILE", description = "shares of the executors between instances, "
+            + "one 'NAME SHARE' line per instance name (default: every instance an equal share); a client's "
+            + "priorities order only its own tasks")
+    Path shareFile;
+
     @Option(names = "--io-threads", description = "Netty I/O threads (default: cores)")
     int ioThreads = Runtime.getRuntime().availableProcessors();
 
@@ -167,6 +172,13 @@ public final class DispatcherCommand implements Callable<Integer> {
             }
             if (maxMemoryMiB != null) {
                 sc = sc.withMemoryBudgetBytes(maxMemoryMiB << 20);
+            }
+            if (shareFile != null) {
+                try {
+                    sc = sc.withShares(io.falkon.dispatcher.ShareFile.read(shareFile));
+                } catch (java.io.IOException e) {
+                    throw new IllegalArgumentException("--share-file: cannot read " + shareFile + ": " + e.getMessage());
+                }
             }
             DispatcherConfig cfg = DispatcherConfig.defaults().withBindHost(host).withPort(port)
                     .withToken(found.token()).withIoThreads(ioThreads).withHeartbeatMillis(heartbeatMillis)

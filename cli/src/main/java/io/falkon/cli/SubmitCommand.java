@@ -83,7 +83,7 @@ final class SubmitCommand implements Callable<Integer> {
             try (DistributedClient client = DistributedClient.connect(target.address(), workload.clientOptions(connect));
                  TaskFile file = workload.open()) {
                 return workload.report(new Workload().watchingExecutors(client::status)
-                        .run(() -> client.createInstance("falkon-cli"), file, total, workload));
+                        .run(() -> client.createInstance(workload.instanceName("falkon-cli")), file, total, workload));
             } catch (FalkonException e) {
                 throw new Falkon.UserError(e.getMessage());
             }
@@ -101,7 +101,7 @@ final class SubmitCommand implements Callable<Integer> {
         try (FalkonClient client = FalkonClient.connect(target.address(), workload.clientOptions(connect)
                 .withMaxInFlight(Integer.MAX_VALUE).withLeaseSeconds(leaseSeconds));
              TaskFile file = workload.open()) {
-            d = new Workload().detach(client, file, fileName(), workload.selective());
+            d = new Workload().detach(client, file, workload.instanceName(fileName()), workload.selective());
         }
         String file = workload.file.equals("-") ? "-" : Path.of(workload.file).toAbsolutePath().normalize().toString();
         InstanceRecords.Record r = new InstanceRecords.Record(d.key(), target.address(), file, workload.template,

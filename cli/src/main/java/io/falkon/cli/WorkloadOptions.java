@@ -49,6 +49,8 @@ final class WorkloadOptions {
                         + ".jsonl, its command) and a TAB, as GNU parallel's --tag")
                 .option("dryRun", "--dry-run", "print the command each task would run, one per line, and run "
                         + "nothing")
+                .option("name", "--name=NAME", "the instance's name on the dispatcher: what falkon list shows, and what "
+                        + "a dispatcher's --share-file gives a share to (default: falkon-cli; with --detach, FILE's name)")
                 .option("rerunFailed", "--rerun-failed=RESULTS|INSTANCE", "run only the tasks of FILE "
                         + "that did not succeed before (failed or never finished): in a results file of an earlier run "
                         + "(--results), or in a detached instance (its id or key)");
@@ -78,6 +80,8 @@ final class WorkloadOptions {
     }
 
     String template;
+    /** The instance's name (--name), or null for the default. */
+    String name;
     Integer retriesOnFailure;
     String halt;
     boolean tag;
@@ -141,7 +145,15 @@ final class WorkloadOptions {
             throw new Falkon.UserError("--bundle must be at least 1");
         }
         return ClientOptions.defaults().withBundleSize(bundle).withMaxInFlight(Math.max(bundle, maxInFlight))
-                .withToken(token).withClientName("falkon-cli");
+                .withToken(token).withClientName(instanceName("falkon-cli"));
+    }
+
+    /** The instance's name: --name, else {@code otherwise}. */
+    String instanceName(String otherwise) {
+        if (name != null && (name.isBlank() || name.length() > 256 || name.chars().anyMatch(Character::isISOControl))) {
+            throw new Falkon.UserError("--name must be 1..256 characters without control characters");
+        }
+        return name != null ? name : otherwise;
     }
 
     /** Options for a client of a running dispatcher, reached as {@code connect} says. */

@@ -34,14 +34,14 @@ final class Instance {
     int running;
     /** Tasks waiting for what other tasks of the instance produce. */
     int waiting;
+    /** Its queued tasks in its own order and its last turn ({@link TaskQueue}'s; null until it queues one). */
+    TaskQueue.Own queueOwn;
     /**
-     * The queue's fair-share bookkeeping ({@link TaskQueue}): the key of its last task queued at
-     * priority 0 and that task (where its next one goes, found in O(instances)); the keys at other
-     * priorities, made when it first uses one.
+     * Its share of the executors against other instances' (1 unless the dispatcher's operator set
+     * another for its name: {@code falkon dispatcher --share-file}), as the queue's stride: {@link
+     * TaskQueue#STRIDE_UNIT} / share.
      */
-    long lastFairKey;
-    Task lastQueued;
-    java.util.Map<Integer, Long> otherFairKeys;
+    private long stride = TaskQueue.STRIDE_UNIT;
     /** Its dependencies by data and by name; null until a task of it produces something (most instances). */
     Dataflow dataflow;
     long completed;
@@ -73,6 +73,22 @@ final class Instance {
         this.owner = owner;
         this.leaseMicros = leaseSeconds * 1_000_000L;
         this.createdMicros = createdMicros;
+    }
+
+    /** Its share (see {@link #stride}); a positive number. */
+    void share(double share) {
+        if (!(share > 0) || Double.isInfinite(share)) {
+            throw new IllegalArgumentException("a share must be a positive number, got " + share);
+        }
+        stride = Math.max(1, Math.round(TaskQueue.STRIDE_UNIT / share));
+    }
+
+    double share() {
+        return (double) TaskQueue.STRIDE_UNIT / stride;
+    }
+
+    long stride() {
+        return stride;
     }
 
     /** Its dataflow, made with the first task of it that others can wait for. */

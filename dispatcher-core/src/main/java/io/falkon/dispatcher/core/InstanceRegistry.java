@@ -29,9 +29,17 @@ final class InstanceRegistry {
     /** Retained results beyond this many bytes in memory go to the spill. */
     private final long spillAboveBytes;
 
+    /** The share of an instance of each name (fair share: the dispatcher's --share-file). */
+    private final java.util.function.ToDoubleFunction<String> shareOf;
+
     InstanceRegistry(ResultSpill spill, long spillAboveBytes) {
+        this(spill, spillAboveBytes, name -> 1.0);
+    }
+
+    InstanceRegistry(ResultSpill spill, long spillAboveBytes, java.util.function.ToDoubleFunction<String> shareOf) {
         this.spill = spill;
         this.spillAboveBytes = spillAboveBytes;
+        this.shareOf = shareOf;
     }
 
     /** Remembers that {@code link} is a client connection (so backpressure reaches it). */
@@ -53,6 +61,7 @@ final class InstanceRegistry {
         } while (id == 0 || instances.containsKey(id));
         byte[] secret = Arrays.copyOfRange(random, 8, 24);
         Instance in = new Instance(id, HexFormat.of().formatHex(secret), name, owner, leaseSeconds, createdMicros);
+        in.share(shareOf.applyAsDouble(name));
         instances.put(id, in);
         own(owner, in);
         return in;
@@ -202,6 +211,7 @@ final class InstanceRegistry {
     /** Re-creates an instance from the journal, detached, its lease starting at {@code tickMicros}. */
     Instance restore(InstanceRecord r, long tickMicros) {
         Instance in = new Instance(r.id(), r.secret(), r.name(), null, r.leaseSeconds(), r.createdMicros());
+        in.share(shareOf.applyAsDouble(r.name()));
         in.restoreAccepted(r.acceptedRanges());
         detach(in, tickMicros);
         instances.put(r.id(), in);

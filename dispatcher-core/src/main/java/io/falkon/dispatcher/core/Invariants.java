@@ -24,13 +24,17 @@ final class Invariants {
         Set<Task> seen = new HashSet<>();
         Map<Integer, int[]> perPriority = new HashMap<>();
         Task[] previous = {null};
+        Map<Instance, Task> lastOfInstance = new HashMap<>();
         ledger.forEachQueued(t -> true, t -> {
             Task p = previous[0];
-            require(p == null || p.priority >= t.priority, "task %d of priority %d is queued after task %d of "
-                    + "priority %d", t.id, t.priority, p == null ? 0 : p.id, p == null ? 0 : p.priority);
-            require(p == null || p.priority != t.priority || p.fairKey <= t.fairKey, "task %d (fair-share key %d) is "
-                    + "queued after task %d (key %d) of its priority", t.id, t.fairKey, p == null ? 0 : p.id,
-                    p == null ? 0 : p.fairKey);
+            require(p == null || TaskQueue.ahead(p, t), "task %d (turn %d) is queued after task %d (turn %d)", t.id,
+                    t.fairKey, p == null ? 0 : p.id, p == null ? 0 : p.fairKey);
+            Task before = lastOfInstance.put(t.instance, t);
+            require(before == t.qPrev, "task %d follows task %d of its instance in the queue, %s in its own order",
+                    t.id, before == null ? 0 : before.id, t.qPrev == null ? "no task" : "task " + t.qPrev.id);
+            require(before == null || before.priority >= t.priority, "task %d of priority %d holds a later turn than "
+                    + "task %d of its instance, of priority %d", before == null ? 0 : before.id,
+                    before == null ? 0 : before.priority, t.id, t.priority);
             previous[0] = t;
             perPriority.computeIfAbsent(t.priority, k -> new int[1])[0]++;
             queued[0]++;

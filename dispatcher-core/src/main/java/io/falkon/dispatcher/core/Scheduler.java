@@ -96,7 +96,7 @@ public final class Scheduler {
                      ResultSpill spill, StatusRenderer renderer) {
         this.policy = policy;
         this.renderer = renderer;
-        this.instances = new InstanceRegistry(spill, config.memoryBudgetBytes() / 4);
+        this.instances = new InstanceRegistry(spill, config.memoryBudgetBytes() / 4, config::shareOf);
         this.clock = clock;
         this.dispatcherId = dispatcherId;
         this.config = config;

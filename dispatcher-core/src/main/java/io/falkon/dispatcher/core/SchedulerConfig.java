@@ -17,13 +17,21 @@ package io.falkon.dispatcher.core;
  *                              executor, the papers' choice)
  * @param multicast             copy an object most queued tasks read to every executor along a tree
  *                              (data-aware policies; {@link Multicast})
+ * @param shares                the share of the executors an instance of each name gets against the others
+ *                              (fair share, {@link TaskQueue}); 1 for a name not listed
  */
 public record SchedulerConfig(int defaultRetries, long dispatchTimeoutMillis, long dispatchGraceMillis,
                               int suspendAfterFailures, long suspendWindowMillis, long suspendForMillis,
                               double suspendFailureRate, long memoryBudgetBytes, int windowSize,
-                              boolean multicast) {
+                              boolean multicast, java.util.Map<String, Double> shares) {
 
     public SchedulerConfig {
+        shares = java.util.Map.copyOf(shares);
+        shares.forEach((name, share) -> {
+            if (!(share > 0) || share.isInfinite()) {
+                throw new IllegalArgumentException("the share of '" + name + "' must be a positive number, got " + share);
+            }
+        });
         if (defaultRetries < 0 || defaultRetries > 255) {
             throw new IllegalArgumentException("retries must be 0..255");
         }
@@ -48,41 +56,52 @@ public record SchedulerConfig(int defaultRetries, long dispatchTimeoutMillis, lo
      */
     public static SchedulerConfig defaults() {
         return new SchedulerConfig(3, 0, 60_000, 5, 60_000, 120_000, 1.0, Runtime.getRuntime().maxMemory() / 2, 0,
-                true);
+                true, java.util.Map.of());
     }
 
     public SchedulerConfig withDefaultRetries(int n) {
         return new SchedulerConfig(n, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
-                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize, multicast);
+                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize, multicast, shares);
     }
 
     public SchedulerConfig withDispatchTimeoutMillis(long ms) {
         return new SchedulerConfig(defaultRetries, ms, dispatchGraceMillis, suspendAfterFailures, suspendWindowMillis,
-                suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize, multicast);
+                suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize, multicast, shares);
     }
 
     public SchedulerConfig withSuspension(int afterFailures, long windowMillis, long forMillis) {
         return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, afterFailures,
-                windowMillis, forMillis, suspendFailureRate, memoryBudgetBytes, windowSize, multicast);
+                windowMillis, forMillis, suspendFailureRate, memoryBudgetBytes, windowSize, multicast, shares);
     }
 
     public SchedulerConfig withSuspendFailureRate(double rate) {
         return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
-                suspendWindowMillis, suspendForMillis, rate, memoryBudgetBytes, windowSize, multicast);
+                suspendWindowMillis, suspendForMillis, rate, memoryBudgetBytes, windowSize, multicast, shares);
     }
 
     public SchedulerConfig withWindowSize(int tasks) {
         return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
-                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, tasks, multicast);
+                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, tasks, multicast, shares);
     }
 
     public SchedulerConfig withMemoryBudgetBytes(long bytes) {
         return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
-                suspendWindowMillis, suspendForMillis, suspendFailureRate, bytes, windowSize, multicast);
+                suspendWindowMillis, suspendForMillis, suspendFailureRate, bytes, windowSize, multicast, shares);
+    }
+
+    /** The share of an instance named {@code name}: its entry, else 1. */
+    public double shareOf(String name) {
+        return shares.getOrDefault(name, 1.0);
+    }
+
+    public SchedulerConfig withShares(java.util.Map<String, Double> byName) {
+        return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
+                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize, multicast,
+                byName);
     }
 
     public SchedulerConfig withMulticast(boolean on) {
         return new SchedulerConfig(defaultRetries, dispatchTimeoutMillis, dispatchGraceMillis, suspendAfterFailures,
-                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize, on);
+                suspendWindowMillis, suspendForMillis, suspendFailureRate, memoryBudgetBytes, windowSize, on, shares);
     }
 }

@@ -42,8 +42,12 @@ final class Task implements QueuedTask {
     Task prev;
     Task next;
     boolean queued;
-    /** Its place among the queued tasks of its priority: fair share between instances ({@link TaskQueue}). */
+    /** The turn it holds while queued: fair share between instances ({@link TaskQueue}); its key, and its order among equal keys. */
     long fairKey;
+    long turn;
+    /** Its neighbours in its instance's own order while queued (priority, then as submitted: {@link TaskQueue}). */
+    Task qPrev;
+    Task qNext;
     /** Executors an attempt failed on (null until one does). */
     ExecutorState[] failedOn;
     /** Input object ids and sizes (data diffusion), null for a task without inputs. */

@@ -51,6 +51,9 @@ final class TaskLedger {
         this.window = window;
         this.config = config;
         this.multicast = multicast;
+        if (window != null) {
+            queue.onSwapped(window::swapped); // an instance's tasks reseated in its turns: the window follows
+        }
     }
 
     Window window() {
@@ -260,7 +263,7 @@ final class TaskLedger {
         if (in.queued == 0) {
             return;
         }
-        queue.removeIf(t -> t.instance == in, t -> {
+        queue.removeAll(in, t -> {
             if (window != null) {
                 window.removed(t); // while it is still in place: the window may need its successor
             }

@@ -10,7 +10,7 @@ import java.util.function.Predicate;
  * when no executor caches any. Placement is computed when a task enters the window and checked
  * again against the current index when a policy asks for a task (the index changes all the time),
  * so a task is only handed to the executor that is best for it now. Each list is in queue order
- * (priority, turn, age: {@link #ahead}), which makes "the first task best placed on this executor"
+ * (turn, then age: {@link #ahead}), which makes "the first task best placed on this executor"
  * O(1) amortized instead of a scan of the whole window.
  */
 final class Window {
@@ -26,12 +26,9 @@ final class Window {
         }
     }
 
-    /** Whether {@code a} starts before {@code b} in the queue's order: a higher priority, an earlier turn, or older. */
+    /** Whether {@code a} starts before {@code b} in the queue's order: an earlier turn, or older ({@link TaskQueue#ahead}). */
     static boolean ahead(Task a, Task b) {
-        if (a.priority != b.priority) {
-            return a.priority > b.priority;
-        }
-        return a.fairKey != b.fairKey ? a.fairKey < b.fairKey : a.id < b.id;
+        return TaskQueue.ahead(a, b);
     }
 
     /** A doubly linked list of nodes in queue order. */
@@ -111,6 +108,29 @@ final class Window {
         }
     }
 
+    /**
+     * Two queued tasks of one instance traded places and turns (the queue reseated its tasks in its
+     * own order): the next task to admit stays at its place in the queue, a task that came ahead of
+     * it unadmitted is the next to admit, and the lists stay in queue order.
+     */
+    void swapped(Task a, Task b) {
+        if (admitNext == a) {
+            admitNext = b;
+        } else if (admitNext == b) {
+            admitNext = a;
+        }
+        for (Task x : new Task[]{a, b}) {
+            Node n = x.windowNode;
+            if (n != null) {
+                TaskList list = n.list;
+                list.remove(n);
+                list.insertInOrder(n);
+            } else if (admitNext == null || ahead(x, admitNext)) {
+                admitNext = x;
+            }
+        }
+    }
+
     /** A task was put back at the head of the queue (a retry): it belongs in the window now. */
     void prepended(Task t) {
         admit(t);
@@ -165,7 +185,7 @@ final class Window {
     static final int LOOKAHEAD = 16;
 
     /**
-     * The first window task (by priority, then age) to run on {@code e} under max-cache-hit: one that {@code e} caches the
+     * The first window task (in queue order) to run on {@code e} under max-cache-hit: one that {@code e} caches the
      * most of, or one that no executor caches any of, and that {@code refused} does not rule out (a
      * retry avoiding {@code e}). {@code null} if there is none.
      */

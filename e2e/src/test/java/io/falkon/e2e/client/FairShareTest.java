@@ -48,6 +48,61 @@ class FairShareTest {
         }
     }
 
+    /**
+     * A client cannot take the machine by raising priorities (issue 53): B queues 60 tasks at priority
+     * 0, then A 100 at the highest priority there is. A's priority orders only A's own tasks: while
+     * both have queued tasks, the instances still take turns, and B gets its (equal) share.
+     */
+    @Test
+    void aClientCannotTakeMoreThanItsShareByRaisingItsPriorities() throws Exception {
+        try (Topology t = new Topology(1, 2); FalkonClient client = t.client();
+             Instance b = client.createInstance("b"); Instance a = client.createInstance("a")) {
+            List<CompletableFuture<TaskResult>> bs = b.submit(sleeps(60, 0));
+            List<CompletableFuture<TaskResult>> as = a.submit(sleeps(100, Integer.MAX_VALUE));
+            double share = shareWhileBothQueued(join(bs), join(as));
+            assertThat(share).as("B's share of the dispatches while both had tasks queued").isGreaterThanOrEqualTo(0.4);
+        }
+    }
+
+    /** The operator's shares ({@code --share-file}): an instance named "heavy" with 3 gets three turns to one. */
+    @Test
+    void sharesSetByTheOperatorWeighTheTurns() throws Exception {
+        var config = io.falkon.dispatcher.DispatcherConfig.local().withScheduler(
+                io.falkon.dispatcher.core.SchedulerConfig.defaults().withShares(java.util.Map.of("heavy", 3.0)));
+        try (Topology t = new Topology(config, 1, 2); FalkonClient client = t.client();
+             Instance light = client.createInstance("light"); Instance heavy = client.createInstance("heavy")) {
+            List<CompletableFuture<TaskResult>> ls = light.submit(sleeps(100, 0));
+            List<CompletableFuture<TaskResult>> hs = heavy.submit(sleeps(150, 0));
+            double share = shareWhileBothQueued(join(ls), join(hs));
+            assertThat(share).as("the light instance's share of the dispatches").isBetween(0.15, 0.35);
+        }
+    }
+
+    private static List<TaskSpec> sleeps(int n, int priority) {
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            specs.add(TaskSpec.builder("sleep", "0.02").priority(priority).build());
+        }
+        return specs;
+    }
+
+    /**
+     * Of the dispatches made while both instances had tasks queued (from the later one's last
+     * submission to the first instance's last dispatch), the share that went to {@code first}'s tasks.
+     */
+    private static double shareWhileBothQueued(List<TaskResult> first, List<TaskResult> second) {
+        assertThat(first).allSatisfy(r -> assertThat(r.succeeded()).isTrue());
+        assertThat(second).allSatisfy(r -> assertThat(r.succeeded()).isTrue());
+        long from = java.util.stream.Stream.concat(first.stream(), second.stream())
+                .mapToLong(TaskResult::submittedMicros).max().orElseThrow();
+        long to = Math.min(first.stream().mapToLong(TaskResult::dispatchedMicros).max().orElseThrow(),
+                second.stream().mapToLong(TaskResult::dispatchedMicros).max().orElseThrow());
+        long mine = first.stream().filter(r -> r.dispatchedMicros() > from && r.dispatchedMicros() <= to).count();
+        long theirs = second.stream().filter(r -> r.dispatchedMicros() > from && r.dispatchedMicros() <= to).count();
+        assertThat(mine + theirs).as("dispatches while both had tasks queued").isGreaterThan(40);
+        return (double) mine / (mine + theirs);
+    }
+
     private static List<TaskResult> join(List<CompletableFuture<TaskResult>> fs) throws Exception {
         CompletableFuture.allOf(fs.toArray(CompletableFuture<?>[]::new)).get(5, TimeUnit.MINUTES);
         return fs.stream().map(CompletableFuture::join).toList();
