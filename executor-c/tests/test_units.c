@@ -528,6 +528,35 @@ static void test_stats_layout(void) {
     fk_buf_free(&b);
 }
 
+/* OUTPUTS of one output (path, id as bytes, NULs included) through the decoder every task's outputs pass */
+static int decode_output(const char *path, size_t pathlen, const char *id, size_t idlen, char *err, size_t errlen) {
+    fk_buf b;
+    fk_buf_init(&b);
+    fk_buf_u16(&b, 1);
+    fk_buf_blob(&b, path, pathlen);
+    fk_buf_blob(&b, id, idlen);
+    fk_str value = {(char *)b.data, b.len};
+    fk_output *o = NULL;
+    size_t n = 0;
+    int rc = fk_outputs_decode(&value, &o, &n, err, errlen);
+    if (rc == 0) {
+        fk_outputs_free(o, n);
+    }
+    fk_buf_free(&b);
+    return rc;
+}
+
+static void test_output_ids(void) {
+    char err[256];
+    CHECK(decode_output("o", 1, "res/x", 5, err, sizeof err) == 0, "a canonical id: %s", err);
+    CHECK(decode_output("o", 1, "res/x\0-other", 12, err, sizeof err) != 0 && strstr(err, "outputs[0].id"),
+          "a NUL is seen, not cut at: %s", err);
+    CHECK(decode_output("o", 1, "res/q/../x", 10, err, sizeof err) != 0 && strstr(err, "'..'"), "'..': %s", err);
+    CHECK(decode_output("o", 1, "k\nevil", 6, err, sizeof err) != 0, "a newline: %s", err);
+    CHECK(decode_output("../o", 4, "res/x", 5, err, sizeof err) != 0 && strstr(err, "outputs[0].path"),
+          "a path out of the directory: %s", err);
+}
+
 static void test_input_names(void) {
     const char *good[] = {"", "x.fits", "diffs/", "..x", ".hidden"};
     const char *bad[] = {"a/b", "/", "a//", "./", "../", ".", "..", "/x", "diffs/x"};
@@ -742,6 +771,7 @@ int main(void) {
     }
     test_hashes();
     test_input_names();
+    test_output_ids();
     test_stats_layout();
     test_pin_decision();
     test_runner();

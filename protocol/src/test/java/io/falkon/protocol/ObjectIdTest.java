@@ -72,6 +72,26 @@ class ObjectIdTest {
         }
     }
 
+    /** OUTPUTS with one output of this path and id, as bytes: what no TaskOutput would let one build. */
+    private static byte[] outputs(byte[] path, byte[] id) {
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(10 + path.length + id.length);
+        b.putShort((short) 1).putInt(path.length).put(path).putInt(id.length).put(id);
+        return b.array();
+    }
+
+    @Test
+    void theDecodersEveryExecutorUsesRefuseWhatTheRuleRefuses() {
+        byte[] ok = "o.txt".getBytes(StandardCharsets.UTF_8);
+        assertThat(DataCodec.decodeOutputs(outputs(ok, "res/x".getBytes(StandardCharsets.UTF_8)))).hasSize(1);
+        for (byte[] id : List.of("res/x\u0000-other".getBytes(StandardCharsets.UTF_8),
+                "res/q/../x".getBytes(StandardCharsets.UTF_8), new byte[]{'r', (byte) 0xff})) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> DataCodec.decodeOutputs(outputs(ok, id)))
+                    .isInstanceOf(ProtocolException.class).hasMessageContaining("outputs[0]").hasMessageContaining("id");
+        }
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> DataCodec.decodeOutputs(
+                outputs("../o".getBytes(StandardCharsets.UTF_8), ok))).hasMessageContaining("outputs[0]: path");
+    }
+
     @Test
     void overRandomByteStringsTheRuleIsExactlyTheModel() {
         Random r = new Random(SEED + 1);

@@ -83,6 +83,27 @@ class DetachedWorkIT {
             assertThat(extracted.exit()).as(extracted.stderr()).isZero();
             assertThat(out.resolve("scores/4")).hasContent("score-4");
             assertThat(out.resolve("scores/3")).as("only the task asked for").doesNotExist();
+            Cli.Result again = Cli.run(dir, "results", id, "--line", "4", "--extract", out.toString(), "--store",
+                    store.toString(), "-q");
+            assertThat(again.exit()).as("the same bytes again: nothing to change").isZero();
+            // a file of the user's in the way is never overwritten, and a link in DIR is never followed out
+            Files.writeString(out.resolve("scores/4"), "mine\n");
+            Cli.Result over = Cli.run(dir, "results", id, "--line", "4", "--extract", out.toString(), "--store",
+                    store.toString(), "-q");
+            assertThat(over.exit()).isNotZero();
+            assertThat(over.stderr()).contains("exists and holds something else: not overwritten");
+            assertThat(out.resolve("scores/4")).hasContent("mine");
+            Path elsewhere = Files.createDirectories(dir.resolve("elsewhere"));
+            Path linked = dir.resolve("linked");
+            Files.createDirectories(linked);
+            Files.createSymbolicLink(linked.resolve("scores"), elsewhere);
+            Cli.Result out2 = Cli.run(dir, "results", id, "--line", "3", "--extract", linked.toString(), "--store",
+                    store.toString(), "-q");
+            assertThat(out2.exit()).isNotZero();
+            assertThat(out2.stderr()).contains("through a symbolic link");
+            try (var none = Files.list(elsewhere)) {
+                assertThat(none).as("nothing written through the link").isEmpty();
+            }
 
             // a changed archive is caught, not copied out
             Path archive;

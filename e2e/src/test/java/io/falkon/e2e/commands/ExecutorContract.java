@@ -51,66 +51,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * trees, capped output, exit codes and launch failures, data diffusion with caches and peers,
  * and surviving a dispatcher crash. One subclass per implementation (Java, C).
  */
-abstract class ExecutorContract {
-    @TempDir
-    Path dir;
-    final List<AutoCloseable> closing = new ArrayList<>();
-    final List<Process> processes = new ArrayList<>();
-
-    /** The command that starts this implementation's executor, up to its options. */
-    abstract List<String> command() throws IOException;
-
-    @AfterEach
-    void stop() throws Exception {
-        for (int i = closing.size() - 1; i >= 0; i--) {
-            closing.get(i).close();
-        }
-        for (Process p : processes) {
-            p.destroyForcibly();
-            p.waitFor(30, TimeUnit.SECONDS);
-        }
-    }
-
-    /** The deployment's token in these tests: executors get it in their environment, never as an argument. */
-    static final String TOKEN = "executor-contract-token";
-
-    Dispatcher dispatcher(DispatchPolicy policy) {
-        Dispatcher d = Dispatcher.start(DispatcherConfig.local().withPolicy(policy).withToken(TOKEN));
-        closing.add(d);
-        return d;
-    }
-
-    Process executor(List<String> base, int port, String id, String... extra) throws IOException {
-        List<String> cmd = new ArrayList<>(base);
-        cmd.addAll(List.of("--dispatcher", "127.0.0.1:" + port, "--id", id));
-        cmd.addAll(List.of(extra));
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log(id).toFile())
-                .redirectInput(new File("/dev/null"));
-        pb.environment().put(TokenSource.ENV, TOKEN);
-        Process p = pb.start();
-        processes.add(p);
-        return p;
-    }
-
-    Process executor(int port, String id, String... extra) throws IOException {
-        return executor(command(), port, id, extra);
-    }
-
-    Path log(String id) {
-        return dir.resolve("executor-" + id + ".log");
-    }
-
-    Instance instance(int port, String name) {
-        FalkonClient c = FalkonClient.connect("127.0.0.1:" + port, ClientOptions.defaults().withToken(TOKEN));
-        closing.add(c);
-        return c.createInstance(name);
-    }
-
-    static List<TaskResult> all(List<CompletableFuture<TaskResult>> fs) throws Exception {
-        CompletableFuture.allOf(fs.toArray(CompletableFuture<?>[]::new)).get(5, TimeUnit.MINUTES);
-        return fs.stream().map(CompletableFuture::join).toList();
-    }
-
+abstract class ExecutorContract extends ExecutorFixture {
     @Test
     void aDispatcherThatStopsForGoodIsNamedTheSameWayByEveryExecutor() throws Exception {
         Dispatcher d = Dispatcher.start(DispatcherConfig.local().withToken(TOKEN));
@@ -581,42 +522,6 @@ abstract class ExecutorContract {
         List<String> names = new String(tar.getInputStream().readAllBytes(), StandardCharsets.UTF_8).lines().toList();
         assertThat(tar.waitFor()).as(String.join("\n", names)).isZero();
         assertThat(names).as("every entry, the long id whole").hasSize(120).contains(longId, "results/r-0");
-        // an id that would leave the store when extracted is refused, as for a file of its own
-        TaskResult escape = in.submit(TaskSpec.builder("/bin/sh", "-c", "echo x > o.txt")
-                .outputs(List.of(new TaskOutput("o.txt", "../escape", false, true))).build()).get(60, TimeUnit.SECONDS);
-        assertThat(escape.status()).isEqualTo(TaskStatus.OUTPUT_FAILED);
-        assertThat(escape.execution().detail()).contains("'../escape' leaves the output directory");
-    }
-
-    @Test
-    void anOutputThatNamesAFileOutsideTheSandboxIsCopiedIntoTheStoreAndTheFileLeftAsItWas() throws Exception {
-        // a sandbox's own file may be moved into the store (it goes with the sandbox); a link, or a
-        // name of a file held elsewhere, must not carry the outside file into the store, or away
-        Path store = Files.createDirectories(dir.resolve("store"));
-        Path outside = Files.writeString(Files.createDirectories(dir.resolve("outside")).resolve("ext.txt"), "mine\n");
-        Path absolute = dir.resolve("outside").resolve("abs.txt");
-        Dispatcher d = dispatcher(new FirstAvailable());
-        executor(d.port(), "links", "--slots", "1", "--store", store.toString());
-        d.awaitExecutors(1, Duration.ofSeconds(60));
-        Instance in = instance(d.port(), "links");
-        TaskResult r = in.submit(TaskSpec.builder("/bin/sh", "-c", "ln '" + outside + "' hard.txt && ln -s '" + outside
-                + "' soft.txt && echo own > own.txt && echo abs > '" + absolute + "'")
-                .outputs(List.of(new TaskOutput("hard.txt", "o/hard"), new TaskOutput("soft.txt", "o/soft"),
-                        new TaskOutput("own.txt", "o/own"), new TaskOutput(absolute.toString(), "o/abs")))
-                .build()).get(60, TimeUnit.SECONDS);
-        assertThat(r.succeeded()).as(r.execution().detail()).isTrue();
-        for (String id : List.of("hard", "soft")) {
-            Path saved = store.resolve("o").resolve(id);
-            assertThat(saved).as(id).hasContent("mine");
-            assertThat(Files.isSymbolicLink(saved)).as(id + " is a file of its own").isFalse();
-            assertThat(Files.isSameFile(saved, outside)).as(id + " is not the outside file").isFalse();
-        }
-        assertThat(store.resolve("o/own")).hasContent("own");
-        assertThat(store.resolve("o/abs")).hasContent("abs");
-        assertThat(outside).as("the outside file stays where it was").hasContent("mine");
-        assertThat(absolute).as("an output named by an absolute path stays too").hasContent("abs");
-        Files.writeString(outside, "changed\n");
-        assertThat(store.resolve("o/hard")).as("the store's copy does not follow the outside file").hasContent("mine");
     }
 
     @Test
