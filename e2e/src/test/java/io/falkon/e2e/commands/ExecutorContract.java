@@ -684,14 +684,20 @@ abstract class ExecutorContract extends ExecutorFixture {
                 throw new IllegalStateException(e);
             }
         };
-        assertThat(post.apply("a\nb", false)).as("no token").isIn(401, -1);
-        assertThat(post.apply(String.join("\n", java.util.Collections.nCopies(10_001, "x")), true)).as("10,001 ids")
+        assertThat(post.apply("id=a&id=b", false)).as("no token").isIn(401, -1);
+        assertThat(post.apply(String.join("&", java.util.Collections.nCopies(10_001, "id=x")), true)).as("10,001 ids")
                 .isEqualTo(400);
+        // a body whose ids could be read as other ids: one per line (the old form), a newline or a NUL
+        // inside one, a '..', a broken escape, a field that is not an id
+        for (String bad : List.of("nobody\nnor-this", "id=k%0Aevil&id=good", "id=res%2Fx%00-other",
+                "id=a%2F..%2Fb", "id=%ZZ", "id=a&other=b")) {
+            assertThat(post.apply(bad, true)).as(bad).isEqualTo(400);
+        }
         assertThat(post.apply("y".repeat((1 << 20) + 1), true)).as("over 1 MiB").isIn(400, 413, -1);
         // still serving: an answer for ids it does not hold is an empty archive (two zero records)
         java.net.http.HttpResponse<byte[]> none = http.send(java.net.http.HttpRequest.newBuilder(uri)
                 .header("Authorization", "Bearer " + TOKEN)
-                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("nobody\nnor-this")).build(),
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("id=nobody&id=nor%2Fthis")).build(),
                 java.net.http.HttpResponse.BodyHandlers.ofByteArray());
         assertThat(none.statusCode()).isEqualTo(200);
         assertThat(none.body()).hasSize(1024).containsOnly((byte) 0);

@@ -250,6 +250,35 @@ abstract class UntrustedTaskContract extends ExecutorFixture {
     }
 
     @Test
+    void anInputArchiveWithAMemberOutsideItsDirectoryIsRefusedNamingTheMember() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Process py = new ProcessBuilder("python3", "-c", "import io, sys, tarfile\n"
+                + "t = tarfile.open(sys.argv[1], 'w')\n"
+                + "for name in ('fine.txt', '../pwn'):\n"
+                + "    i = tarfile.TarInfo(name); i.size = 2; t.addfile(i, io.BytesIO(b'x\\n'))\n"
+                + "t.close()", store.resolve("evil.tar").toString()).redirectErrorStream(true).start();
+        assertThat(py.waitFor()).as(new String(py.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).isZero();
+        for (String cache : List.of("none", "4m")) {
+            Dispatcher d = dispatcher(cache.equals("none") ? new FirstAvailable() : new MaxComputeUtil());
+            List<String> opts = new ArrayList<>(List.of("--slots", "1", "--store", store.toString()));
+            if (!cache.equals("none")) {
+                opts.addAll(List.of("--cache-size", cache));
+            }
+            executor(d.port(), "untar-" + cache, opts.toArray(String[]::new));
+            d.awaitExecutors(1, Duration.ofSeconds(60));
+            TaskResult r = instance(d.port(), "untar-" + cache).submit(TaskSpec.builder("/bin/true")
+                    .inputs(List.of(new TaskInput("evil", "evil.tar", -1, "", TaskInput.UNTAR, "e"))).build())
+                    .get(60, TimeUnit.SECONDS);
+            assertThat(r.status()).as(r.toString()).isEqualTo(TaskStatus.FETCH_FAILED);
+            assertThat(r.execution().permanent()).isTrue();
+            assertThat(r.execution().detail()).contains("tar entry '../pwn' would be written outside its directory");
+        }
+        try (Stream<Path> all = Files.walk(dir)) {
+            assertThat(all.filter(p -> p.getFileName().toString().equals("pwn"))).as("written nowhere").isEmpty();
+        }
+    }
+
+    @Test
     void aWorkerThatExitsOrClosesItsOutputWithoutAnsweringFailsItsTask() throws Exception {
         Dispatcher d = dispatcher(new FirstAvailable());
         executor(d.port(), "silent", "--slots", "1");
