@@ -152,24 +152,19 @@ int fk_copy_fd(int in, int out, off_t size) {
     return 0;
 }
 
-/* follow: whether a symbolic link at from is followed (an output a task names) or refused (a tree's member) */
-static int clone_file(const char *from, const char *to, int durable, int follow) {
-    int in = open(from, O_RDONLY | (follow ? 0 : O_NOFOLLOW) | O_CLOEXEC);
-    if (in < 0) {
-        return -1;
-    }
-    struct stat st;
-    int out = fstat(in, &st) == 0 ? open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+int fk_copy_to(int in, off_t size, const char *to, mode_t mode, int durable) {
+    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (out < 0) {
-        close(in);
         return -1;
     }
-    int rc = fk_copy_fd(in, out, st.st_size);
+    int rc = lseek(in, 0, SEEK_SET) == 0 ? fk_copy_fd(in, out, size) : -1;
+    if (rc == 0) {
+        rc = fchmod(out, mode); /* the mode asked for, whatever the umask */
+    }
     if (rc == 0 && durable) {
         rc = fsync(out);
     }
     int saved = errno;
-    close(in);
     if (close(out) != 0 && rc == 0) {
         rc = -1;
         saved = errno;
@@ -181,13 +176,27 @@ static int clone_file(const char *from, const char *to, int durable, int follow)
     return rc;
 }
 
+/* A tree's member: a symbolic link at from is refused, not followed. */
+static int clone_file(const char *from, const char *to) {
+    int in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (in < 0) {
+        return -1;
+    }
+    struct stat st;
+    int rc = fstat(in, &st) == 0 ? fk_copy_to(in, st.st_size, to, 0644, 0) : -1;
+    int saved = errno;
+    close(in);
+    errno = saved;
+    return rc;
+}
+
 int fk_clone(const char *from, const char *to) {
     struct stat st;
     if (lstat(from, &st) != 0) {
         return -1;
     }
     if (S_ISREG(st.st_mode)) {
-        return clone_file(from, to, 0, 0);
+        return clone_file(from, to);
     }
     if (!S_ISDIR(st.st_mode)) {
         errno = EINVAL; /* links and devices have no place in a data object */

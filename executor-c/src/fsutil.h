@@ -24,6 +24,9 @@ int fk_clone(const char *from, const char *to);
 /* Copies the first size bytes of in to out: a reflink if the file system shares extents, else in
  * the kernel (copy_file_range), else by reading and writing. 0, or -1 with errno. */
 int fk_copy_fd(int in, int out, off_t size);
+/* Copies the first size bytes of in (from its start) to a new file to, made with exactly mode (whatever
+ * the umask) and forced to disk when durable; 0, or -1 with errno and nothing left at to. */
+int fk_copy_to(int in, off_t size, const char *to, mode_t mode, int durable);
 /* Writes all n bytes to fd (a file or pipe), retrying after signals; 0 or -1 (errno set). */
 int fk_write_all(int fd, const void *p, size_t n);
 /* The same to a connected socket, without SIGPIPE when the other end has gone. */

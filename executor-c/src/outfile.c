@@ -133,30 +133,6 @@ void fk_outfile_close(fk_outfile *f) {
     f->movable = 0;
 }
 
-static int copy_out(fk_outfile *f, const char *to, int durable) {
-    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (out < 0) {
-        return -1;
-    }
-    int rc = lseek(f->fd, 0, SEEK_SET) == 0 ? fk_copy_fd(f->fd, out, f->st.st_size) : -1;
-    if (rc == 0) {
-        rc = fchmod(out, f->st.st_mode & 0777);
-    }
-    if (rc == 0 && durable) {
-        rc = fsync(out);
-    }
-    int saved = errno;
-    if (close(out) != 0 && rc == 0) {
-        rc = -1;
-        saved = errno;
-    }
-    if (rc != 0) {
-        unlink(to);
-        errno = saved;
-    }
-    return rc;
-}
-
 int fk_outfile_take(fk_outfile *f, const char *to, int durable) {
     if (f->movable && renameat(f->dirfd, f->name, AT_FDCWD, to) == 0) {
         struct stat moved;
@@ -174,7 +150,8 @@ int fk_outfile_take(fk_outfile *f, const char *to, int durable) {
         }
         return 0;
     }
-    return copy_out(f, to, durable); /* not movable, or on another file system */
+    /* not movable, or on another file system: a copy with the file's permission bits */
+    return fk_copy_to(f->fd, f->st.st_size, to, f->st.st_mode & 0777, durable);
 }
 
 int fk_outfile_put_back(fk_outfile *f, const char *from) {

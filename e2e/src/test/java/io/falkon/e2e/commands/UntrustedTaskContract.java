@@ -59,6 +59,22 @@ abstract class UntrustedTaskContract extends ExecutorFixture {
         }
     }
 
+    /**
+     * A dispatcher and one executor with two slots on {@code store}, with a cache of {@code cache}
+     * ("none": without) under a data-aware policy (first-available has executors bypass their caches);
+     * an instance on it.
+     */
+    private Instance oneExecutor(String name, String cache, Path store) throws Exception {
+        Dispatcher d = dispatcher(cache.equals("none") ? new FirstAvailable() : new MaxComputeUtil());
+        List<String> opts = new ArrayList<>(List.of("--slots", "2", "--store", store.toString()));
+        if (!cache.equals("none")) {
+            opts.addAll(List.of("--cache-size", cache));
+        }
+        executor(d.port(), name, opts.toArray(String[]::new));
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        return instance(d.port(), name);
+    }
+
     private static TaskSpec shell(String command, TaskOutput... outputs) {
         return TaskSpec.builder("/bin/sh", "-c", command).outputs(List.of(outputs)).build();
     }
@@ -70,15 +86,7 @@ abstract class UntrustedTaskContract extends ExecutorFixture {
         Path v = outside.getParent();
         for (String cache : List.of("none", "64m")) {
             Path store = Files.createDirectories(dir.resolve("store-" + cache));
-            // with a cache, a data-aware policy: first-available has executors bypass their caches
-            Dispatcher d = dispatcher(cache.equals("none") ? new FirstAvailable() : new MaxComputeUtil());
-            List<String> opts = new ArrayList<>(List.of("--slots", "2", "--store", store.toString()));
-            if (!cache.equals("none")) {
-                opts.addAll(List.of("--cache-size", cache));
-            }
-            executor(d.port(), "links-" + cache, opts.toArray(String[]::new));
-            d.awaitExecutors(1, Duration.ofSeconds(60));
-            Instance in = instance(d.port(), "links-" + cache);
+            Instance in = oneExecutor("links-" + cache, cache, store);
             String linkDir = "ln -s '" + v + "' sub";
             List<TaskSpec> refused = List.of(
                     shell(linkDir, new TaskOutput("sub/f", "res/plain")),
@@ -259,14 +267,7 @@ abstract class UntrustedTaskContract extends ExecutorFixture {
                 + "t.close()", store.resolve("evil.tar").toString()).redirectErrorStream(true).start();
         assertThat(py.waitFor()).as(new String(py.getInputStream().readAllBytes(), StandardCharsets.UTF_8)).isZero();
         for (String cache : List.of("none", "4m")) {
-            Dispatcher d = dispatcher(cache.equals("none") ? new FirstAvailable() : new MaxComputeUtil());
-            List<String> opts = new ArrayList<>(List.of("--slots", "1", "--store", store.toString()));
-            if (!cache.equals("none")) {
-                opts.addAll(List.of("--cache-size", cache));
-            }
-            executor(d.port(), "untar-" + cache, opts.toArray(String[]::new));
-            d.awaitExecutors(1, Duration.ofSeconds(60));
-            TaskResult r = instance(d.port(), "untar-" + cache).submit(TaskSpec.builder("/bin/true")
+            TaskResult r = oneExecutor("untar-" + cache, cache, store).submit(TaskSpec.builder("/bin/true")
                     .inputs(List.of(new TaskInput("evil", "evil.tar", -1, "", TaskInput.UNTAR, "e"))).build())
                     .get(60, TimeUnit.SECONDS);
             assertThat(r.status()).as(r.toString()).isEqualTo(TaskStatus.FETCH_FAILED);
