@@ -82,7 +82,7 @@ final class Dataflow {
     /** Keys of object ids (OUTPUTS) and of task names (NAME), apart: a name is not an object id. */
     private final Map<String, Key> objects = new HashMap<>();
     private final Map<String, Key> names = new HashMap<>();
-    /** The waiting tasks, an intrusive list through {@code Task.prev/next} (they are in no queue). */
+    /** The waiting tasks, an intrusive list through their nodes ({@link DataflowNode#waitPrev}/{@code waitNext}). */
     private Task head;
     private int waitingTasks;
 
@@ -96,18 +96,19 @@ final class Dataflow {
 
     /** Registers {@code t} as the producer of its outputs and its name (checked free before: {@link #conflict}). */
     void register(Task t) {
-        if (t.outputIds != null) {
-            for (int i = 0; i < t.outputIds.length; i++) {
-                Key k = objects.computeIfAbsent(t.outputIds[i], n -> new Key(n, false));
+        DataflowNode f = t.flow;
+        if (f.outputIds != null) {
+            for (int i = 0; i < f.outputIds.length; i++) {
+                Key k = objects.computeIfAbsent(f.outputIds[i], n -> new Key(n, false));
                 k.producer = t;
-                if (t.temporary != null && t.temporary[i]) {
+                if (f.temporary != null && f.temporary[i]) {
                     k.temporary = true;
                     k.origin = t;
                 }
             }
         }
-        if (t.name != null) {
-            names.computeIfAbsent(t.name, n -> new Key(n, true)).producer = t;
+        if (f.name != null) {
+            names.computeIfAbsent(f.name, n -> new Key(n, true)).producer = t;
         }
     }
 
@@ -174,8 +175,8 @@ final class Dataflow {
                 }
             }
         }
-        if (t.after != null) {
-            String[] after = t.after;
+        if (t.flow.after != null) {
+            String[] after = t.flow.after;
             for (int i = 0; i < after.length; i++) {
                 Key k = names.get(after[i]);
                 if (k != null) { // restored from a journal that no longer knew it: done long ago
@@ -205,7 +206,7 @@ final class Dataflow {
             if (k != null && k.temporary && k.origin != t) {
                 k.readers += sign;
                 if (sign > 0) {
-                    t.readsTemporary = true;
+                    t.flow.readsTemporary = true;
                 } else if (k.readers == 0 && unneeded != null) {
                     unneeded.accept(k);
                 }
@@ -215,7 +216,7 @@ final class Dataflow {
 
     /** The temporary objects {@code t} reads that are not available now: pending (being made again) or failed. */
     void temporaryInputs(Task t, Consumer<Key> each) {
-        if (t.inputIds == null || !t.readsTemporary) {
+        if (t.inputIds == null || !t.flow.readsTemporary) {
             return;
         }
         for (String id : t.inputIds) {
@@ -253,13 +254,14 @@ final class Dataflow {
 
     /** The keys {@code t} produces, for its result: each is marked, and its subscribers handed to {@code each}. */
     void produced(Task t, boolean ok, long failedProducer, Consumer<Key> each) {
-        if (t.outputIds != null) {
-            for (String id : t.outputIds) {
+        DataflowNode f = t.flow;
+        if (f.outputIds != null) {
+            for (String id : f.outputIds) {
                 finish(objects.get(id), t, ok, failedProducer, each);
             }
         }
-        if (t.name != null) {
-            finish(names.get(t.name), t, ok, failedProducer, each);
+        if (f.name != null) {
+            finish(names.get(f.name), t, ok, failedProducer, each);
         }
     }
 
@@ -275,32 +277,41 @@ final class Dataflow {
 
     // ---- the waiting tasks ---------------------------------------------------------------------
 
-    void addWaiting(Task t) {
-        t.waiting = true;
-        t.prev = null;
-        t.next = head;
+    /** {@code t} waits for {@code missing} keys, apart from the queue. */
+    void addWaiting(Task t, int missing) {
+        DataflowNode f = t.flow;
+        f.waiting = true;
+        f.missing = missing;
+        f.waitPrev = null;
+        f.waitNext = head;
         if (head != null) {
-            head.prev = t;
+            head.flow.waitPrev = t;
         }
         head = t;
         waitingTasks++;
     }
 
+    /** One key {@code t} waits for was produced; returns whether it misses nothing more. */
+    boolean met(Task t) {
+        return --t.flow.missing == 0;
+    }
+
     void removeWaiting(Task t) {
-        if (!t.waiting) {
+        DataflowNode f = t.flow;
+        if (!f.waiting) {
             throw new IllegalStateException("task " + t.id + " is not waiting");
         }
-        if (t.prev == null) {
-            head = t.next;
+        if (f.waitPrev == null) {
+            head = f.waitNext;
         } else {
-            t.prev.next = t.next;
+            f.waitPrev.flow.waitNext = f.waitNext;
         }
-        if (t.next != null) {
-            t.next.prev = t.prev;
+        if (f.waitNext != null) {
+            f.waitNext.flow.waitPrev = f.waitPrev;
         }
-        t.prev = null;
-        t.next = null;
-        t.waiting = false;
+        f.waitPrev = null;
+        f.waitNext = null;
+        f.waiting = false;
         waitingTasks--;
     }
 
@@ -310,7 +321,7 @@ final class Dataflow {
 
     /** The waiting tasks, for snapshots and checks (not to be changed while iterating). */
     void forEachWaiting(Consumer<Task> action) {
-        for (Task t = head; t != null; t = t.next) {
+        for (Task t = head; t != null; t = t.flow.waitNext) {
             action.accept(t);
         }
     }

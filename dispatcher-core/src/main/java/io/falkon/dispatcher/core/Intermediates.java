@@ -162,9 +162,10 @@ final class Intermediates {
         }
         Dataflow df = origin.instance.dataflow;
         Task r = ledger.rerun(origin, nowMicros);
-        for (int i = 0; i < origin.outputIds.length; i++) {
-            Dataflow.Key o = df.object(origin.outputIds[i]);
-            if (origin.temporary[i] && o != null && o.origin == origin && o.state == Dataflow.State.PRODUCED
+        DataflowNode f = origin.flow;
+        for (int i = 0; i < f.outputIds.length; i++) {
+            Dataflow.Key o = df.object(f.outputIds[i]);
+            if (f.temporary[i] && o != null && o.origin == origin && o.state == Dataflow.State.PRODUCED
                     && unheld(o)) {
                 o.state = Dataflow.State.PENDING;
                 o.producer = r;

@@ -45,6 +45,7 @@ final class Invariants {
             require(t.executor == null, "queued task %d also sits on executor %s", t.id,
                     t.executor == null ? "" : t.executor.id);
             require(seen.add(t), "task %d is in the queue twice", t.id);
+            flowHolds(t);
             perInstance.computeIfAbsent(t.instance, k -> new int[2])[0]++;
         });
         require(queued[0] == ledger.queued(), "queue length %d, but %d tasks in it", ledger.queued(), queued[0]);
@@ -76,6 +77,7 @@ final class Invariants {
                         t.executor == null ? "none" : t.executor.id);
                 require(!t.queued, "task %d is on executor %s and in the queue", t.id, e.id);
                 require(seen.add(t), "task %d is on two executors", t.id);
+                flowHolds(t);
                 running++;
                 runningBytes += t.footprint();
                 demand[2] += t.cores;
@@ -106,9 +108,9 @@ final class Invariants {
                 in.dataflow.forEachWaiting(t -> {
                     n[0]++;
                     b[0] += t.footprint();
-                    require(t.waiting && !t.queued && t.executor == null && !t.finished, "waiting task %d is also "
-                            + "queued, running or finished", t.id);
-                    require(t.missing > 0, "task %d waits for %d keys", t.id, t.missing);
+                    require(t.flow != null && t.flow.waiting && !t.queued && t.executor == null && !t.finished,
+                            "waiting task %d is also queued, running or finished", t.id);
+                    require(t.flow.missing > 0, "task %d waits for %d keys", t.id, t.flow.missing);
                     require(seen.add(t), "task %d waits and is queued or running too", t.id);
                 });
                 require(n[0] == in.dataflow.waitingTasks(), "instance %s lists %d waiting tasks, counts %d",
@@ -149,6 +151,25 @@ final class Invariants {
         }
         require(retained == instances.retainedBytes(), "retained bytes %d, but instances hold %d",
                 instances.retainedBytes(), retained);
+    }
+
+    /**
+     * A queued or running task's workflow record: none unless its instance has a dataflow, and not
+     * waiting; what it produces is its instance's (a key of each of its outputs).
+     */
+    private static void flowHolds(Task t) {
+        DataflowNode f = t.flow;
+        if (f == null) {
+            return;
+        }
+        require(t.instance.dataflow != null, "task %d has a workflow record but its instance no dataflow", t.id);
+        require(!f.waiting && f.waitPrev == null && f.waitNext == null, "task %d is queued or running but waits", t.id);
+        if (f.outputIds != null) {
+            for (String id : f.outputIds) {
+                require(t.instance.dataflow.object(id) != null, "task %d produces '%s', which its instance does "
+                        + "not know", t.id, id);
+            }
+        }
     }
 
     private static void require(boolean ok, String format, Object... args) {

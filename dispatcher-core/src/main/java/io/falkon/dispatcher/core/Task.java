@@ -53,23 +53,18 @@ final class Task implements QueuedTask {
     /** Input object ids and sizes (data diffusion), null for a task without inputs. */
     final String[] inputIds;
     final long[] inputSizes;
-    /** Dataflow: the object ids its outputs declare, its name and the names it runs after (each null when none). */
-    String[] outputIds;
-    String name;
-    String[] after;
-    /** Which of {@link #outputIds} are temporary (intermediate) objects; null when none is. */
-    boolean[] temporary;
-    /** It reads a temporary object of its instance (counted among that object's readers). */
-    boolean readsTemporary;
-    /**
-     * The dispatcher's own run of a producer whose temporary outputs were lost before all their
-     * readers had them: not the client's task, so its result is not delivered or counted.
-     */
-    boolean rerun;
-    /** Keys it still waits for while {@link #waiting}. */
-    int missing;
-    /** Waiting for its dependencies, apart from the queue (in its instance's {@link Dataflow} list). */
-    boolean waiting;
+    /** What it carries as a task of a workflow (its keys, its waiting); null for a plain task. */
+    DataflowNode flow;
+
+    /** The dispatcher's own run of a producer (see {@link DataflowNode#rerun}). */
+    boolean isRerun() {
+        return flow != null && flow.rerun;
+    }
+
+    /** Whether it reads a temporary object of its instance. */
+    boolean readsTemporary() {
+        return flow != null && flow.readsTemporary;
+    }
     /** It has its final result (a waiter of two keys is met again after the first one failed it). */
     boolean finished;
     /** Whether it needs more of an executor than one slot: only such tasks are fitted and reserved for. */
@@ -113,7 +108,9 @@ final class Task implements QueuedTask {
      * heap histogram ({@code falkon bench queue}), not guessed.
      */
     long footprint() {
-        return footprint(spec, inputIds) + strings(outputIds) + (name == null ? 0 : string(name)) + strings(after);
+        DataflowNode f = flow;
+        return footprint(spec, inputIds) + (f == null ? 0 : 40 + strings(f.outputIds)
+                + (f.name == null ? 0 : string(f.name)) + strings(f.after));
     }
 
     private static long strings(String[] a) {

@@ -78,10 +78,7 @@ final class TaskLedger {
         // the instance's first task that others can wait for gives it a dataflow
         Dataflow df = scan.produces() || scan.after() != null ? in.producing() : in.dataflow;
         if (df != null) {
-            t.outputIds = scan.outputIds();
-            t.temporary = scan.temporary();
-            t.name = scan.name();
-            t.after = scan.after();
+            t.flow = new DataflowNode(scan.outputIds(), scan.name(), scan.after(), scan.temporary(), false);
             df.register(t);
             df.read(t, 1, null);
         }
@@ -98,9 +95,7 @@ final class TaskLedger {
         Task t = new Task(nextTaskId++, origin.instance, origin.clientTaskId, origin.spec, nowMicros, origin.retries,
                 origin.dispatchTimeoutMillis, origin.inputIds, origin.inputSizes, origin.priority, origin.cores,
                 origin.memoryMiB, origin.diskMiB);
-        t.rerun = true;
-        t.outputIds = origin.outputIds;
-        t.temporary = origin.temporary;
+        t.flow = new DataflowNode(origin.flow.outputIds, null, null, origin.flow.temporary, true);
         Dataflow df = origin.instance.dataflow;
         df.read(t, 1, null);
         return t;
@@ -114,8 +109,7 @@ final class TaskLedger {
                 return; // never queued: the caller ends it
             }
             if (missing > 0) {
-                t.missing = missing;
-                df.addWaiting(t);
+                df.addWaiting(t, missing);
                 waiting++;
                 waitingBytes += t.footprint();
                 t.instance.waiting++;
@@ -131,8 +125,7 @@ final class TaskLedger {
      */
     void waitAgain(Task t, int missing) {
         t.attempt++;
-        t.missing = missing;
-        t.instance.dataflow.addWaiting(t);
+        t.instance.dataflow.addWaiting(t, missing);
         waiting++;
         waitingBytes += t.footprint();
         t.instance.waiting++;
@@ -149,7 +142,7 @@ final class TaskLedger {
 
     /** One key a waiting task missed was produced: when it was the last, the task goes to the tail of the queue. */
     void produced(Task t) {
-        if (--t.missing == 0) {
+        if (t.instance.dataflow.met(t)) {
             leaveWaiting(t);
             enqueue(t);
         }
@@ -277,7 +270,7 @@ final class TaskLedger {
     /** The task has its final outcome: counted; a dependency met later no longer concerns it. */
     void finished(Task t, Execution x) {
         t.finished = true;
-        if (!t.rerun) { // the dispatcher's own run of a producer is not one of the instance's tasks
+        if (!t.isRerun()) { // the dispatcher's own run of a producer is not one of the instance's tasks
             finished(t.instance, x);
         }
     }

@@ -26,15 +26,14 @@ class CoreOwnershipTest {
     /** Field → the parts that may write it; a field not listed is the record's alone. */
     private static final Map<Class<?>, Map<String, Set<Class<?>>>> OWNERS = Map.of(
             Task.class, Map.ofEntries(
-                    // the intrusive lists a task sits in: the queue, or its instance's waiting list
-                    Map.entry("prev", Set.of(TaskQueue.class, Dataflow.class)),
-                    Map.entry("next", Set.of(TaskQueue.class, Dataflow.class)),
+                    // the queue's intrusive list (a waiting task is in its node's list instead)
+                    Map.entry("prev", Set.of(TaskQueue.class)),
+                    Map.entry("next", Set.of(TaskQueue.class)),
                     Map.entry("queued", Set.of(TaskQueue.class)),
                     Map.entry("fairKey", Set.of(TaskQueue.class)),
                     Map.entry("turn", Set.of(TaskQueue.class)),
                     Map.entry("qPrev", Set.of(TaskQueue.class)),
                     Map.entry("qNext", Set.of(TaskQueue.class)),
-                    Map.entry("waiting", Set.of(Dataflow.class)),
                     Map.entry("windowNode", Set.of(Window.class)),
                     Map.entry("deadlineTick", Set.of(Deadlines.class)),
                     Map.entry("hasDeadline", Set.of(Deadlines.class)),
@@ -42,15 +41,17 @@ class CoreOwnershipTest {
                     Map.entry("executor", Set.of(TaskLedger.class)),
                     Map.entry("dispatchedMicros", Set.of(TaskLedger.class)),
                     Map.entry("attempt", Set.of(TaskLedger.class)),
-                    Map.entry("missing", Set.of(TaskLedger.class)),
                     Map.entry("finished", Set.of(TaskLedger.class)),
-                    Map.entry("name", Set.of(TaskLedger.class)),
-                    Map.entry("outputIds", Set.of(TaskLedger.class)),
-                    Map.entry("after", Set.of(TaskLedger.class)),
-                    Map.entry("retriesOnFailure", Set.of(TaskLedger.class)),
-                    Map.entry("temporary", Set.of(TaskLedger.class)),
-                    Map.entry("rerun", Set.of(TaskLedger.class)),
-                    Map.entry("readsTemporary", Set.of(Dataflow.class))),
+                    // a workflow's task's own record (null for a plain task), made where the task is
+                    Map.entry("flow", Set.of(TaskLedger.class)),
+                    Map.entry("retriesOnFailure", Set.of(TaskLedger.class))),
+            DataflowNode.class, Map.ofEntries(
+                    // what it waits for, and its place among its instance's waiting tasks
+                    Map.entry("readsTemporary", Set.of(Dataflow.class)),
+                    Map.entry("missing", Set.of(Dataflow.class)),
+                    Map.entry("waiting", Set.of(Dataflow.class)),
+                    Map.entry("waitPrev", Set.of(Dataflow.class)),
+                    Map.entry("waitNext", Set.of(Dataflow.class))),
             Instance.class, Map.ofEntries(
                     Map.entry("queued", Set.of(TaskLedger.class)),
                     Map.entry("running", Set.of(TaskLedger.class)),

@@ -115,7 +115,7 @@ class ResultSpillTest {
         assertThat(got).allSatisfy(r -> assertThat(r.execution().stdout()).hasSize(OUTPUT));
         for (Message.Deliver d : b.sent(Message.Deliver.class)) {
             long bytes = d.results().stream().mapToLong(Instance::footprint).sum();
-            assertThat(bytes).isLessThanOrEqualTo(Scheduler.REDELIVER_CHUNK_BYTES);
+            assertThat(bytes).isLessThanOrEqualTo(ClientRequests.REDELIVER_CHUNK_BYTES);
         }
     }
 
