@@ -131,11 +131,14 @@ class DataDiffusionTest {
         Instance in = client(d).createInstance("peer");
         assertThat(in.submit(digestOf("x")).get(30, TimeUnit.SECONDS).data().misses()).isEqualTo(1);
         assertThat(a.id()).isEqualTo("a");
-        // a is now the holder; keep it busy, then bring b
-        CompletableFuture<TaskResult> busy = in.submit(TaskSpec.of("sleep", "3"));
+        // a is now the holder; keep it busy (until the test lets it go: no sleep as a clock), then bring b
+        Path gate = store.resolve("gate");
+        CompletableFuture<TaskResult> busy = in.submit(TaskSpec.of("/bin/sh", "-c",
+                "while [ ! -e '" + gate + "' ]; do sleep 0.05; done"));
         executor(d, "b", 1);
         d.awaitExecutors(2, Duration.ofSeconds(30));
         TaskResult onB = in.submit(digestOf("x")).get(30, TimeUnit.SECONDS);
+        Files.createFile(gate);
         assertThat(onB.executorId()).isEqualTo("b");
         assertThat(onB.data().peerHits()).isEqualTo(1);
         assertThat(onB.data().bytesPeer()).isEqualTo(100_000);

@@ -403,9 +403,12 @@ abstract class ExecutorContract extends ExecutorFixture {
         executor(d.port(), "b", "--slots", "1", "--cache-size", "4m", "--store", store.toString(),
                 "--cache-host", "127.0.0.1");
         d.awaitExecutors(2, Duration.ofSeconds(60));
-        in.submit(TaskSpec.of("sleep", "3")); // keeps a busy: max-compute-util sends the next task to b
+        // keeps a busy until the test lets it go (no sleep as a clock): max-compute-util sends the next task to b
+        Path gate = dir.resolve("gate");
+        in.submit(TaskSpec.of("/bin/sh", "-c", "while [ ! -e '" + gate + "' ]; do sleep 0.05; done"));
         await().atMost(Duration.ofSeconds(30)).until(() -> d.status().contains("\"running\":1"));
         TaskResult b = in.submit(hashing("obj", "obj", -1, "")).get(60, TimeUnit.SECONDS);
+        Files.createFile(gate);
         assertThat(b.executorId()).isEqualTo("b");
         assertThat(b.stdout().trim()).isEqualTo(sha256(bytes));
         assertThat(b.data().peerHits()).as("the peer's copy was refused").isZero();
