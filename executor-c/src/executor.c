@@ -123,6 +123,19 @@ static void on_dispatch(ex *e, fk_msg *m) {
     ex_enqueue(e, head, tail, added);
 }
 
+void ex_terminate(ex *e, int status, const char *why) {
+    if (!e->terminated) {
+        e->terminated = 1;
+        e->exit_status = status;
+        snprintf(e->exit_why, sizeof e->exit_why, "%s", why);
+        fk_info("%s; stopping", why);
+    }
+}
+
+void ex_idle_from(ex *e, int64_t now) {
+    e->idle_since = now;
+}
+
 void ex_on_message(ex *e, fk_msg *m) {
     switch (m->type) {
     case FK_WELCOME:
@@ -183,8 +196,7 @@ static void loop(ex *e) {
             break;
         }
         int64_t now = fk_mono_millis();
-        if (e->session.conn.fd < 0 && e->session.next_dial >= 0 && now >= e->session.next_dial) {
-            e->session.next_dial = -1;
+        if (ex_dial_due(e, now)) {
             char why[256];
             if (ex_dial(e, why, sizeof why) != 0) {
                 if (!e->session.registered_once) {
@@ -199,9 +211,8 @@ static void loop(ex *e) {
             if (e->session.registered) {
                 ex_results_ready(e, now);
                 changes_due = ex_flush_cache_changes(e, now, 0);
-                if (e->cache && now >= e->reports.next_summary) {
+                if (e->cache && ex_summary_due(e, now)) {
                     ex_send_full_summary(e);
-                    e->reports.next_summary = now + CACHE_SUMMARY_MS;
                 }
             }
             if (e->session.heartbeat_ms > 0 && now - e->session.last_recv > 3 * (int64_t)e->session.heartbeat_ms) {
@@ -233,7 +244,7 @@ static void loop(ex *e) {
 
         if (e->cfg->idle_exit_ms > 0 && e->session.registered) {
             if (ex_holding(e) > 0 || e->session.conn.out.len > 0) {
-                e->idle_since = now;
+                ex_idle_from(e, now);
             } else if (now - e->idle_since >= e->cfg->idle_exit_ms) {
                 char why[64];
                 snprintf(why, sizeof why, "idle for %.1f s (--idle-exit)", e->cfg->idle_exit_ms / 1000.0);
@@ -313,32 +324,22 @@ int fk_executor_run(const fk_config *cfg) {
     ex e;
     memset(&e, 0, sizeof e);
     e.cfg = cfg;
-    e.session.disconnected_at = -1;
-    e.session.next_dial = -1;
-    e.reports.linger_until = -1;
-    e.session.heartbeat_ms = HEARTBEAT_MS;
-    e.session.max_frame = FK_MAX_FRAME;
-    pthread_mutex_init(&e.queue.lock, NULL);
-    pthread_cond_init(&e.queue.cond, NULL);
+    ex_session_init(&e, ex_on_message);
+    ex_reports_init(&e);
     if (gethostname(e.hostname, sizeof e.hostname - 1) != 0) {
         strcpy(e.hostname, "localhost");
     }
     srandom((unsigned)(getpid() ^ fk_now_micros()));
-    e.queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (e.queue.wake_fd < 0 || make_spool(&e) != 0) {
+    if (ex_queue_init(&e) != 0 || make_spool(&e) != 0) {
         return 2;
     }
     int status = 2;
     char err[512];
-    if (cfg->tls) {
-        e.session.tls = fk_tls_client(cfg->tls_ca, err, sizeof err);
-        if (!e.session.tls) {
-            fprintf(stderr, "falkon-executor-c: %s\n", err);
-            fk_rmtree(e.spool);
-            return 2;
-        }
+    if (ex_session_open(&e, err, sizeof err) != 0) {
+        fprintf(stderr, "falkon-executor-c: %s\n", err);
+        fk_rmtree(e.spool);
+        return 2;
     }
-    fk_conn_init(&e.session.conn, e.session.tls);
     if (cfg->cache_size > 0 && !cfg->no_exec) {
         char dir[300];
         if (cfg->cache_dir) {
@@ -402,11 +403,8 @@ out:
     fk_archive_close(e.staging.archive); /* its end blocks: every entry was on disk already */
     ex_free_changes(ex_take_changes(&e));
     signal_wake_fd = -1;
-    close(e.queue.wake_fd);
-    fk_conn_destroy(&e.session.conn);
-    fk_tls_free(e.session.tls);
-    pthread_mutex_destroy(&e.queue.lock);
-    pthread_cond_destroy(&e.queue.cond);
+    ex_session_destroy(&e);
+    ex_queue_destroy(&e);
     fk_rmtree(e.spool);
     return status;
 }

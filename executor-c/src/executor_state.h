@@ -1,7 +1,10 @@
 /*
- * The C executor's state (not an interface: executor.h is), in parts with one owner each: the job
- * queue shared with the slot threads under its lock (slots.c), the connection (session.c) and the
- * pacing of reports (reports.c), both the main thread's, which also runs the loop (executor.c).
+ * The C executor's state (not an interface: executor.h is), in parts with one owner each, which
+ * alone writes its fields (tests/check_layout.py checks it): the job queue shared with the slot
+ * threads under its lock, its results and the cache's changes (ex_queue: slots.c), the connection
+ * (ex_session: session.c, which hands each message to the callback it was given) and the pacing of
+ * reports (ex_reports: reports.c), both the main thread's, which also runs the loop (the rest of
+ * ex: executor.c). The others go through the owner's functions declared below.
  */
 #ifndef FK_EXECUTOR_STATE_H
 #define FK_EXECUTOR_STATE_H
@@ -83,7 +86,9 @@ typedef struct {
 } ex_queue;
 
 /* The connection to the dispatcher (session.c): main thread only. */
-typedef struct {
+typedef struct ex ex;
+typedef struct ex_session {
+    void (*on_message)(ex *e, fk_msg *m); /* each message the dispatcher sends, in order */
     fk_conn conn;
     fk_tls *tls;
     int64_t connect_deadline;
@@ -111,7 +116,7 @@ typedef struct {
 
 /* The executor: its configuration and local parts (cache, peer server, staging, spool), and the
  * three parts above, each with one owner. */
-typedef struct {
+struct ex {
     const fk_config *cfg;
     ex_queue queue;
     ex_session session;
@@ -125,7 +130,7 @@ typedef struct {
     int exit_status;
     char exit_why[700]; /* why it stopped, for the last line it prints */
     int64_t idle_since; /* --idle-exit: when the executor last held no task (main thread) */
-} ex;
+};
 
 /* slots.c: the job queue and the slot threads */
 void ex_wake(ex *e);
@@ -137,13 +142,21 @@ void ex_enqueue(ex *e, job *head, job *tail, size_t added);
 void ex_cancel_task(ex *e, uint64_t id);
 void ex_cancel_all(ex *e);
 void ex_start_slots(ex *e);
+int ex_queue_init(ex *e);
+void ex_queue_destroy(ex *e);
+done *ex_take_done(ex *e);
+void ex_set_flush_at(ex *e, size_t n);
 void ex_stop_slots(ex *e);
 size_t ex_holding(ex *e);
 
 /* reports.c: results and cache changes back to the dispatcher */
-void ex_cache_changed(void *ctx, const char *id, int64_t size);
-change *ex_take_changes(ex *e);
-void ex_free_changes(change *c);
+void ex_cache_changed(void *ctx, const char *id, int64_t size); /* slots.c: queue state */
+change *ex_take_changes(ex *e);                                 /* slots.c */
+void ex_free_changes(change *c);                                /* slots.c */
+void ex_reports_init(ex *e);
+/* Whether the full cache summary is due (it repairs any drift in the dispatcher's index). */
+int ex_summary_due(const ex *e, int64_t now);
+/* Sends every object the cache holds, superseding the changes pending; the next is due in CACHE_SUMMARY_MS. */
 void ex_send_full_summary(ex *e);
 /* Reports the cache changes pending once they are due (or now, with force); returns when the next are due, -1 for none. */
 int64_t ex_flush_cache_changes(ex *e, int64_t now, int force);
@@ -154,10 +167,21 @@ void ex_flush_results(ex *e);
 void ex_results_ready(ex *e, int64_t now);
 
 /* session.c: the connection to the dispatcher */
+void ex_session_init(ex *e, void (*on_message)(ex *e, fk_msg *m));
+int ex_session_open(ex *e, char *err, size_t errlen);
+void ex_session_destroy(ex *e);
+/* Whether a dial is due now (it is then no longer pending). */
+int ex_dial_due(ex *e, int64_t now);
+
+/* executor.c: what the dispatcher's messages do; the callback it gives the session (which never calls up) */
+void ex_on_message(ex *e, fk_msg *m);
+/* Stops the executor (the first reason given is the one it exits with). */
+void ex_terminate(ex *e, int status, const char *why);
+/* The executor holds no task from now (--idle-exit counts from it). */
+void ex_idle_from(ex *e, int64_t now);
 void ex_send_msg(ex *e, const fk_msg *m);
 int ex_live(const ex *e);
 void ex_on_welcome(ex *e, const fk_msg *w);
-void ex_terminate(ex *e, int status, const char *why);
 void ex_close_conn(ex *e);
 void ex_schedule_dial(ex *e);
 void ex_first_dial_failed(ex *e, const char *why);
@@ -167,7 +191,5 @@ void ex_progressed(ex *e);
 void ex_read_frames(ex *e);
 void ex_write_out(ex *e);
 
-/* executor.c: what the dispatcher's messages do */
-void ex_on_message(ex *e, fk_msg *m);
 
 #endif

@@ -7,46 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ex_cache_changed(void *ctx, const char *id, int64_t size) {
-    ex *e = ctx;
-    change *c = calloc(1, sizeof *c);
-    if (!c || !(c->id = strdup(id))) {
-        abort();
-    }
-    c->size = size;
-    pthread_mutex_lock(&e->queue.lock);
-    int first = e->queue.ctail == NULL;
-    if (e->queue.ctail) {
-        e->queue.ctail->next = c;
-    } else {
-        e->queue.chead = c;
-        e->queue.changes_due = fk_mono_millis() + CACHE_CHANGES_MS;
-    }
-    e->queue.ctail = c;
-    pthread_mutex_unlock(&e->queue.lock);
-    if (first) { /* the main thread learns when to report them; the rest wait with them */
-        ex_wake(e);
-    }
+void ex_reports_init(ex *e) {
+    e->reports.linger_until = -1;
 }
 
-change *ex_take_changes(ex *e) {
-    pthread_mutex_lock(&e->queue.lock);
-    change *c = e->queue.chead;
-    e->queue.chead = e->queue.ctail = NULL;
-    pthread_mutex_unlock(&e->queue.lock);
-    return c;
-}
-
-void ex_free_changes(change *c) {
-    while (c) {
-        change *next = c->next;
-        free(c->id);
-        free(c);
-        c = next;
-    }
+int ex_summary_due(const ex *e, int64_t now) {
+    return now >= e->reports.next_summary;
 }
 
 void ex_send_full_summary(ex *e) {
+    e->reports.next_summary = fk_mono_millis() + CACHE_SUMMARY_MS;
     ex_free_changes(ex_take_changes(e)); /* the summary supersedes them */
     fk_msg m;
     memset(&m, 0, sizeof m);
@@ -132,9 +102,7 @@ static size_t flush_threshold(int granted) {
 
 void ex_grant(ex *e, int granted) {
     e->reports.granted = granted;
-    pthread_mutex_lock(&e->queue.lock);
-    e->queue.flush_at = flush_threshold(granted);
-    pthread_mutex_unlock(&e->queue.lock);
+    ex_set_flush_at(e, flush_threshold(granted));
 }
 
 /* Extra credits granted when registering. */
@@ -161,11 +129,7 @@ static int prefetch_target(const ex *e) {
 /* Every finished result of the current connection, with their credits (one per core, adjusted by the
  * change in prefetch), in one frame. */
 void ex_flush_results(ex *e) {
-    pthread_mutex_lock(&e->queue.lock);
-    done *d = e->queue.dhead;
-    e->queue.dhead = e->queue.dtail = NULL;
-    e->queue.ndone = 0;
-    pthread_mutex_unlock(&e->queue.lock);
+    done *d = ex_take_done(e);
     size_t n = 0;
     for (done *k = d; k; k = k->next) {
         n++;

@@ -5,6 +5,7 @@
 #ifndef FK_RUNNER_H
 #define FK_RUNNER_H
 
+#include "proc.h"
 #include "proto.h"
 
 #include <pthread.h>
@@ -34,10 +35,11 @@ typedef struct {
 void fk_runner_init(fk_runner *r, size_t cap, const char *workdir);
 void fk_runner_destroy(fk_runner *r);
 
-/* Runs spec as task_id; extra_env (NULL-terminated "K=V" strings, may be NULL) is added to the
- * task's environment, and workdir, when not NULL, is used if the spec names none. Fills out. */
-void fk_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *extra_env, const char *workdir,
-            fk_exec *out);
+/* Runs spec as task_id, as a process of its own (worker.h's fk_run is a slot's way in: it hands a task that
+ * names a persistent worker to that worker); extra_env (NULL-terminated "K=V" strings, may be NULL) is added
+ * to the task's environment, and workdir, when not NULL, is used if the spec names none. Fills out. */
+void fk_run_process(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *extra_env,
+                    const char *workdir, fk_exec *out);
 
 /* Kills task_id's process group if this runner is running it; returns whether it was. */
 int fk_runner_cancel(fk_runner *r, uint64_t task_id);
@@ -46,17 +48,5 @@ void fk_runner_kill(fk_runner *r);
 /* Kills whatever it is running and refuses to start anything more (the executor is stopping). */
 void fk_runner_close(fk_runner *r);
 
-/* Fills out as a task that did not run to an exit: status, detail (taken), started, now. */
-void fk_exec_fail(fk_exec *out, uint8_t status, int64_t started, fk_str detail);
-fk_str fk_str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The executor's environment with spec's variables and extra ("K=V", NULL-terminated, may be NULL)
- * replacing or adding; free with fk_free_env(env, *owned). */
-char **fk_merged_env(const fk_spec *spec, char *const *extra, char ***owned);
-void fk_free_env(char **env, char **owned);
-/* Kills the process group of a leader not yet reaped (with r->lock held). */
-void fk_kill_group(pid_t leader);
-
-int64_t fk_now_micros(void);
-int64_t fk_mono_millis(void);
 
 #endif

@@ -18,13 +18,36 @@ int ex_live(const ex *e) {
     return fk_conn_open(&e->session.conn) && e->session.registered;
 }
 
-void ex_terminate(ex *e, int status, const char *why) {
-    if (!e->terminated) {
-        e->terminated = 1;
-        e->exit_status = status;
-        snprintf(e->exit_why, sizeof e->exit_why, "%s", why);
-        fk_info("%s; stopping", why);
+void ex_session_init(ex *e, void (*on_message)(ex *e, fk_msg *m)) {
+    e->session.on_message = on_message;
+    e->session.disconnected_at = -1;
+    e->session.next_dial = -1;
+    e->session.heartbeat_ms = HEARTBEAT_MS;
+    e->session.max_frame = FK_MAX_FRAME;
+}
+
+int ex_session_open(ex *e, char *err, size_t errlen) {
+    if (e->cfg->tls) {
+        e->session.tls = fk_tls_client(e->cfg->tls_ca, err, errlen);
+        if (!e->session.tls) {
+            return -1;
+        }
     }
+    fk_conn_init(&e->session.conn, e->session.tls);
+    return 0;
+}
+
+void ex_session_destroy(ex *e) {
+    fk_conn_destroy(&e->session.conn);
+    fk_tls_free(e->session.tls);
+}
+
+int ex_dial_due(ex *e, int64_t now) {
+    if (e->session.conn.fd >= 0 || e->session.next_dial < 0 || now < e->session.next_dial) {
+        return 0;
+    }
+    e->session.next_dial = -1;
+    return 1;
 }
 
 void ex_on_welcome(ex *e, const fk_msg *w) {
@@ -82,13 +105,12 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
         fk_str_free(&attrs[i].value);
     }
     e->session.registered = 1;
-    e->idle_since = fk_mono_millis();
+    ex_idle_from(e, fk_mono_millis()); /* --idle-exit counts from a registration */
     if (e->cache) {
         /* what was held for the last session's tasks: that dispatcher re-runs a producer it lost, and a
          * new one has no task that needs them */
         fk_cache_unhold_all(e->cache);
         ex_send_full_summary(e); /* a new dispatcher knows nothing yet */
-        e->reports.next_summary = fk_mono_millis() + CACHE_SUMMARY_MS;
     }
     memset(&m, 0, sizeof m);
     m.type = FK_CREDIT;
@@ -273,7 +295,7 @@ void ex_read_frames(ex *e) {
             return;
         }
         at += 4 + (size_t)len;
-        ex_on_message(e, &m);
+        e->session.on_message(e, &m);
         fk_msg_free(&m);
     }
     if (fk_conn_open(&e->session.conn)) {

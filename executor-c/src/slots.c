@@ -4,8 +4,10 @@
 #include "affinity.h"
 
 #include "log.h"
+#include "worker.h"
 
 #include <errno.h>
+#include <sys/eventfd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -196,6 +198,37 @@ void ex_cancel_task(ex *e, uint64_t id) {
     }
 }
 
+/* The finished results not yet sent, taken (the caller frees them). */
+done *ex_take_done(ex *e) {
+    pthread_mutex_lock(&e->queue.lock);
+    done *d = e->queue.dhead;
+    e->queue.dhead = e->queue.dtail = NULL;
+    e->queue.ndone = 0;
+    pthread_mutex_unlock(&e->queue.lock);
+    return d;
+}
+
+/* How many finished results wake the main thread (the prefetch granted sizes it). */
+void ex_set_flush_at(ex *e, size_t n) {
+    pthread_mutex_lock(&e->queue.lock);
+    e->queue.flush_at = n;
+    pthread_mutex_unlock(&e->queue.lock);
+}
+
+/* The queue before the slots start: its lock, and the eventfd that wakes the main thread. 0, or -1. */
+int ex_queue_init(ex *e) {
+    pthread_mutex_init(&e->queue.lock, NULL);
+    pthread_cond_init(&e->queue.cond, NULL);
+    e->queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return e->queue.wake_fd < 0 ? -1 : 0;
+}
+
+void ex_queue_destroy(ex *e) {
+    close(e->queue.wake_fd);
+    pthread_mutex_destroy(&e->queue.lock);
+    pthread_cond_destroy(&e->queue.cond);
+}
+
 /* Drops every waiting job and kills every running one: the connection they came on is gone. */
 void ex_cancel_all(ex *e) {
     pthread_mutex_lock(&e->queue.lock);
@@ -278,6 +311,7 @@ void ex_stop_slots(ex *e) {
     }
     ex_cancel_all(e); /* anything a slot finished while stopping */
     for (int i = 0; i < e->queue.nthreads; i++) {
+        fk_worker_stop(&e->queue.runners[i]);
         fk_runner_destroy(&e->queue.runners[i]);
     }
     free(e->queue.runners);
@@ -295,4 +329,44 @@ size_t ex_holding(ex *e) {
     size_t n = e->queue.queued + e->queue.running + e->queue.ndone;
     pthread_mutex_unlock(&e->queue.lock);
     return n;
+}
+
+/* The cache changes not yet reported: queue state (the cache tells on slot threads), kept under its lock. */
+void ex_cache_changed(void *ctx, const char *id, int64_t size) {
+    ex *e = ctx;
+    change *c = calloc(1, sizeof *c);
+    if (!c || !(c->id = strdup(id))) {
+        abort();
+    }
+    c->size = size;
+    pthread_mutex_lock(&e->queue.lock);
+    int first = e->queue.ctail == NULL;
+    if (e->queue.ctail) {
+        e->queue.ctail->next = c;
+    } else {
+        e->queue.chead = c;
+        e->queue.changes_due = fk_mono_millis() + CACHE_CHANGES_MS;
+    }
+    e->queue.ctail = c;
+    pthread_mutex_unlock(&e->queue.lock);
+    if (first) { /* the main thread learns when to report them; the rest wait with them */
+        ex_wake(e);
+    }
+}
+
+change *ex_take_changes(ex *e) {
+    pthread_mutex_lock(&e->queue.lock);
+    change *c = e->queue.chead;
+    e->queue.chead = e->queue.ctail = NULL;
+    pthread_mutex_unlock(&e->queue.lock);
+    return c;
+}
+
+void ex_free_changes(change *c) {
+    while (c) {
+        change *next = c->next;
+        free(c->id);
+        free(c);
+        c = next;
+    }
 }

@@ -7,6 +7,7 @@
 #include "fetch.h"
 #include "fsutil.h"
 #include "log.h"
+#include "worker.h"
 #include "unpack.h"
 
 #include <errno.h>

@@ -1,5 +1,7 @@
 #include "worker.h"
 
+#include "proc.h"
+
 #include "affinity.h"
 #include "log.h"
 
@@ -114,6 +116,16 @@ static int end_worker(fk_runner *r) {
     fk_buf_free(&w->key);
     free(w);
     return status;
+}
+
+void fk_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *extra_env, const char *workdir,
+            fk_exec *out) {
+    const fk_ext *worker = fk_ext_find(&spec->ext, FK_EXT_WORKER);
+    if (worker) {
+        fk_worker_run(r, task_id, spec, worker, extra_env, workdir, out);
+    } else {
+        fk_run_process(r, task_id, spec, extra_env, workdir, out);
+    }
 }
 
 void fk_worker_stop(fk_runner *r) {

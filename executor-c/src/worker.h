@@ -4,20 +4,29 @@
  * task as a request on its standard input, reading the response from its standard output.
  *
  * The worker is killed and replaced when a task's wall time passes, when the task is cancelled,
- * when it breaks the framing, and after the runner's limits (worker_max_tasks, worker_max_mib); a
- * worker that dies running a task fails that task with its exit status. Its standard error is the
- * executor's. Cancels reach it through the runner (r->pid is the worker while it runs a task). */
+ * when it breaks the framing, and after the runner's limits (worker_max_tasks, worker_max_mib). A task
+ * ends successfully only with its worker's answer: a worker that exits, is killed or closes its output
+ * first fails the task (LAUNCH_FAILED, permanent) naming which. Its standard error is the executor's.
+ * Cancels reach it through the runner (r->pid is the worker while it runs a task).
+ *
+ * fk_run is a slot's way to run any task: the worker's when its spec names one, else a process of its
+ * own (runner.h, which knows nothing of workers). */
 #ifndef FK_WORKER_H
 #define FK_WORKER_H
 
 #include "runner.h"
 
+/* Runs spec as task_id on slot r: on its persistent worker when the spec names one (starting or replacing
+ * it), else as a process (fk_run_process); extra_env and workdir as there. Fills out. */
+void fk_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *extra_env, const char *workdir,
+            fk_exec *out);
+
 /* Runs spec, whose WORKER field is w, on r's worker (starting or replacing it); extra_env and
- * workdir as for fk_run. Fills out. */
+ * workdir as for fk_run_process. Fills out. */
 void fk_worker_run(fk_runner *r, uint64_t task_id, const fk_spec *spec, const fk_ext *w, char *const *extra_env,
                    const char *workdir, fk_exec *out);
 
-/* Ends r's worker, if it has one (the executor is stopping). */
+/* Ends r's worker, if it has one (the executor is stopping): before fk_runner_destroy. */
 void fk_worker_stop(fk_runner *r);
 
 /* The worker framing, for the golden-vector tests: encodes a request; decodes a response body

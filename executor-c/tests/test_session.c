@@ -86,14 +86,10 @@ static int registered(session *s) {
     cfg->port = port;
     memset(e, 0, sizeof *e);
     e->cfg = cfg;
-    e->session.disconnected_at = -1;
-    e->session.next_dial = -1;
-    e->reports.linger_until = -1;
-    e->session.max_frame = FK_MAX_FRAME;
-    e->queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    pthread_mutex_init(&e->queue.lock, NULL);
-    pthread_cond_init(&e->queue.cond, NULL);
-    fk_conn_init(&e->session.conn, NULL);
+    ex_session_init(e, ex_on_message);
+    ex_reports_init(e);
+    char err[256];
+    CHECK(ex_queue_init(e) == 0 && ex_session_open(e, err, sizeof err) == 0, "the state set up: %s", err);
     char why[256] = "";
     CHECK(fk_conn_dial(&e->session.conn, "127.0.0.1", port, why, sizeof why) == 0, "dial: %s", why);
     int d = accept(l, NULL, NULL);
@@ -116,11 +112,9 @@ static void released(session *s) {
         close(s->d);
         close(s->l);
     }
-    close(e->queue.wake_fd);
     ex_close_conn(e);
-    fk_conn_destroy(&e->session.conn);
-    pthread_mutex_destroy(&e->queue.lock);
-    pthread_cond_destroy(&e->queue.cond);
+    ex_session_destroy(e);
+    ex_queue_destroy(e);
 }
 
 /* The dispatcher stops for good while the executor has bytes to send: it writes ERROR

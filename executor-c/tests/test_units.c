@@ -9,6 +9,7 @@
 #include "../src/peer.h"
 #include "../src/runner.h"
 #include "../src/staging.h"
+#include "../src/worker.h"
 #include "check.h"
 
 #include <arpa/inet.h>
