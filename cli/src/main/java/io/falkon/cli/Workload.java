@@ -201,6 +201,10 @@ final class Workload {
     }
 
     /**
+     * Runs every task of {@code file} on a new instance, in named steps: the results file, the
+     * interrupt hook and the watchers set up; every task submitted; the results awaited; what was
+     * set up closed; the summary made.
+     *
      * @param total   tasks in the file if known (for the progress bar), else -1
      * @param options where results (--results) and the tasks' output go
      */
@@ -208,15 +212,7 @@ final class Workload {
             throws IOException, InterruptedException {
         Path resultsFile = options.results;
         if (resultsFile != null) {
-            results = openResults(resultsFile, options.rerunFailed);
-            texts = new String[1024];
-            // a long task after a burst of results must not keep them in the buffer
-            flusher = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "falkon-results-flush");
-                t.setDaemon(true);
-                return t;
-            });
-            flusher.scheduleAtFixedRate(this::flushResults, FLUSH_NANOS, FLUSH_NANOS, TimeUnit.NANOSECONDS);
+            keepResults(resultsFile, options.rerunFailed);
         }
         long start = System.nanoTime();
         // Ctrl-C (or SIGTERM) while it runs: what finished stays on disk, the rest is cancelled, and
@@ -225,9 +221,6 @@ final class Workload {
         Runtime.getRuntime().addShutdownHook(onInterrupt);
         // from the process's start to here: the JVM, the dispatcher and executors (falkon run), the connection
         double startup = ProcessAge.seconds();
-        long submitted = 0;
-        long read = 0;
-        FalkonException lostCause = null;
         rerunCommand = options.rerunCommand();
         this.halt = options.haltPolicy(total);
         this.total = total;
@@ -239,93 +232,135 @@ final class Workload {
             tags = new String[1024];
             printer.tags(this::tagOf);
         }
+        Submission sent;
         try (TaskInstance instance = newInstance.get()) {
             StartupTrace.mark("run: instance created");
             running = instance;
             instance.onResult(this::result);
             instance.onRefused(this::refused);
-            while (file.hasNext()) {
-                TaskFile.Entry e = file.next();
-                read++;
-                if (!e.spec().inputs().isEmpty() || !e.spec().outputs().isEmpty()) {
-                    sawInputs = true; // the summary then says where data came from and went, even if none did
-                }
-                if (halting) {
-                    notStarted++; // --halt: nothing more starts
-                    continue;
-                }
-                remember(submitted, e.line(), e.text(), e);
-                try {
-                    instance.submit(e.spec()); // the instance bundles and applies backpressure
-                } catch (FalkonException lost) {
-                    if (halting) {
-                        notStarted++;
-                        continue;
-                    }
-                    lostCause = lost; // the rest of the file is never sent
-                    break;
-                } catch (IllegalArgumentException tooLarge) {
-                    // more than this connection can carry (a WS request's bound): that task fails alone
-                    failed.incrementAndGet();
-                    if (failuresShown.incrementAndGet() <= MAX_FAILURES_SHOWN) {
-                        err.println("line " + e.line() + ": not submitted: " + bounded(tooLarge.getMessage()));
-                    }
-                    continue;
-                }
-                submitted++;
-            }
-            while (file.hasNext()) {
-                file.next();
-                read++;
-            }
+            sent = submitAll(instance, file);
             StartupTrace.mark("run: tasks submitted");
-            instance.awaitAll();
-            StartupTrace.mark("run: results in");
-            Thread halter = haltThread;
-            if (halter != null) {
-                halter.join(); // its account comes before the summary
-            }
-            if (lostCause == null && !halting) {
-                lostCause = instance.lostCause();
-            }
+            awaitResults(instance, sent);
         } finally {
-            synchronized (ending) {
-                finished = true;
-            }
-            try {
-                Runtime.getRuntime().removeShutdownHook(onInterrupt);
-            } catch (IllegalStateException e) {
-                // shutting down already: the hook reports
-            }
-            if (printer != null) {
-                printer.flush();
-            }
-            if (progress != null) {
-                progress.close();
-            }
-            if (watch != null) {
-                watch.shutdownNow();
-            }
-            closeResults();
+            closeWhatRan(onInterrupt, progress, watch);
         }
-        if (read == 0) {
+        return summary(file, sent, (System.nanoTime() - start) / 1e9, startup);
+    }
+
+    /** What submitting the file did: lines read, tasks submitted, and why the rest was never sent (or null). */
+    private static final class Submission {
+        long read;
+        long submitted;
+        FalkonException lostCause;
+    }
+
+    /** Sets up the results file (--results) and the flusher that keeps it within 200 ms of the results. */
+    private void keepResults(Path resultsFile, String rerunFrom) throws IOException {
+        results = openResults(resultsFile, rerunFrom);
+        texts = new String[1024];
+        // a long task after a burst of results must not keep them in the buffer
+        flusher = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "falkon-results-flush");
+            t.setDaemon(true);
+            return t;
+        });
+        flusher.scheduleAtFixedRate(this::flushResults, FLUSH_NANOS, FLUSH_NANOS, TimeUnit.NANOSECONDS);
+    }
+
+    /** Submits every task of the file (the instance bundles and applies backpressure), then reads the rest. */
+    private Submission submitAll(TaskInstance instance, TaskFile file) {
+        Submission s = new Submission();
+        while (file.hasNext()) {
+            TaskFile.Entry e = file.next();
+            s.read++;
+            if (!e.spec().inputs().isEmpty() || !e.spec().outputs().isEmpty()) {
+                sawInputs = true; // the summary then says where data came from and went, even if none did
+            }
+            if (halting) {
+                notStarted++; // --halt: nothing more starts
+                continue;
+            }
+            remember(s.submitted, e.line(), e.text(), e);
+            try {
+                instance.submit(e.spec());
+            } catch (FalkonException lost) {
+                if (halting) {
+                    notStarted++;
+                    continue;
+                }
+                s.lostCause = lost; // the rest of the file is never sent
+                break;
+            } catch (IllegalArgumentException tooLarge) {
+                // more than this connection can carry (a WS request's bound): that task fails alone
+                failed.incrementAndGet();
+                if (failuresShown.incrementAndGet() <= MAX_FAILURES_SHOWN) {
+                    err.println("line " + e.line() + ": not submitted: " + bounded(tooLarge.getMessage()));
+                }
+                continue;
+            }
+            s.submitted++;
+        }
+        while (file.hasNext()) {
+            file.next();
+            s.read++;
+        }
+        return s;
+    }
+
+    /** Waits for every result (and a --halt's account of itself); a lost connection is the run's cause. */
+    private void awaitResults(TaskInstance instance, Submission sent) throws InterruptedException {
+        instance.awaitAll();
+        StartupTrace.mark("run: results in");
+        Thread halter = haltThread;
+        if (halter != null) {
+            halter.join(); // its account comes before the summary
+        }
+        if (sent.lostCause == null && !halting) {
+            sent.lostCause = instance.lostCause();
+        }
+    }
+
+    /** The run is over, however it ended: the hook, the printer, the progress bar, the watcher and the results file. */
+    private void closeWhatRan(Thread onInterrupt, Progress progress, ScheduledExecutorService watch) {
+        synchronized (ending) {
+            finished = true;
+        }
+        try {
+            Runtime.getRuntime().removeShutdownHook(onInterrupt);
+        } catch (IllegalStateException e) {
+            // shutting down already: the hook reports
+        }
+        if (printer != null) {
+            printer.flush();
+        }
+        if (progress != null) {
+            progress.close();
+        }
+        if (watch != null) {
+            watch.shutdownNow();
+        }
+        closeResults();
+    }
+
+    /** The run's summary; tasks with no result are reported as lost, with why. */
+    private Summary summary(TaskFile file, Submission sent, double seconds, double startup) {
+        if (sent.read == 0) {
             err.println("no tasks in " + file.name() + " (only blank lines and comments)");
         }
-        double seconds = (System.nanoTime() - start) / 1e9;
         DataStats inputs;
         synchronized (this) {
             inputs = sawInputs ? data : null;
         }
         long notRun = cancelled.get() + notStarted;
-        long lost = read - succeeded.get() - failed.get() - notRun;
+        long lost = sent.read - succeeded.get() - failed.get() - notRun;
         if (lost > 0 && !interrupted) {
-            reportLost(lost, submitted, read, lostCause);
+            reportLost(lost, sent.submitted, sent.read, sent.lostCause);
         }
         if (halting && rerunCommand != null) {
             err.println("run what did not succeed: " + rerunCommand);
         }
         String why = stoppedBecause;
-        return new Summary(read, succeeded.get(), failed.get(), notRun, lost, seconds, startup, inputs,
+        return new Summary(sent.read, succeeded.get(), failed.get(), notRun, lost, seconds, startup, inputs,
                 interrupted, halting && why == null ? halt.spec() : null, dependencyFailed.get(), why);
     }
 
