@@ -25,7 +25,7 @@ final class OutputPrinter {
     private final Runnable clearProgress;
     /** --tag: each output line follows its task's tag and a TAB; the tags by task index. */
     private final boolean tag;
-    private record Pending(int line, TaskResult result) {
+    private record Pending(long number, int line, TaskResult result) {
     }
 
     private final TreeMap<Long, Pending> waiting = new TreeMap<>();
@@ -58,21 +58,30 @@ final class OutputPrinter {
         this.tags = tags;
     }
 
-    /** A task finished: {@code index} is its place in the file (0 for the first task), {@code line} its line. */
-    synchronized void finished(long index, int line, TaskResult r) {
+    /**
+     * A task finished: {@code index} is its place among the tasks submitted (0 for the first; --keep-order
+     * prints in that order), {@code number} its number in the file (from 1: {@code {#}}; a rerun's tasks
+     * keep theirs), {@code line} its line.
+     */
+    synchronized void finished(long index, long number, int line, TaskResult r) {
         if (!keepOrder) {
-            emit(index, line, r);
+            emit(index, number, line, r);
             return;
         }
-        waiting.put(index, new Pending(line, r));
+        waiting.put(index, new Pending(number, line, r));
         drain();
+    }
+
+    /** The same where a task's number is its place plus one (a file read whole). */
+    synchronized void finished(long index, int line, TaskResult r) {
+        finished(index, index + 1, line, r);
     }
 
     private void drain() {
         while (!waiting.isEmpty() && waiting.firstKey() == nextToPrint) {
             Pending p = waiting.pollFirstEntry().getValue();
             if (p.result() != null) {
-                emit(nextToPrint, p.line(), p.result());
+                emit(nextToPrint, p.number(), p.line(), p.result());
             }
             nextToPrint++;
         }
@@ -81,7 +90,7 @@ final class OutputPrinter {
     /** A task that will never have output (refused, lost): later ones in input order need not wait for it. */
     synchronized void skipped(long index) {
         if (keepOrder) {
-            waiting.put(index, new Pending(0, null));
+            waiting.put(index, new Pending(0, 0, null));
             drain();
         }
     }
@@ -91,17 +100,17 @@ final class OutputPrinter {
         while (!waiting.isEmpty()) {
             var e = waiting.pollFirstEntry();
             if (e.getValue().result() != null) {
-                emit(e.getKey(), e.getValue().line(), e.getValue().result());
+                emit(e.getKey(), e.getValue().number(), e.getValue().line(), e.getValue().result());
             }
         }
     }
 
-    private void emit(long index, int line, TaskResult r) {
+    private void emit(long index, long number, int line, TaskResult r) {
         byte[] stdout = r.stdout().getBytes(StandardCharsets.UTF_8);
         byte[] stderr = r.stderr().getBytes(StandardCharsets.UTF_8);
         if (filesTemplate != null) {
-            write(path(index, line, "stdout"), stdout);
-            write(path(index, line, "stderr"), stderr);
+            write(path(number, line, "stdout"), stdout);
+            write(path(number, line, "stderr"), stderr);
             return;
         }
         if (stdout.length == 0 && stderr.length == 0) {
@@ -146,8 +155,8 @@ final class OutputPrinter {
         to.flush();
     }
 
-    private Path path(long index, int line, String stream) {
-        return Path.of(filesTemplate.replace("{#}", Long.toString(index + 1))
+    private Path path(long number, int line, String stream) {
+        return Path.of(filesTemplate.replace("{#}", Long.toString(number))
                 .replace("{line}", Integer.toString(line))
                 .replace("{stream}", stream));
     }

@@ -23,8 +23,13 @@ final class ResultJson {
      * @param command the line as written, or null when not known
      */
     static String line(TaskResult r, int line, String command) {
+        return line(r, r.taskId() + 1, line, command);
+    }
+
+    /** @param number the task's number in its file (from 1, as {@code {#}} and {@code --output-files} number it) */
+    static String line(TaskResult r, long number, int line, String command) {
         ObjectNode o = JSON.createObjectNode();
-        o.put("task", r.taskId() + 1); // numbered from 1, as {#}, --task N and --output-files {#} number it
+        o.put("task", number);
         if (line >= 0) {
             o.put("line", line);
         }
@@ -75,9 +80,9 @@ final class ResultJson {
      * ran, and has no TaskResult, but its line of the file has its result all the same: status
      * {@code REFUSED} and the dispatcher's reason.
      */
-    static String refused(long taskId, int line, String command, String reason) {
+    static String refused(long number, int line, String command, String reason) {
         ObjectNode o = JSON.createObjectNode();
-        o.put("task", taskId + 1);
+        o.put("task", number);
         if (line >= 0) {
             o.put("line", line);
         }

@@ -37,12 +37,14 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     }
 
     /**
-     * One task: its line number, its spec, the line as written (to rerun it), and whether that line
-     * is JSON (a {@code .jsonl} file).
+     * One task: its line number, its spec, the line as written (to rerun it), whether that line is
+     * JSON (a {@code .jsonl} file), what it declares and needs, and its number: its place among every
+     * task of the file, from 1, the same in a rerun that passes over some ({@code {#}}, the results'
+     * {@code task}, {@code --output-files}).
      */
-    record Entry(int line, TaskSpec spec, String text, boolean json, Workflow.Deps deps) {
-        Entry(int line, TaskSpec spec, String text) {
-            this(line, spec, text, false, null);
+    record Entry(int line, TaskSpec spec, String text, boolean json, Workflow.Deps deps, long number) {
+        Entry(int line, TaskSpec spec, String text, long number) {
+            this(line, spec, text, false, null, number);
         }
 
         /** What names the task beside its output ({@code --tag}): its line, or for JSON its command. */
@@ -209,7 +211,7 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             if (kept != null && f.rerun.passedOverAny()) {
                 // a rerun: after a task that succeeded before, on a later line, is met too
                 kept.replaceAll(e -> e.deps() == null ? e : new Entry(e.line(), f.rerun.withoutPassedOver(e.spec()),
-                        e.text(), e.json(), e.deps()));
+                        e.text(), e.json(), e.deps(), e.number()));
             }
             return new Checked(n, f.skipped, https, kept);
         }
@@ -287,15 +289,15 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
             setsRetriesOnFailure = p.setsRetriesOnFailure();
             TaskSpec spec = p.setsTimeout() ? withRetries(p.builder()).build() : withDefaults(p.builder());
             Workflow.Deps d = p.deps();
-            return sized(new Entry(lineNo, d == null ? spec : rerun.withoutDone(spec, d), trimmed, true, d),
+            return sized(new Entry(lineNo, d == null ? spec : rerun.withoutDone(spec, d), trimmed, true, d, number),
                     line.length());
         }
         if (template == null) {
-            return sized(new Entry(lineNo, withDefaults(ShellLine.task(line)), trimmed), line.length());
+            return sized(new Entry(lineNo, withDefaults(ShellLine.task(line)), trimmed, number), line.length());
         }
         String filled = template.fill(line, number);
         return sized(new Entry(lineNo, withDefaults(ShellLine.task(filled).env("FALKON_LINE", trimmed)
-                .env("FALKON_TASK_NUMBER", Long.toString(number))), trimmed), filled.length() + line.length());
+                .env("FALKON_TASK_NUMBER", Long.toString(number))), trimmed, number), filled.length() + line.length());
     }
 
     /**

@@ -139,6 +139,8 @@ final class Workload {
     private final AtomicLong dependencyFailed = new AtomicLong();
     private final AtomicLong failuresShown = new AtomicLong();
     private int[] lines = new int[1024];
+    /** Each task's number in its file (from 1), by its place among the tasks submitted. */
+    private long[] numbers = new long[1024];
     /** Task ids that got a result. */
     private final BitSet answered = new BitSet();
     private volatile boolean sawInputs;
@@ -414,7 +416,7 @@ final class Workload {
                 TaskFile.Entry e = file.next();
                 reordered |= e.line() < previousLine;
                 previousLine = e.line();
-                remember(submitted, e.line(), null, null);
+                remember(submitted, e.line(), null, e);
                 instance.submit(e.spec());
                 submitted++;
             }
@@ -544,6 +546,10 @@ final class Workload {
     }
 
     private synchronized void remember(long taskId, int line, String text, TaskFile.Entry e) {
+        if (taskId >= numbers.length) {
+            numbers = Arrays.copyOf(numbers, numbers.length * 2);
+        }
+        numbers[(int) taskId] = e == null ? taskId + 1 : e.number();
         if (texts != null) {
             if (taskId >= texts.length) {
                 texts = Arrays.copyOf(texts, texts.length * 2);
@@ -564,6 +570,11 @@ final class Workload {
 
     private synchronized String tagOf(long taskId) {
         return tags != null && taskId < tags.length && tags[(int) taskId] != null ? tags[(int) taskId] : "";
+    }
+
+    /** The task's number in its file (from 1): its place among all the file's tasks, a rerun's too. */
+    private synchronized long numberOf(long taskId) {
+        return taskId < numbers.length && numbers[(int) taskId] > 0 ? numbers[(int) taskId] : taskId + 1;
     }
 
     private synchronized int lineOf(long taskId) {
@@ -601,7 +612,7 @@ final class Workload {
         }
         write(r);
         if (printer != null) {
-            printer.finished(r.taskId(), lineOf(r.taskId()), r);
+            printer.finished(r.taskId(), numberOf(r.taskId()), lineOf(r.taskId()), r);
         }
     }
 
@@ -674,7 +685,7 @@ final class Workload {
         if (printer != null) {
             printer.skipped(taskId);
         }
-        writeLine(taskId, (line, command) -> ResultJson.refused(taskId, line, command,
+        writeLine(taskId, (line, command) -> ResultJson.refused(numberOf(taskId), line, command,
                 "refused by the dispatcher: " + why.getMessage()));
     }
 
@@ -712,7 +723,7 @@ final class Workload {
 
     /** Writes one result line (if there is a results file); results reach the disk within 200 ms. */
     private void write(TaskResult r) {
-        writeLine(r.taskId(), (line, command) -> ResultJson.line(r, line, command));
+        writeLine(r.taskId(), (line, command) -> ResultJson.line(r, numberOf(r.taskId()), line, command));
     }
 
     /** Writes the result line {@code json} makes of the task's line number and text, if there is a results file. */
