@@ -261,7 +261,8 @@ final class JsonTask {
                 ids.add(i.id());
                 sources.add(i.source());
             }
-            deps = new Workflow.Deps(taskName, after, out.stream().map(TaskOutput::id).toList(), ids, sources);
+            deps = new Workflow.Deps(taskName, after, out.stream().map(TaskOutput::id).toList(), ids, sources,
+                    out.stream().filter(TaskOutput::temporary).map(TaskOutput::id).toList());
         }
         JsonNode timeout = node.get("timeout");
         if (timeout != null) {

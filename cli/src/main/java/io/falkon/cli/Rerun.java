@@ -53,6 +53,46 @@ final class Rerun {
         return new Selection(failed::get, record[0]);
     }
 
+    /**
+     * {@code lines} and every line it needs run again with it: the producer of a temporary input of a
+     * line that runs (a temporary output was held on an executor for the tasks that read it, never
+     * stored, and is gone with the run that made it), and in turn the producers of that producer's
+     * temporary inputs. Reads the file once, its tasks' dependencies alone. {@code added} gets the
+     * lines brought back.
+     */
+    static IntPredicate withTemporaryProducers(String file, TaskFile.Format format, IntPredicate lines,
+                                               java.util.SortedSet<Integer> added) throws IOException {
+        java.util.Map<String, Integer> producerOf = new java.util.HashMap<>(); // temporary object -> its line
+        java.util.Map<Integer, java.util.List<String>> reads = new java.util.HashMap<>();
+        try (TaskFile f = TaskFile.open(file, format)) {
+            while (f.hasNext()) {
+                TaskFile.Entry e = f.next();
+                Workflow.Deps d = e.deps();
+                if (d == null) {
+                    continue;
+                }
+                d.temporaryOutputs().forEach(id -> producerOf.put(id, e.line()));
+                if (!d.inputIds().isEmpty()) {
+                    reads.put(e.line(), d.inputIds());
+                }
+            }
+        }
+        if (producerOf.isEmpty()) {
+            return lines;
+        }
+        java.util.ArrayDeque<Integer> work = new java.util.ArrayDeque<>();
+        reads.keySet().stream().filter(lines::test).forEach(work::add);
+        while (!work.isEmpty()) {
+            for (String id : reads.getOrDefault(work.poll(), java.util.List.of())) {
+                Integer producer = producerOf.get(id);
+                if (producer != null && !lines.test(producer) && added.add(producer)) {
+                    work.add(producer);
+                }
+            }
+        }
+        return added.isEmpty() ? lines : line -> lines.test(line) || added.contains(line);
+    }
+
     /** The lines whose last result in a results file says they succeeded. */
     static BitSet succeededLines(Path results) throws IOException {
         BitSet ok = new BitSet();

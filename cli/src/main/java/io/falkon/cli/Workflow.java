@@ -22,9 +22,15 @@ import java.util.Map;
  * store), and {@code after} them is met.
  */
 final class Workflow {
-    /** What a task declares and needs, from its line (null for a line without any of it). */
+    /**
+     * What a task declares and needs, from its line (null for a line without any of it): its name, the
+     * names it runs after, its outputs' ids (and which of them are temporary), its inputs' ids and sources.
+     */
     record Deps(String name, List<String> after, List<String> outputs, List<String> inputIds,
-                List<String> inputSources) {
+                List<String> inputSources, List<String> temporaryOutputs) {
+        Deps(String name, List<String> after, List<String> outputs, List<String> inputIds, List<String> inputSources) {
+            this(name, after, outputs, inputIds, inputSources, List.of());
+        }
     }
 
     private final String file;

@@ -169,6 +169,14 @@ final class WorkloadOptions {
 
     /** With --rerun-failed: the lines whose tasks run now; null for all. */
     private IntPredicate selected;
+    /** With --rerun-failed: lines that succeeded before, run again for the temporary inputs they made. */
+    private final java.util.SortedSet<Integer> broughtBack = new java.util.TreeSet<>();
+
+    private static String lineList(java.util.SortedSet<Integer> lines) {
+        java.util.List<String> shown = lines.stream().limit(10).map(String::valueOf).toList();
+        return (lines.size() == 1 ? "line " : "lines ") + String.join(", ", shown)
+                + (lines.size() > shown.size() ? " and " + (lines.size() - shown.size()) + " more" : "");
+    }
 
     /** FILE's tasks as they are to be run (less those that succeeded before, with --rerun-failed). */
     TaskFile open() throws IOException {
@@ -211,6 +219,7 @@ final class WorkloadOptions {
                 if (s.record() != null) {
                     sameTasksAs(s.record());
                 }
+                selected = Rerun.withTemporaryProducers(file, format(), selected, broughtBack);
             }
             TaskFile.Checked c = TaskFile.validate(file, format(), selected, storeRoot);
             httpsInputs = c.httpsInputs();
@@ -218,7 +227,8 @@ final class WorkloadOptions {
             if (rerunFailed != null) {
                 System.err.println(c.tasks() == 0 ? "nothing to rerun: every task of " + file + " succeeded in "
                         + rerunFailed : "rerunning " + c.tasks() + " of the " + (c.tasks() + c.skipped()) + " tasks of "
-                        + file + " (those that did not succeed in " + rerunFailed + ")");
+                        + file + " (those that did not succeed in " + rerunFailed + (broughtBack.isEmpty() ? ")"
+                        : "; and " + lineList(broughtBack) + " again, which made temporary inputs of theirs)"));
             }
             return c.tasks();
         } catch (IllegalArgumentException e) {

@@ -56,4 +56,32 @@ class RerunCommandTest {
         assertThat(rerunLines).extracting(n -> n.get("task").asInt() + ":" + n.get("line").asInt())
                 .containsExactlyInAnyOrder("2:2", "4:4");
     }
+
+    @Test
+    void aRerunRunsAgainTheProducerOfATemporaryInputItNeeds() throws Exception {
+        Path fixed = dir.resolve("fixed");
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Path wf = Files.writeString(dir.resolve("wf.jsonl"), String.join("\n",
+                "{\"name\": \"nums\", \"shell\": \"seq 1 5 > nums.txt\", \"outputs\": [{\"path\": \"nums.txt\", "
+                        + "\"id\": \"tmp/nums.txt\", \"temporary\": true}]}",
+                "{\"name\": \"sum\", \"shell\": \"test -e '" + fixed + "' && awk '{s+=$1} END {print s}' nums.txt > "
+                        + "sum.txt\", \"inputs\": [{\"id\": \"tmp/nums.txt\", \"name\": \"nums.txt\"}], "
+                        + "\"outputs\": [{\"path\": \"sum.txt\", \"id\": \"res/sum.txt\"}]}",
+                "{\"name\": \"other\", \"shell\": \"echo other > o.txt\", \"outputs\": [{\"path\": \"o.txt\", "
+                        + "\"id\": \"res/other.txt\"}]}") + "\n");
+        Path results = dir.resolve("r.jsonl");
+        Cli.Result first = Cli.run(dir, "run", "-q", "--cache-size", "64m", "--store", store.toString(), "--results",
+                results.toString(), wf.toString());
+        assertThat(first.exit()).as(first.stderr()).isEqualTo(1);
+        assertThat(store.resolve("tmp")).as("a temporary output is never stored").doesNotExist();
+        Files.createFile(fixed); // the cause fixed
+        Cli.Result rerun = Cli.run(dir, "run", "-q", "--cache-size", "64m", "--store", store.toString(), "--results",
+                results.toString(), "--rerun-failed", results.toString(), wf.toString());
+        assertThat(rerun.exit()).as(rerun.stderr()).isZero();
+        assertThat(rerun.stderr()).contains("and line 1 again, which made temporary inputs of theirs");
+        assertThat(store.resolve("res/sum.txt")).hasContent("15");
+        List<JsonNode> lines = Files.readAllLines(results).stream().map(RunCommandTest.Cli2::parse).toList();
+        assertThat(lines.subList(3, lines.size())).extracting(n -> n.get("line").asInt())
+                .as("line 3 succeeded and stays done").containsExactlyInAnyOrder(1, 2);
+    }
 }
