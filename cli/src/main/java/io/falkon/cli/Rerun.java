@@ -131,8 +131,9 @@ final class Rerun {
         try {
             record = ref.record();
         } catch (Falkon.UserError e) {
-            throw new Falkon.UserError("--rerun-failed " + source + ": neither a results file nor an instance: "
-                    + e.getMessage());
+            throw new Falkon.UserError("--rerun-failed " + source + ": no such results file"
+                    + (Files.exists(Path.of(source)) ? " (not a regular file)" : "") + ", nor an instance id or key ("
+                    + e.getMessage() + ")");
         }
         if (record.file() == null || !Path.of(record.file()).equals(Path.of(file).toAbsolutePath().normalize())) {
             throw new Falkon.UserError("--rerun-failed " + source + ": " + (record.file() == null

@@ -28,6 +28,11 @@ final class ResultJson {
 
     /** @param number the task's number in its file (from 1, as {@code {#}} and {@code --output-files} number it) */
     static String line(TaskResult r, long number, int line, String command) {
+        return line(r, number, line, command, null);
+    }
+
+    /** @param detail what to say instead of the result's own detail (null: its own) */
+    static String line(TaskResult r, long number, int line, String command, String detail) {
         ObjectNode o = JSON.createObjectNode();
         o.put("task", number);
         if (line >= 0) {
@@ -49,8 +54,8 @@ final class ResultJson {
         if (r.execution().stderrTruncated()) {
             o.put("stderrTruncated", true);
         }
-        if (!r.execution().detail().isEmpty()) {
-            o.put("detail", r.execution().detail());
+        if (detail != null || !r.execution().detail().isEmpty()) {
+            o.put("detail", detail != null ? detail : r.execution().detail());
         }
         if (r.data().accesses() > 0 || r.data().bytesWritten() > 0) { // where its inputs came from
             putData(o, r.data());

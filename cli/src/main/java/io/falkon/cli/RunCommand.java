@@ -99,8 +99,11 @@ final class RunCommand implements Callable<Integer> {
         if (slots == null) {
             slots = noExec ? NO_EXEC_SLOTS : Runtime.getRuntime().availableProcessors();
         }
-        if (executors < 1 || slots < 1) {
-            throw new Falkon.UserError("--executors and --slots must be at least 1");
+        if (executors < 1) {
+            throw new Falkon.UserError("--executors must be at least 1, got " + executors);
+        }
+        if (slots < 1) {
+            throw new Falkon.UserError("--slots must be at least 1, got " + slots);
         }
         try {
             ExecutorCommand.parsePrefetch(prefetch);

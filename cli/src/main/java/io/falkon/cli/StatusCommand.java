@@ -36,10 +36,11 @@ final class StatusCommand implements Callable<Integer> {
         }
         System.out.printf("dispatcher %s  up %.0f s  policy %s%n", s.path("dispatcherId").asText(),
                 s.path("uptimeSeconds").asDouble(), s.path("policy").asText());
+        long instances = s.path("instances").asLong();
         System.out.printf("tasks: %d queued, %d waiting for others, %d running, %d completed (%d failed%s); "
-                        + "%d instances%n", s.path("queued").asLong(), s.path("waiting").asLong(),
+                        + "%d instance%s%n", s.path("queued").asLong(), s.path("waiting").asLong(),
                 s.path("running").asLong(), s.path("completed").asLong(), s.path("failed").asLong(), cancelled(s),
-                s.path("instances").asLong());
+                instances, instances == 1 ? "" : "s");
         JsonNode ex = s.path("executors");
         System.out.printf("executors: %d registered, %d/%d slots busy%n", ex.path("registered").asInt(),
                 ex.path("busySlots").asInt(), ex.path("slots").asInt());

@@ -572,6 +572,12 @@ final class Workload {
         return tags != null && taskId < tags.length && tags[(int) taskId] != null ? tags[(int) taskId] : "";
     }
 
+    /** A task as a person finds it: its line, or its number when the line is not known. */
+    private String nameOf(long taskId) {
+        int line = lineOf(taskId);
+        return line >= 0 ? "line " + line : "task " + numberOf(taskId);
+    }
+
     /** The task's number in its file (from 1): its place among all the file's tasks, a rerun's too. */
     private synchronized long numberOf(long taskId) {
         return taskId < numbers.length && numbers[(int) taskId] > 0 ? numbers[(int) taskId] : taskId + 1;
@@ -605,7 +611,7 @@ final class Workload {
                 checkHalt();
             }
             if (failuresShown.incrementAndGet() <= MAX_FAILURES_SHOWN) {
-                err.println("line " + lineOf(r.taskId()) + ": " + describe(r, id -> "line " + lineOf(id)));
+                err.println("line " + lineOf(r.taskId()) + ": " + describe(r, this::nameOf));
             } else if (failuresShown.get() == MAX_FAILURES_SHOWN + 1) {
                 err.println("(more failures not shown" + (results == null ? "; use --results FILE to keep them all)" : ")"));
             }
@@ -723,7 +729,9 @@ final class Workload {
 
     /** Writes one result line (if there is a results file); results reach the disk within 200 ms. */
     private void write(TaskResult r) {
-        writeLine(r.taskId(), (line, command) -> ResultJson.line(r, numberOf(r.taskId()), line, command));
+        // a task that never ran names the one that failed by its line, not by the dispatcher's task id
+        String detail = r.status() == TaskStatus.DEPENDENCY_FAILED ? describe(r, this::nameOf) : null;
+        writeLine(r.taskId(), (line, command) -> ResultJson.line(r, numberOf(r.taskId()), line, command, detail));
     }
 
     /** Writes the result line {@code json} makes of the task's line number and text, if there is a results file. */

@@ -203,6 +203,10 @@ final class WorkloadOptions {
      * and says how many tasks are left to run.
      */
     long validate(ConnectOptions connect) throws IOException, InterruptedException {
+        if (file == null) {
+            throw new Falkon.UserError("a task file is needed: FILE (one task per line; .jsonl for task specs), or - "
+                    + "for standard input");
+        }
         try {
             if (file.equals("-")) {
                 if (rerunFailed != null) {

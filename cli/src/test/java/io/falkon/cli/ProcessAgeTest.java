@@ -14,6 +14,12 @@ import static org.assertj.core.api.Assertions.offset;
 class ProcessAgeTest {
 
     @Test
+    void aCommandCountsFromWhenItsLauncherStartedNotFromItsProcesssFork() {
+        assertThat(ProcessAge.sinceLaunch("1247.00", "1250.25 2400.00\n")).isCloseTo(3.25, offset(1e-9));
+        assertThat(ProcessAge.sinceLaunch("1251.00", "1250.25 2400.00\n")).as("never negative").isZero();
+    }
+
+    @Test
     void theStartIsField22CountedFromTheEndOfTheCommandsName() {
         // a name with a space and a parenthesis, as a process may be called
         String stat = "4242 (my (odd) cmd) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 2 0 0 20 0 3 0 123450 "

@@ -168,7 +168,7 @@ public final class PeerSession {
                 f.channel().closeFuture().addListener(x -> timeout.cancel(false));
             } else if (!first.isDone()) {
                 Throwable c = f.cause();
-                String why = c == null ? "timed out" : c.getMessage();
+                String why = reason(c);
                 if (config.awaitFirstFor().isZero()) {
                     first.completeExceptionally(new IllegalStateException("cannot connect to dispatcher at "
                             + address() + ": " + why, c));
@@ -188,6 +188,19 @@ public final class PeerSession {
                 scheduleReconnect();
             }
         });
+    }
+
+    /** Why a dial failed, in words: an unknown host says so (its exception's message is the bare name). */
+    static String reason(Throwable c) {
+        if (c == null) {
+            return "timed out";
+        }
+        for (Throwable t = c; t != null; t = t.getCause()) {
+            if (t instanceof java.net.UnknownHostException) {
+                return "unknown host '" + t.getMessage() + "' (no address found for the name)";
+            }
+        }
+        return c.getMessage();
     }
 
     private void scheduleReconnect() {
