@@ -94,7 +94,7 @@ class FalkonExecutorTest(unittest.TestCase):
         from falkon.parsl import TaskLost
         with self.assertRaises(TaskLost) as ctx:
             self.crash(7).result(60)
-        self.assertIn("exit 7", str(ctx.exception))
+        self.assertIn("exited (exit status 7) without answering", str(ctx.exception))
 
     def test_python_apps_run_in_the_submitters_directory_and_environment(self):
         os.environ["FALKON_TEST_MARK"] = "marked"  # the executors were started before: it cannot come from them

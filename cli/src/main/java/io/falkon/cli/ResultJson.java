@@ -33,14 +33,7 @@ final class ResultJson {
 
     /** @param detail what to say instead of the result's own detail (null: its own) */
     static String line(TaskResult r, long number, int line, String command, String detail) {
-        ObjectNode o = JSON.createObjectNode();
-        o.put("task", number);
-        if (line >= 0) {
-            o.put("line", line);
-        }
-        if (command != null) {
-            o.put("command", command);
-        }
+        ObjectNode o = head(number, line, command);
         o.put("status", r.status().name());
         o.put("exitCode", r.exitCode());
         o.put("succeeded", r.succeeded());
@@ -80,12 +73,8 @@ final class ResultJson {
         return o.toString();
     }
 
-    /**
-     * The line of a task the dispatcher refused before queueing it (over its size limit, say): it never
-     * ran, and has no TaskResult, but its line of the file has its result all the same: status
-     * {@code REFUSED} and the dispatcher's reason.
-     */
-    static String refused(long number, int line, String command, String reason) {
+    /** What every result line opens with: which task, at which line of the file, running what. */
+    private static ObjectNode head(long number, int line, String command) {
         ObjectNode o = JSON.createObjectNode();
         o.put("task", number);
         if (line >= 0) {
@@ -94,6 +83,16 @@ final class ResultJson {
         if (command != null) {
             o.put("command", command);
         }
+        return o;
+    }
+
+    /**
+     * The line of a task the dispatcher refused before queueing it (over its size limit, say): it never
+     * ran, and has no TaskResult, but its line of the file has its result all the same: status
+     * {@code REFUSED} and the dispatcher's reason.
+     */
+    static String refused(long number, int line, String command, String reason) {
+        ObjectNode o = head(number, line, command);
         o.put("status", "REFUSED");
         o.put("succeeded", false);
         o.put("detail", reason);

@@ -3,6 +3,7 @@ package io.falkon.e2e.commands;
 import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
 import io.falkon.dispatcher.Dispatcher;
+import io.falkon.dispatcher.policy.DispatchPolicy;
 import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.dispatcher.policy.MaxComputeUtil;
 import io.falkon.protocol.DataCodec;
@@ -65,13 +66,21 @@ abstract class UntrustedTaskContract extends ExecutorFixture {
      * an instance on it.
      */
     private Instance oneExecutor(String name, String cache, Path store) throws Exception {
-        Dispatcher d = dispatcher(cache.equals("none") ? new FirstAvailable() : new MaxComputeUtil());
         List<String> opts = new ArrayList<>(List.of("--slots", "2", "--store", store.toString()));
         if (!cache.equals("none")) {
             opts.addAll(List.of("--cache-size", cache));
         }
-        executor(d.port(), name, opts.toArray(String[]::new));
-        d.awaitExecutors(1, Duration.ofSeconds(60));
+        return started(cache.equals("none") ? new FirstAvailable() : new MaxComputeUtil(), 1, name,
+                opts.toArray(String[]::new));
+    }
+
+    /** A dispatcher under {@code policy}, {@code executors} executors started with {@code opts}, an instance on it. */
+    private Instance started(DispatchPolicy policy, int executors, String name, String... opts) throws Exception {
+        Dispatcher d = dispatcher(policy);
+        for (int i = 0; i < executors; i++) {
+            executor(d.port(), executors == 1 ? name : name + i, opts);
+        }
+        d.awaitExecutors(executors, Duration.ofSeconds(60));
         return instance(d.port(), name);
     }
 
@@ -124,11 +133,9 @@ abstract class UntrustedTaskContract extends ExecutorFixture {
 
     @Test
     void aTemporaryOutputThatIsALinkWithinTheSandboxIsHeldAndRead() throws Exception {
-        Dispatcher d = dispatcher(new MaxComputeUtil()); // data-aware: caches in use (first-available bypasses them)
-        executor(d.port(), "temp-link", "--slots", "1", "--cache-size", "64m",
+        // data-aware: caches in use (first-available bypasses them)
+        Instance in = started(new MaxComputeUtil(), 1, "temp-link", "--slots", "1", "--cache-size", "64m",
                 "--store", Files.createDirectories(dir.resolve("store")).toString());
-        d.awaitExecutors(1, Duration.ofSeconds(60));
-        Instance in = instance(d.port(), "temp-link");
         List<TaskResult> rs = all(in.submit(List.of(
                 shell("echo data > real.txt && ln -s real.txt t.txt", new TaskOutput("t.txt", "tmp/t", true)),
                 TaskSpec.builder("/bin/sh", "-c", "cat in.txt")
@@ -155,10 +162,7 @@ abstract class UntrustedTaskContract extends ExecutorFixture {
     @Test
     void idsThatWouldNameOneFileTwiceOrLeaveTheStoreAreRefusedBeforeAnythingRuns() throws Exception {
         Path store = Files.createDirectories(dir.resolve("store"));
-        Dispatcher d = dispatcher(new FirstAvailable());
-        executor(d.port(), "ids", "--slots", "1", "--store", store.toString());
-        d.awaitExecutors(1, Duration.ofSeconds(60));
-        Instance in = instance(d.port(), "ids");
+        Instance in = started(new FirstAvailable(), 1, "ids", "--slots", "1", "--store", store.toString());
         Path ran = dir.resolve("ran");
         for (String bad : List.of("res/x\u0000-other", "res/q/../x", "k\nevil", "/etc/x", "q/../../store/pwn", "a//b")) {
             assertThatThrownBy(() -> new TaskOutput("o.txt", bad)).as("the client's check: %s", bad)
@@ -186,13 +190,8 @@ abstract class UntrustedTaskContract extends ExecutorFixture {
     @Test
     void aBatchedPeerFetchGetsEachObjectUnderItsOwnId() throws Exception {
         Path store = Files.createDirectories(dir.resolve("store"));
-        Dispatcher d = dispatcher(new MaxComputeUtil());
-        for (int i = 0; i < 2; i++) {
-            executor(d.port(), "peer" + i, "--slots", "1", "--cache-size", "64m", "--store", store.toString(),
-                    "--cache-host", "127.0.0.1");
-        }
-        d.awaitExecutors(2, Duration.ofSeconds(60));
-        Instance in = instance(d.port(), "peers");
+        Instance in = started(new MaxComputeUtil(), 2, "peer", "--slots", "1", "--cache-size", "64m",
+                "--store", store.toString(), "--cache-host", "127.0.0.1");
         // ids that a line-based batch would have split or joined: a space, '&', '%', '=', '+', non-ASCII
         List<String> ids = List.of("evil", "k evil", "a&id=evil", "50%+x", "naïve=1", "good");
         List<TaskSpec> producers = new ArrayList<>();
@@ -227,10 +226,7 @@ abstract class UntrustedTaskContract extends ExecutorFixture {
     @Test
     void noArchiveMemberNameLeadsOutOfWhereItIsExtracted() throws Exception {
         Path store = Files.createDirectories(dir.resolve("store"));
-        Dispatcher d = dispatcher(new FirstAvailable());
-        executor(d.port(), "archiver", "--slots", "1", "--store", store.toString());
-        d.awaitExecutors(1, Duration.ofSeconds(60));
-        Instance in = instance(d.port(), "archiver");
+        Instance in = started(new FirstAvailable(), 1, "archiver", "--slots", "1", "--store", store.toString());
         List<String> ids = List.of("q/store/pwn", "a b/c", "x..y/..z", "deep/" + "d/".repeat(60) + "last");
         List<TaskSpec> specs = new ArrayList<>();
         for (String id : ids) {
@@ -281,10 +277,7 @@ abstract class UntrustedTaskContract extends ExecutorFixture {
 
     @Test
     void aWorkerThatExitsOrClosesItsOutputWithoutAnsweringFailsItsTask() throws Exception {
-        Dispatcher d = dispatcher(new FirstAvailable());
-        executor(d.port(), "silent", "--slots", "1");
-        d.awaitExecutors(1, Duration.ofSeconds(60));
-        Instance in = instance(d.port(), "silent");
+        Instance in = started(new FirstAvailable(), 1, "silent", "--slots", "1");
         TaskResult exits = in.submit(TaskSpec.builder("x").worker(List.of("/bin/true"), new byte[0]).build())
                 .get(60, TimeUnit.SECONDS);
         assertThat(exits.succeeded()).as(exits.toString()).isFalse();
@@ -304,10 +297,7 @@ abstract class UntrustedTaskContract extends ExecutorFixture {
 
     @Test
     void aWorkerGivenAsAShellLineRunsAsWritten() throws Exception {
-        Dispatcher d = dispatcher(new FirstAvailable());
-        executor(d.port(), "shell-worker", "--slots", "1");
-        d.awaitExecutors(1, Duration.ofSeconds(60));
-        Instance in = instance(d.port(), "shell-worker");
+        Instance in = started(new FirstAvailable(), 1, "shell-worker", "--slots", "1");
         Path sub = Files.createDirectories(dir.resolve("d"));
         Path script = Path.of(ExecutorContract.contractWorker().get(1));
         // as falkon run hands {"worker": "cd d && MARK=shell python3 w.py"} over: /bin/sh -c, as written
