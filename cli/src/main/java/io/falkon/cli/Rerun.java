@@ -104,21 +104,30 @@ final class Rerun {
                 if (line.isBlank()) {
                     continue;
                 }
-                JsonNode o;
-                try {
-                    o = JSON.readTree(line);
-                } catch (IOException e) {
-                    throw new Falkon.UserError(results + ":" + n + ": not a result (a JSON object per line, as "
-                            + "--results writes them)");
-                }
-                if (o == null || !o.isObject() || !o.path("line").canConvertToInt()) {
-                    throw new Falkon.UserError(results + ":" + n + ": a result without its \"line\": --rerun-failed "
-                            + "needs a results file written by falkon run or submit --results");
-                }
+                JsonNode o = result(results, n, line, "--rerun-failed");
                 ok.set(o.get("line").asInt(), ResultJson.succeeded(o));
             }
         }
         return ok;
+    }
+
+    /**
+     * Line {@code n} of a results file, {@code text}, as a result with its {@code "line"}; else the
+     * user is told what is wrong where ({@code option} is what read it).
+     */
+    static JsonNode result(Path results, int n, String text, String option) {
+        JsonNode o;
+        try {
+            o = JSON.readTree(text);
+        } catch (IOException e) {
+            throw new Falkon.UserError(results + ":" + n + ": not a result (a JSON object per line, as --results "
+                    + "writes them)");
+        }
+        if (o == null || !o.isObject() || !o.path("line").canConvertToInt()) {
+            throw new Falkon.UserError(results + ":" + n + ": a result without its \"line\": " + option
+                    + " needs a results file written by falkon run or submit --results");
+        }
+        return o;
     }
 
     /** The lines of an instance's tasks that did not succeed (it must have finished). */

@@ -111,6 +111,18 @@ final class ResultJson {
         data.put("bytesWritten", d.bytesWritten());
     }
 
+    /**
+     * The line of a task {@code --skip-done} passed over: it did not run now, its work is done
+     * (status {@code SKIPPED}, {@code succeeded}: a rerun passes over it too), and why.
+     */
+    static String skipped(long number, int line, String command, String why) {
+        ObjectNode o = head(number, line, command);
+        o.put("status", "SKIPPED");
+        o.put("succeeded", true);
+        o.put("detail", "done: " + why);
+        return o.toString();
+    }
+
     /** Whether a result line read back says its task succeeded (older lines without the field: exit 0). */
     static boolean succeeded(JsonNode o) {
         JsonNode s = o.get("succeeded");

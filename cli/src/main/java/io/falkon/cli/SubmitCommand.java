@@ -13,6 +13,7 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
@@ -51,9 +52,20 @@ final class SubmitCommand implements Callable<Integer> {
             + "the instance and its results while no client is attached (default: ${DEFAULT-VALUE}, a day)")
     long leaseSeconds = DEFAULT_LEASE_SECONDS;
 
+    @Option(names = "--store", paramLabel = "DIR", description = "the executors' shared store as this machine sees "
+            + "it: inputs no task makes are checked there before anything is sent, and --skip-done looks there for "
+            + "outputs (default: not looked at)")
+    Path store;
+
     @Override
     public Integer call() throws Exception {
         Logging.level("WARN");
+        if (store != null) {
+            if (!Files.isDirectory(store)) {
+                throw new Falkon.UserError("--store " + store + ": not a directory");
+            }
+            workload.storeRoot = store.toAbsolutePath();
+        }
         if (detach && DistributedClient.isDistributed(target.address())) {
             throw new Falkon.UserError("--detach needs one dispatcher: an instance is taken over where it runs");
         }

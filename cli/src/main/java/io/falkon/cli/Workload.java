@@ -57,7 +57,14 @@ final class Workload {
      */
     record Summary(long tasks, long succeeded, long failed, long cancelled, long lost, double seconds,
                    double startupSeconds, DataStats data, boolean interrupted, String halted, long notRun,
-                   String stopped) {
+                   String stopped, long skipped) {
+        Summary(long tasks, long succeeded, long failed, long cancelled, long lost, double seconds,
+                double startupSeconds, DataStats data, boolean interrupted, String halted, long notRun,
+                String stopped) {
+            this(tasks, succeeded, failed, cancelled, lost, seconds, startupSeconds, data, interrupted, halted, notRun,
+                    stopped, 0);
+        }
+
         boolean allSucceeded() {
             return failed == 0 && lost == 0 && cancelled == 0;
         }
@@ -75,6 +82,9 @@ final class Workload {
             o.put("cancelled", cancelled);
             if (notRun > 0) {
                 o.put("notRun", notRun);
+            }
+            if (skipped > 0) {
+                o.put("skipped", skipped);
             }
             o.put("lost", lost);
             o.put("seconds", Math.round(seconds * 1000) / 1000.0);
@@ -97,6 +107,7 @@ final class Workload {
             // was a twentieth of a one-line run's main thread (docs/benchmarks.md, "Start-up")
             String line = tasks + " tasks: " + succeeded + " succeeded, " + failed + " failed"
                     + (notRun == 0 ? "" : " (" + notRun + " not run: a task they need failed)")
+                    + (skipped == 0 ? "" : ", " + skipped + " skipped (done before)")
                     + (cancelled == 0 ? "" : ", " + cancelled + " cancelled")
                     + (lost == 0 ? "" : ", " + lost + " LOST (no result)")
                     + " in " + fixed(seconds, 3) + " s (" + fixed(tasksPerSecond(), 1) + " tasks/s; "
@@ -137,6 +148,8 @@ final class Workload {
     private final AtomicLong cancelled = new AtomicLong();
     /** Of the failed: never run, a task they need failed (workflows). */
     private final AtomicLong dependencyFailed = new AtomicLong();
+    /** Tasks --skip-done passed over: done before. */
+    private long skippedDone;
     private final AtomicLong failuresShown = new AtomicLong();
     private int[] lines = new int[1024];
     /** Each task's number in its file (from 1), by its place among the tasks submitted. */
@@ -214,7 +227,11 @@ final class Workload {
             throws IOException, InterruptedException {
         Path resultsFile = options.results;
         if (resultsFile != null) {
-            keepResults(resultsFile, options.rerunFailed);
+            keepResults(resultsFile, options.appendResults());
+        }
+        SkipDone.Plan plan = options.skipPlan();
+        if (plan != null) {
+            passedOverAsDone(plan);
         }
         long start = System.nanoTime();
         // Ctrl-C (or SIGTERM) while it runs: what finished stays on disk, the rest is cancelled, and
@@ -257,8 +274,8 @@ final class Workload {
     }
 
     /** Sets up the results file (--results) and the flusher that keeps it within 200 ms of the results. */
-    private void keepResults(Path resultsFile, String rerunFrom) throws IOException {
-        results = openResults(resultsFile, rerunFrom);
+    private void keepResults(Path resultsFile, boolean append) throws IOException {
+        results = openResults(resultsFile, append);
         texts = new String[1024];
         // a long task after a burst of results must not keep them in the buffer
         flusher = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -362,16 +379,38 @@ final class Workload {
             err.println("run what did not succeed: " + rerunCommand);
         }
         String why = stoppedBecause;
-        return new Summary(sent.read, succeeded.get(), failed.get(), notRun, lost, seconds, startup, inputs,
-                interrupted, halting && why == null ? halt.spec() : null, dependencyFailed.get(), why);
+        return new Summary(sent.read + skippedDone, succeeded.get(), failed.get(), notRun, lost, seconds, startup,
+                inputs, interrupted, halting && why == null ? halt.spec() : null, dependencyFailed.get(), why,
+                skippedDone);
     }
 
     /**
-     * The results file: new, or, for a rerun whose results go to the file it reruns from, that
-     * file appended to (its last result of a line is the one a later rerun reads).
+     * --skip-done: the tasks it passes over are counted, and have their line in the results file
+     * (status {@code SKIPPED}, and why they are done).
      */
-    private static BufferedWriter openResults(Path file, String rerunFrom) throws IOException {
-        if (rerunFrom != null && Files.isRegularFile(file) && Files.isSameFile(file, Path.of(rerunFrom))) {
+    private void passedOverAsDone(SkipDone.Plan plan) {
+        for (int line : plan.lines()) {
+            if (plan.runs(line)) {
+                continue;
+            }
+            skippedDone++;
+            if (results != null) {
+                try {
+                    results.write(ResultJson.skipped(plan.number(line), line, plan.text(line), plan.why(line)));
+                    results.newLine();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        }
+    }
+
+    /**
+     * The results file: new, or appended to (its last result of a line is the one a later rerun
+     * reads) for a rerun whose results go to the file it reruns from.
+     */
+    private static BufferedWriter openResults(Path file, boolean append) throws IOException {
+        if (append) {
             boolean endsWithNewline;
             try (SeekableByteChannel c = Files.newByteChannel(file)) {
                 ByteBuffer last = ByteBuffer.allocate(1);

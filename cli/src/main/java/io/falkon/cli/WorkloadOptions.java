@@ -51,6 +51,10 @@ final class WorkloadOptions {
                         + "nothing")
                 .option("name", "--name=NAME", "the instance's name on the dispatcher: what falkon list shows, and what "
                         + "a dispatcher's --share-file gives a share to (default: falkon-cli; with --detach, FILE's name)")
+                .option("skipDone", "--skip-done", "run only the tasks that are not done: a task is done when "
+                        + "its declared outputs are all in the store and none is older than its inputs there, or, declaring "
+                        + "none, when the --results FILE of earlier runs says its line succeeded (FILE is then appended to); "
+                        + "what depends on a task that runs runs too; with --dry-run, says why for each task")
                 .option("rerunFailed", "--rerun-failed=RESULTS|INSTANCE", "run only the tasks of FILE "
                         + "that did not succeed before (failed or never finished): in a results file of an earlier run "
                         + "(--results), or in a detached instance (its id or key)");
@@ -86,6 +90,9 @@ final class WorkloadOptions {
     String halt;
     boolean tag;
     boolean dryRun;
+    boolean skipDone;
+    /** With --skip-done: which tasks run and why (after {@link #validate}). */
+    private SkipDone.Plan plan;
 
     /** How FILE's lines become tasks. */
     TaskFile.Format format() {
@@ -120,6 +127,9 @@ final class WorkloadOptions {
      * is started. Returns the exit code (0).
      */
     int printDryRun() throws IOException {
+        if (plan != null) {
+            SkipDone.explain(plan, System.err);
+        }
         try (TaskFile f = open()) {
             while (f.hasNext()) {
                 System.out.println(TaskFile.command(f.next().spec()));
@@ -209,10 +219,23 @@ final class WorkloadOptions {
         }
         try {
             if (file.equals("-")) {
-                if (rerunFailed != null) {
-                    throw new Falkon.UserError("--rerun-failed needs the task file itself, not standard input");
+                if (rerunFailed != null || skipDone) {
+                    throw new Falkon.UserError((skipDone ? "--skip-done" : "--rerun-failed") + " needs the task file "
+                            + "itself, not standard input");
                 }
                 return -1;
+            }
+            if (skipDone && rerunFailed != null) {
+                throw new Falkon.UserError("--skip-done and --rerun-failed both choose which tasks run: give one (with "
+                        + "--results FILE, --skip-done counts the successes FILE records)");
+            }
+            if (skipDone) {
+                if (!Files.isRegularFile(Path.of(file))) {
+                    throw new Falkon.UserError("task file " + file + " does not exist or is not a file");
+                }
+                plan = SkipDone.plan(file, format(), storeRoot, results != null && Files.isRegularFile(results)
+                        ? results : null);
+                selected = plan::runs;
             }
             if (rerunFailed != null) {
                 if (!Files.isRegularFile(Path.of(file))) {
@@ -233,6 +256,11 @@ final class WorkloadOptions {
                         + rerunFailed : "rerunning " + c.tasks() + " of the " + (c.tasks() + c.skipped()) + " tasks of "
                         + file + " (those that did not succeed in " + rerunFailed + (broughtBack.isEmpty() ? ")"
                         : "; and " + lineList(broughtBack) + " again, which made temporary inputs of theirs)"));
+            }
+            if (plan != null && !dryRun) {
+                System.err.println(c.tasks() == 0 ? "nothing to run: every task of " + file + " is done (--dry-run "
+                        + "says why)" : "running " + c.tasks() + " of the " + (c.tasks() + c.skipped()) + " tasks of "
+                        + file + "; " + c.skipped() + (c.skipped() == 1 ? " is" : " are") + " done (--dry-run says why for each)");
             }
             return c.tasks();
         } catch (IllegalArgumentException e) {
@@ -274,13 +302,30 @@ final class WorkloadOptions {
 
     /** After {@link #validate}: there is nothing to do (a rerun of a run whose every task succeeded). */
     boolean nothingToRerun(long total) {
-        return rerunFailed != null && total == 0;
+        return (rerunFailed != null || (plan != null && !dryRun)) && total == 0;
+    }
+
+    /** With --skip-done, which tasks run and why; else null. */
+    SkipDone.Plan skipPlan() {
+        return plan;
+    }
+
+    /**
+     * Whether the results file is appended to, not started again: it is the record a rerun reads
+     * ({@code --rerun-failed} of the same file, or {@code --skip-done}'s record of earlier runs).
+     */
+    boolean appendResults() throws IOException {
+        if (results == null || !Files.isRegularFile(results)) {
+            return false;
+        }
+        return skipDone || (rerunFailed != null && Files.isSameFile(results, Path.of(rerunFailed)));
     }
 
     /** Whether only some of FILE's tasks run ({@code --rerun-failed}): task numbers then differ from the file's. */
     boolean selective() {
         return selected != null;
     }
+
 
     /** After {@link #validate()}: whether a task reads an https:// source (the Java executor's alone). */
     boolean httpsInputs;

@@ -295,6 +295,54 @@ class MontageIT {
         assertThat(script(wf, "check", wf.toString())).contains("mosaic == the serial reference");
     }
 
+    @Test
+    void aRunStoppedHalfWayAndResumedWithSkipDoneRunsOnlyTheRestForTheSameMosaic() throws Exception {
+        Path wf = generate("resume", 0.3); // paced: Ctrl-C lands mid-workflow
+        List<JsonNode> tasks = tasks(wf);
+        Path results = wf.resolve("results.jsonl");
+        List<String> cmd = Cli.falkon(List.of("-XX:TieredStopAtLevel=1"));
+        cmd.addAll(List.of("run", "-q", "--store", ".", "--results", "results.jsonl", "--skip-done", "workflow.jsonl"));
+        Process run = Cli.asUser(new ProcessBuilder(cmd).directory(wf.toFile()).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("run.log").toFile()).redirectInput(new File("/dev/null")), dir).start();
+        await().atMost(Duration.ofMinutes(2)).until(() -> Files.exists(results)
+                && Files.readAllLines(results).size() >= 12); // projections, tables, some differences
+        assertThat(new ProcessBuilder("kill", "-INT", Long.toString(run.pid())).start().waitFor()).isZero();
+        assertThat(run.waitFor(2, TimeUnit.MINUTES)).isTrue();
+        assertThat(run.exitValue()).as(Files.readString(dir.resolve("run.log"))).isEqualTo(130);
+        Set<Integer> doneFirst = new TreeSet<>();
+        results(results).forEach((line, r) -> {
+            if (r.get("succeeded").asBoolean()) {
+                doneFirst.add(line);
+            }
+        });
+        assertThat(doneFirst).as("stopped half-way").hasSizeGreaterThanOrEqualTo(12).hasSizeLessThan(tasks.size());
+        assertThat(wf.resolve("mosaic.fits")).doesNotExist();
+        int firstLines = Files.readAllLines(results).size();
+
+        Cli.Result resumed = Cli.run(wf, "run", "-q", "--store", ".", "--results", "results.jsonl", "--skip-done",
+                "workflow.jsonl");
+        assertThat(resumed.exit()).as(resumed.stderr()).isZero();
+        List<JsonNode> second = Files.readAllLines(results).subList(firstLines, Files.readAllLines(results).size())
+                .stream().map(l -> {
+                    try {
+                        return JSON.readTree(l);
+                    } catch (Exception e) {
+                        throw new AssertionError(l, e);
+                    }
+                }).toList();
+        Set<Integer> ranAgain = new TreeSet<>();
+        Set<Integer> skipped = new TreeSet<>();
+        for (JsonNode r : second) {
+            (r.get("status").asText().equals("SKIPPED") ? skipped : ranAgain).add(r.get("line").asInt());
+            assertThat(r.get("succeeded").asBoolean()).as(r.toString()).isTrue();
+        }
+        assertThat(ranAgain).as("nothing that finished before runs again").doesNotContainAnyElementsOf(doneFirst);
+        assertThat(skipped).containsAll(doneFirst);
+        assertThat(ranAgain.size() + skipped.size()).as("every task once").isEqualTo(tasks.size());
+        assertThat(resumed.stderr()).contains(skipped.size() + " skipped (done before)");
+        assertThat(script(wf, "check", wf.toString())).contains("mosaic == the serial reference");
+    }
+
     private List<String> submitCommand(String addr) throws Exception {
         List<String> cmd = Cli.falkon(List.of("-XX:TieredStopAtLevel=1"));
         cmd.addAll(List.of("submit", "-q", "--dispatcher", addr, "workflow.jsonl"));
