@@ -84,6 +84,17 @@ final class CommandModel {
         return this;
     }
 
+    /** The positional parameters from {@code index} on, all of them, bound to a {@code List<String>} {@code field}. */
+    CommandModel parameters(String field, int index, String label, String description) {
+        FieldBinding binding = new FieldBinding(target, field);
+        PositionalParamSpec p = PositionalParamSpec.builder().index(index + "..*").arity("0..*")
+                .type(java.util.List.class).auxiliaryTypes(String.class).getter(binding).setter(binding)
+                .initialValue(binding.get()).paramLabel(label).description(description).build();
+        spec.addPositional(p);
+        args.add(p);
+        return this;
+    }
+
     /** {@code other}'s options and parameters, in this command (picocli's mixin). */
     CommandModel mixin(String name, CommandModel other) {
         spec.addMixin(name, other.spec);

@@ -2,7 +2,6 @@ package io.falkon.cli;
 
 import io.falkon.protocol.ShellLine;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -40,7 +39,28 @@ final class CommandTemplate {
     /** The command for {@code line}, the {@code number}th task. */
     String fill(String line, long number) {
         String value = line.strip();
-        List<String> fields = new ArrayList<>(List.of(value.isEmpty() ? new String[0] : value.split("[ \t]+")));
+        List<String> fields = List.of(value.isEmpty() ? new String[0] : value.split("[ \t]+"));
+        return fill(template, quote(value), fields, number);
+    }
+
+    /** Whether {@code command} has a {@code {}}, {@code {N}} or {@code {#}} to fill. */
+    static boolean hasFields(String command) {
+        return FIELD.matcher(command).find();
+    }
+
+    /**
+     * {@code command} filled from separate values ({@code :::} sources): {@code {}} is them all, each
+     * quoted, {@code {N}} the Nth.
+     */
+    static String fillWith(String command, List<String> values, long number) {
+        StringBuilder all = new StringBuilder();
+        for (String v : values) {
+            all.append(all.length() == 0 ? "" : " ").append(quote(v));
+        }
+        return fill(command, all.toString(), values, number);
+    }
+
+    private static String fill(String template, String all, List<String> fields, long number) {
         Matcher m = FIELD.matcher(template);
         StringBuilder out = new StringBuilder();
         while (m.find()) {
@@ -49,7 +69,7 @@ final class CommandTemplate {
             if (f.equals("#")) {
                 v = Long.toString(number);
             } else if (f.isEmpty()) {
-                v = quote(value);
+                v = all;
             } else {
                 int i = Integer.parseInt(f);
                 v = i >= 1 && i <= fields.size() ? quote(fields.get(i - 1)) : "''";

@@ -49,6 +49,7 @@ public final class Falkon {
         LogConfigurator.forFalkonPrograms();
         Executor.preferFastSpawn();
         StartupTrace.mark("logging");
+        args = ArgumentSources.takeFrom(args); // GNU parallel's ::: values are the user's, not options
         CommandLine cl = commandLine(args);
         StartupTrace.mark("command line");
         int exit = cl.execute(args);

@@ -38,6 +38,8 @@ final class RunCommand implements Callable<Integer> {
     int executors = 1;
     String executorImpl = "auto";
     Integer slots;
+    /** -j: GNU parallel's jobs at once, here one local executor's slots. */
+    Integer jobs;
     boolean noExec;
     String prefetch = "auto";
     Integer outputCap;
@@ -64,6 +66,8 @@ final class RunCommand implements Callable<Integer> {
                         + "only the Java one has: another eviction than lru, https:// inputs)")
                 .option("slots", "--slots", "tasks each executor runs at once (default: cores; with --no-exec, where "
                         + "nothing runs, " + NO_EXEC_SLOTS + ")")
+                .option("jobs", "-j, --jobs=N", "run N tasks at once on one local executor, as GNU parallel's -j "
+                        + "(--executors 1 --slots N)")
                 .option("noExec", "--no-exec", "BENCHMARKING ONLY: executors complete tasks without running them")
                 .option("prefetch", "--prefetch=N|auto", "tasks each executor holds beyond its free slots: short "
                         + "tasks run back to back and results return in bundles (default: ${DEFAULT-VALUE}: enough per "
@@ -96,6 +100,17 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Logging.level(verbose ? "INFO" : "WARN");
+        if (jobs != null) {
+            if (slots != null || executors != 1 || provision.enabled()) {
+                throw new Falkon.UserError("-j " + jobs + " runs that many tasks at once on one local executor: not "
+                        + "with " + (slots != null ? "--slots (give one of the two)" : executors != 1 ? "--executors"
+                        : "--provisioner (give --slots per node)"));
+            }
+            if (jobs < 1) {
+                throw new Falkon.UserError("-j must be at least 1, got " + jobs);
+            }
+            slots = jobs;
+        }
         if (slots == null) {
             slots = noExec ? NO_EXEC_SLOTS : Runtime.getRuntime().availableProcessors();
         }

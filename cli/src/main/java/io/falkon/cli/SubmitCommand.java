@@ -115,7 +115,9 @@ final class SubmitCommand implements Callable<Integer> {
              TaskFile file = workload.open()) {
             d = new Workload().detach(client, file, workload.instanceName(fileName()), workload.selective());
         }
-        String file = workload.file.equals("-") ? "-" : Path.of(workload.file).toAbsolutePath().normalize().toString();
+        // tasks from the command line (::: or --array) cannot be read again, as standard input cannot
+        String file = workload.file == null || workload.file.equals("-") ? "-"
+                : Path.of(workload.file).toAbsolutePath().normalize().toString();
         InstanceRecords.Record r = new InstanceRecords.Record(d.key(), target.address(), file, workload.template,
                 workload.timeoutSeconds, workload.retriesOnFailure, d.tasks(), InstanceRecords.now(), d.lines());
         InstanceRecords.standard().save(r);
@@ -134,8 +136,10 @@ final class SubmitCommand implements Callable<Integer> {
             hint("falkon list --dispatcher " + at, "progress");
             hint("falkon wait " + r.id(), "until every task has finished");
             hint("falkon results " + r.id() + " --failed", "the failures, with their lines");
-            hint("falkon submit --dispatcher " + at + " --rerun-failed " + r.id() + " " + workload.file,
-                    "run those again");
+            if (workload.file != null && !workload.file.equals("-")) {
+                hint("falkon submit --dispatcher " + at + " --rerun-failed " + r.id() + " " + workload.file,
+                        "run those again");
+            }
             System.out.println("its key, to reach it from another machine (keep it to yourself): " + d.key());
         }
         return 0;
@@ -147,6 +151,9 @@ final class SubmitCommand implements Callable<Integer> {
     }
 
     private String fileName() {
+        if (workload.file == null) {
+            return workload.array != null ? "array" : "arguments";
+        }
         return workload.file.equals("-") ? "stdin" : Path.of(workload.file).getFileName().toString();
     }
 }

@@ -120,6 +120,33 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         this.defaultWallTimeMillis = 0;
         this.retriesOnFailure = 0;
         this.template = null;
+        this.sources = null;
+        this.command = null;
+        this.count = 0;
+    }
+
+    /** Tasks made from a command and values ({@code :::}, {@code --array}), not read: null for a file. */
+    private final ArgumentSources sources;
+    private final String command;
+    private final long count;
+
+    /** The tasks {@code sources} make of {@code command}, as a task file: task N on "line" N. */
+    static TaskFile generated(ArgumentSources sources, String command, Format format) {
+        return new TaskFile(sources, command, format);
+    }
+
+    private TaskFile(ArgumentSources sources, String command, Format format) {
+        this.name = sources.description();
+        this.reader = null;
+        this.input = null;
+        this.kept = null;
+        this.jsonl = false;
+        this.defaultWallTimeMillis = format.defaultWallTime() == null ? 0 : format.defaultWallTime().toMillis();
+        this.retriesOnFailure = format.retriesOnFailure();
+        this.template = null;
+        this.sources = sources;
+        this.command = command;
+        this.count = sources.size();
     }
 
     /** The tasks {@link #validate} kept, as a task file named {@code name} (it empties the list as it goes). */
@@ -138,6 +165,9 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
         this.defaultWallTimeMillis = format.defaultWallTime() == null ? 0 : format.defaultWallTime().toMillis();
         this.retriesOnFailure = format.retriesOnFailure();
         this.template = format.template();
+        this.sources = null;
+        this.command = null;
+        this.count = 0;
         if (jsonl && template != null) {
             throw new IllegalArgumentException("--template fills commands from the lines of a plain file; " + name
                     + " is a .jsonl file of tasks");
@@ -246,6 +276,16 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
     private Entry read() {
         if (kept != null) {
             return nextKept < kept.size() ? kept.set(nextKept++, null) : null;
+        }
+        if (sources != null) {
+            if (taskNumber == count) {
+                return null;
+            }
+            long number = ++taskNumber;
+            lineNo = (int) number;
+            TaskSpec spec = withDefaults(sources.task(command, number));
+            String text = TaskFile.command(spec);
+            return sized(new Entry(lineNo, spec, text, number), 2L * text.length());
         }
         while (true) {
             String line;

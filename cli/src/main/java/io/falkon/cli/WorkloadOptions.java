@@ -20,8 +20,10 @@ final class WorkloadOptions {
     /** These options on the command line, bound to the fields below (built in code: see {@link CommandModel}). */
     CommandModel model() {
         return CommandModel.of(this)
-                .parameter("file", 0, "FILE", "task file: one shell command per line, or a "
-                        + ".jsonl file of task specs; - reads commands from standard input")
+                .parameters("words", 0, "FILE | COMMAND", "task file: one shell command per line, or a "
+                        + ".jsonl file of task specs; - reads commands from standard input. Or a command run for each "
+                        + "value given after it with ::: VALUE... or :::: FILE (as GNU parallel), or for each index of "
+                        + "--array")
                 .option("bundle", "--bundle", "tasks per submission bundle (default: ${DEFAULT-VALUE})")
                 .option("maxInFlight", "--max-in-flight", "most unfinished tasks at once (default: ${DEFAULT-VALUE})")
                 .option("timeoutSeconds", "--timeout=SECONDS", "wall-time limit for tasks that do not set one (default: none)")
@@ -55,12 +57,21 @@ final class WorkloadOptions {
                         + "its declared outputs are all in the store and none is older than its inputs there, or, declaring "
                         + "none, when the --results FILE of earlier runs says its line succeeded (FILE is then appended to); "
                         + "what depends on a task that runs runs too; with --dry-run, says why for each task")
+                .option("array", "--array=RANGE", "run COMMAND once per index: 1-1000, 0-99:3 (every third), 1,5,9-12; "
+                        + "the index is {} and $FALKON_TASK_INDEX (as HyperQueue's --array)")
                 .option("rerunFailed", "--rerun-failed=RESULTS|INSTANCE", "run only the tasks of FILE "
                         + "that did not succeed before (failed or never finished): in a results file of an earlier run "
                         + "(--results), or in a detached instance (its id or key)");
     }
 
+    /** The positional words: FILE, or a command for ::: values or --array. */
+    List<String> words = new ArrayList<>();
+    /** The task file (null: the tasks are made from a command, {@link #generated}). */
     String file;
+    String array;
+    /** With ::: or --array: what makes the tasks (after {@link #validate}); else null. */
+    private ArgumentSources generated;
+    private String generatedCommand;
     int bundle = 1000;
     int maxInFlight = 100_000;
     Double timeoutSeconds;
@@ -190,6 +201,9 @@ final class WorkloadOptions {
 
     /** FILE's tasks as they are to be run (less those that succeeded before, with --rerun-failed). */
     TaskFile open() throws IOException {
+        if (generated != null) {
+            return TaskFile.generated(generated, generatedCommand, format());
+        }
         if (checked != null) {
             List<TaskFile.Entry> tasks = checked;
             checked = null; // the run's task file lets each go once submitted
@@ -213,6 +227,15 @@ final class WorkloadOptions {
      * and says how many tasks are left to run.
      */
     long validate(ConnectOptions connect) throws IOException, InterruptedException {
+        ArgumentSources given = ArgumentSources.fromCommandLine();
+        if (given != null || array != null) {
+            return validateGenerated(given);
+        }
+        if (words.size() > 1) {
+            throw new Falkon.UserError("one task file, not " + words.size() + " words (" + String.join(" ", words)
+                    + "): to run a command for each of some values, give them after ::: (COMMAND ::: a b c), or --array");
+        }
+        file = words.isEmpty() ? null : words.get(0);
         if (file == null) {
             throw new Falkon.UserError("a task file is needed: FILE (one task per line; .jsonl for task specs), or - "
                     + "for standard input");
@@ -266,6 +289,28 @@ final class WorkloadOptions {
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());
         }
+    }
+
+    /** The tasks of COMMAND ::: VALUES or --array RANGE COMMAND: checked, and counted. */
+    private long validateGenerated(ArgumentSources given) {
+        if (given != null && array != null) {
+            throw new Falkon.UserError("--array and ::: both give the values: give one");
+        }
+        String what = array != null ? "--array" : ":::";
+        if (rerunFailed != null || skipDone) {
+            throw new Falkon.UserError((skipDone ? "--skip-done" : "--rerun-failed") + " needs a task file; " + what
+                    + " makes its tasks from the command line (write them to a file with --dry-run)");
+        }
+        if (template != null) {
+            throw new Falkon.UserError("--template fills commands from the lines of a file; with " + what
+                    + " the command comes first: falkon run 'cmd {}' ::: a b");
+        }
+        generated = given != null ? given : ArgumentSources.array(array);
+        generatedCommand = String.join(" ", words);
+        if (array != null && generatedCommand.isBlank()) {
+            throw new Falkon.UserError("--array " + array + ": a command to run for each index is needed");
+        }
+        return generated.size();
     }
 
     /**
@@ -359,8 +404,8 @@ final class WorkloadOptions {
      * results file this run writes, the other options as given. Null without a results file.
      */
     String rerunCommand() {
-        if (results == null || command == null || command.commandLine().getParseResult() == null) {
-            return null;
+        if (results == null || file == null || command == null || command.commandLine().getParseResult() == null) {
+            return null; // tasks from the command line (:::, --array) are not a file to rerun
         }
         List<String> args = new ArrayList<>(command.commandLine().getParseResult().originalArgs());
         int at = args.indexOf(command.name());

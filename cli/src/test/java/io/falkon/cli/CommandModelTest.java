@@ -39,7 +39,7 @@ class CommandModelTest {
         assertEquals(3, r.executors);
         assertTrue(r.verbose);
         assertEquals(Path.of("/data"), r.store);
-        assertEquals("tasks.txt", r.workload.file);
+        assertEquals(List.of("tasks.txt"), r.workload.words);
         assertTrue(r.workload.quiet);
         assertEquals(2, r.workload.retriesOnFailure);
         assertEquals("soon,fail=10%", r.workload.halt);
@@ -88,7 +88,7 @@ class CommandModelTest {
         CommandLine cl = Falkon.commandLine(submit);
         cl.parseArgs(submit);
         SubmitCommand s = cl.getSubcommands().get("submit").getCommand();
-        assertEquals("tasks.txt", s.workload.file);
+        assertEquals(List.of("tasks.txt"), s.workload.words);
         assertEquals(4, s.workload.retriesOnFailure);
         assertEquals("submit", s.workload.command.name());
 
