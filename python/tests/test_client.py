@@ -26,6 +26,7 @@ class ClientTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.local.stop()
+        shutil.rmtree(cls.logs, ignore_errors=True)
 
     def client(self, **kw):
         c = Client(self.local.address, token=self.local.token, **kw)
@@ -250,6 +251,7 @@ class TlsTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.local.stop()
+        shutil.rmtree(cls.dir, ignore_errors=True)
 
     def test_a_client_trusting_the_certificate_runs_tasks(self):
         with Client(self.local.address, token=self.local.token, tls_ca=self.cert) as c:

@@ -3,6 +3,7 @@ shutdown. Needs Parsl (python/run-parsl-tests.sh runs this in its virtualenv); s
 
 import os
 import pathlib
+import shutil
 import tempfile
 import time
 import unittest
@@ -66,6 +67,7 @@ class FalkonExecutorTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.dfk.cleanup()
+        shutil.rmtree(cls.run_dir, ignore_errors=True)
 
     def test_a_bash_app_past_its_walltime_is_killed_and_raises_app_timeout(self):
         start = time.monotonic()
@@ -171,6 +173,7 @@ class LauncherTest(unittest.TestCase):
         self.python, self.script = sys.executable, _PYRUN
         self.launcher = find_launcher()
         self.dir = tempfile.mkdtemp(prefix="falkon-launcher-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
         self.infile, self.outfile = os.path.join(self.dir, "t.in"), os.path.join(self.dir, "t.out")
         pathlib.Path(self.infile).write_bytes(pack_apply_message(double, (21,), {}))
         os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -203,7 +206,9 @@ class LauncherTest(unittest.TestCase):
         """A worker forked for a call must not inherit the streams the zygote holds for it: its
         launcher's reader would wait for end of file until the worker leaves, a minute later."""
         import subprocess
-        self.socket = os.path.join(tempfile.mkdtemp(prefix="falkon-zygote-"), "fresh.sock")  # a zygote of its own
+        fresh = tempfile.mkdtemp(prefix="falkon-zygote-")
+        self.addCleanup(shutil.rmtree, fresh, True)  # its zygote is stopped by its path, found in /proc
+        self.socket = os.path.join(fresh, "fresh.sock")  # a zygote of its own
         p = subprocess.Popen([self.python, "-S", self.script, "--socket", self.socket, self.infile, self.outfile],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.addCleanup(p.stdout.close)

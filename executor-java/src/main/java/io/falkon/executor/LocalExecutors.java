@@ -160,6 +160,8 @@ public final class LocalExecutors implements AutoCloseable {
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
             pb.environment().remove(TokenSource.ENV_FILE);
+            // their spools where this process keeps its temporary files ($TMPDIR, or as its JVM was told)
+            pb.environment().put("TMPDIR", System.getProperty("java.io.tmpdir"));
             if (!token.required()) {
                 pb.environment().remove(TokenSource.ENV);
             } else {

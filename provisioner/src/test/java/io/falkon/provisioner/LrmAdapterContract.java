@@ -52,8 +52,10 @@ abstract class LrmAdapterContract {
     }
 
     @AfterAll
-    static void stopDispatcher() {
+    static void stopDispatcher() throws Exception {
         dispatcher.close();
+        Files.deleteIfExists(tokenFile);
+        Files.deleteIfExists(tokenFile.getParent());
     }
 
     /** The Java executor (from the executor-java module's build) pointed at a dispatcher on this machine. */

@@ -70,6 +70,7 @@ public final class Lrms {
                 fail("cannot start " + name + " on this machine with " + path + " (it needs root and apt access to "
                         + "the Debian packages); its output ends:\n" + out.substring(Math.max(0, out.length() - 2000)));
             }
+            Files.delete(log); // it started: its output is not needed
             Path stop = path.resolveSibling("stop-" + name + ".sh");
             Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(stop), "stop-" + name));
         }

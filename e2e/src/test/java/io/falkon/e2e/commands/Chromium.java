@@ -42,10 +42,15 @@ final class Chromium implements AutoCloseable {
     /** Starts Chromium (installing it when missing) with a fresh profile in {@code profile}. */
     static Chromium start(Path profile) throws Exception {
         Path chromium = DebianPackages.ensure("chromium", "chromium");
-        Process p = new ProcessBuilder(chromium.toString(), "--headless=new", "--no-sandbox", "--disable-gpu",
+        ProcessBuilder pb = new ProcessBuilder(chromium.toString(), "--headless=new", "--no-sandbox", "--disable-gpu",
                 "--no-first-run", "--remote-debugging-port=0", "--user-data-dir=" + profile,
                 "--window-size=1400,1350", "about:blank")
-                .redirectErrorStream(true).redirectOutput(profile.resolveSibling("chromium.log").toFile()).start();
+                .redirectErrorStream(true).redirectOutput(profile.resolveSibling("chromium.log").toFile());
+        // its other files (shared memory, crash reports, caches) beside the profile, not in /tmp or ~
+        Path own = Files.createDirectories(profile.resolveSibling("chromium-home"));
+        pb.environment().put("TMPDIR", own.toString());
+        pb.environment().put("HOME", own.toString());
+        Process p = pb.start();
         Path portFile = profile.resolve("DevToolsActivePort");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!Files.exists(portFile) || Files.readAllLines(portFile).size() < 2) {

@@ -24,9 +24,20 @@ final class Cli {
         return workDir.resolve(".falkon-home");
     }
 
-    /** Makes {@code pb} run as a user whose {@code ~/.falkon} is {@link #home}. */
+    /**
+     * Makes {@code pb} run as a user whose {@code ~/.falkon} is {@link #home}, and whose temporary
+     * files ({@code $TMPDIR}) are under it: a killed executor's spool goes with the test's directory.
+     */
     static ProcessBuilder asUser(ProcessBuilder pb, Path workDir) {
         pb.environment().put(TokenSource.ENV_HOME, home(workDir).toString());
+        // what the process and its executors keep as temporary files (spools) goes with the test's directory
+        Path tmp = home(workDir).resolve("tmp");
+        try {
+            Files.createDirectories(tmp);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        pb.environment().put("TMPDIR", tmp.toString());
         pb.environment().remove(TokenSource.ENV);
         pb.environment().remove(TokenSource.ENV_FILE);
         return pb;
