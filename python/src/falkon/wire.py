@@ -88,6 +88,8 @@ MESSAGES = {
     0x28: ("DESTROYED", (("requestId", "u32"), ("instanceId", "u64"), ("cancelled", "u32"))),
     0x2C: ("HALT", (("requestId", "u32"), ("instanceId", "u64"))),
     0x2D: ("HALTED", (("requestId", "u32"), ("instanceId", "u64"), ("cancelled", "u32"))),
+    0x2E: ("CANCEL_TASKS", (("requestId", "u32"), ("instanceId", "u64"), ("clientTaskIds", ("list", "u64")))),
+    0x2F: ("TASKS_CANCELLED", (("requestId", "u32"), ("instanceId", "u64"), ("cancelled", "u32"))),
     0x29: ("ATTACH", (("requestId", "u32"), ("instanceId", "u64"), ("secret", "str"))),
     0x2A: ("ATTACHED", (("requestId", "u32"), ("instanceId", "u64"), ("highestClientTaskId", "i64"),
                         ("redelivered", "u32"))),

@@ -517,6 +517,26 @@ public final class Instance implements TaskInstance {
     }
 
     /**
+     * Cancels some of this instance's tasks, by their ids ({@link TaskResult#taskId()}: the order of
+     * submission, from 0): each unfinished one ends CANCELLED (a running one is killed on its
+     * executor) and its future completes with that result; the tasks that need it end too. The
+     * instance goes on. Returns how many of those named were unfinished.
+     */
+    public int cancelTasks(long... taskIds) {
+        checkUsable();
+        if (taskIds.length == 0) {
+            return 0;
+        }
+        CompletableFuture<Void> sent = new CompletableFuture<>();
+        connection.executor().execute(() -> {
+            flush(); // a task still in this client's bundle reaches the dispatcher first
+            sent.complete(null);
+        });
+        long[] ids = taskIds.clone();
+        return await(sent.thenCompose(v -> connection.cancelTasks(id, ids)), "cancel tasks");
+    }
+
+    /**
      * Destroys the instance on the dispatcher: unfinished tasks are cancelled (their futures
      * complete with status CANCELLED). Idempotent.
      */

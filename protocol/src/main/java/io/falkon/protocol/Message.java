@@ -228,6 +228,25 @@ public sealed interface Message {
     }
 
     /**
+     * CANCEL_TASKS: cancel some of the instance's tasks, by the ids the client gave them. Each one
+     * unfinished ends CANCELLED (a running one is killed on its executor), and the tasks that need
+     * it end as a cancelled producer's dependants do; finished and unknown ids are passed over. What
+     * {@code falkon cancel INSTANCE --task N} sends.
+     */
+    record CancelTasks(long requestId, long instanceId, long[] clientTaskIds) implements Message {
+        public MessageType type() {
+            return MessageType.CANCEL_TASKS;
+        }
+    }
+
+    /** TASKS_CANCELLED: how many of the ids CANCEL_TASKS named were unfinished, and are cancelled now. */
+    record TasksCancelled(long requestId, long instanceId, int cancelled) implements Message {
+        public MessageType type() {
+            return MessageType.TASKS_CANCELLED;
+        }
+    }
+
+    /**
      * ATTACH: take over an instance (after a reconnect, or from another client holding its secret)
      * and have its unacknowledged results redelivered.
      */

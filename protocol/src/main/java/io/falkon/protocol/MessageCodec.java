@@ -240,6 +240,23 @@ public final class MessageCodec {
                 u32(out, h.cancelled(), "cancelled");
                 return;
             }
+            case CANCEL_TASKS: {
+                Message.CancelTasks c = (Message.CancelTasks) m;
+                u32(out, c.requestId(), "requestId");
+                out.writeLong(c.instanceId());
+                out.writeInt(c.clientTaskIds().length);
+                for (long id : c.clientTaskIds()) {
+                    out.writeLong(id);
+                }
+                return;
+            }
+            case TASKS_CANCELLED: {
+                Message.TasksCancelled c = (Message.TasksCancelled) m;
+                u32(out, c.requestId(), "requestId");
+                out.writeLong(c.instanceId());
+                u32(out, c.cancelled(), "cancelled");
+                return;
+            }
             case ATTACH: {
                 Message.Attach a = (Message.Attach) m;
                 u32(out, a.requestId(), "requestId");
@@ -446,6 +463,18 @@ public final class MessageCodec {
                 return new Message.Halt(in.u32("requestId"), in.u64("instanceId"));
             case HALTED:
                 return new Message.Halted(in.u32("requestId"), in.u64("instanceId"), in.u31("cancelled"));
+            case CANCEL_TASKS: {
+                long requestId = in.u32("requestId");
+                long instanceId = in.u64("instanceId");
+                int n = in.count("clientTaskIds", 8);
+                long[] ids = new long[n];
+                for (int i = 0; i < n; i++) {
+                    ids[i] = in.u64("clientTaskIds[" + i + "]");
+                }
+                return new Message.CancelTasks(requestId, instanceId, ids);
+            }
+            case TASKS_CANCELLED:
+                return new Message.TasksCancelled(in.u32("requestId"), in.u64("instanceId"), in.u31("cancelled"));
             case ATTACH:
                 return new Message.Attach(in.u32("requestId"), in.u64("instanceId"), in.str("secret"));
             case ATTACHED:

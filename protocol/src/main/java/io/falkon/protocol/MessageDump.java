@@ -289,6 +289,21 @@ public final class MessageDump {
                 unsigned("instanceId", h.instanceId());
                 num("cancelled", h.cancelled());
             }
+            case CANCEL_TASKS -> {
+                Message.CancelTasks c = (Message.CancelTasks) m;
+                num("requestId", c.requestId());
+                unsigned("instanceId", c.instanceId());
+                num("clientTaskIds.count", c.clientTaskIds().length);
+                for (int i = 0; i < c.clientTaskIds().length; i++) {
+                    unsigned("clientTaskIds[" + i + "]", c.clientTaskIds()[i]);
+                }
+            }
+            case TASKS_CANCELLED -> {
+                Message.TasksCancelled c = (Message.TasksCancelled) m;
+                num("requestId", c.requestId());
+                unsigned("instanceId", c.instanceId());
+                num("cancelled", c.cancelled());
+            }
             case ATTACH -> {
                 Message.Attach a = (Message.Attach) m;
                 num("requestId", a.requestId());

@@ -27,7 +27,9 @@ public enum MessageType {
     ATTACHED(0x2A),
     ACK(0x2B),
     HALT(0x2C),
-    HALTED(0x2D);
+    HALTED(0x2D),
+    CANCEL_TASKS(0x2E),
+    TASKS_CANCELLED(0x2F);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

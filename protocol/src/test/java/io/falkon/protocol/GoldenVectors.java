@@ -265,6 +265,11 @@ public final class GoldenVectors {
                 new Message.Dispatch(List.of(new Message.DispatchedTask(49, 0, TaskSpecCodec.encode(
                         TaskSpec.builder("sort", "-S", "400M", "big.txt").resources(2, 512).disk(20_480).build()),
                         ExtField.NONE)))));
+        v.add(new Vector("50_cancel_tasks", "request 9: cancel three tasks of the instance by the ids its client gave "
+                + "them (falkon cancel INSTANCE --task 4 --task 5 --task 11)",
+                new Message.CancelTasks(9, 0x1234_5678_9abc_def0L, new long[]{3, 4, 10})));
+        v.add(new Vector("51_tasks_cancelled", "reply to request 9: 2 of them were unfinished and are cancelled (the "
+                + "third had finished)", new Message.TasksCancelled(9, 0x1234_5678_9abc_def0L, 2)));
         return v;
     }
 

@@ -38,6 +38,12 @@ public interface Connection extends AutoCloseable {
      */
     CompletableFuture<Integer> halt(long instanceId);
 
+    /**
+     * Cancels some of an instance's tasks, by the ids this client gave them; completes with how many
+     * of them were unfinished (their CANCELLED results follow as any result).
+     */
+    CompletableFuture<Integer> cancelTasks(long instanceId, long[] taskIds);
+
     /** Takes over an instance (after a reconnect, or given its secret); its unacknowledged results follow. */
     CompletableFuture<Message.Attached> attach(long instanceId, String secret);
 

@@ -90,6 +90,12 @@ public abstract class MessageConnection implements Connection {
     }
 
     @Override
+    public CompletableFuture<Integer> cancelTasks(long instanceId, long[] taskIds) {
+        return request(id -> new Message.CancelTasks(id, instanceId, taskIds))
+                .thenApply(m -> ((Message.TasksCancelled) m).cancelled());
+    }
+
+    @Override
     public CompletableFuture<Message.Attached> attach(long instanceId, String secret) {
         return request(id -> new Message.Attach(id, instanceId, secret)).thenApply(m -> (Message.Attached) m);
     }

@@ -275,6 +275,26 @@ public final class WsConnection implements Connection {
         });
     }
 
+    @Override
+    public CompletableFuture<Integer> cancelTasks(long instanceId, long[] taskIds) {
+        return call("CancelTasks", w -> {
+            SoapXml.text(w, "key", keyOf(instanceId));
+            for (long id : taskIds) {
+                SoapXml.text(w, "taskId", Long.toUnsignedString(id));
+            }
+        }, r -> {
+            int cancelled = 0;
+            while (next(r)) {
+                if (r.getLocalName().equals("cancelled")) {
+                    cancelled = Integer.parseInt(r.getElementText().trim());
+                } else {
+                    SoapXml.skipToEnd(r, "CancelTasksResponse");
+                }
+            }
+            return cancelled;
+        });
+    }
+
     /** What one GetResults returned. */
     private record Batch(List<Message.DeliveredResult> results, long outstanding) {
     }

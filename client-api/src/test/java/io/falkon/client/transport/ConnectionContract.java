@@ -10,6 +10,7 @@ import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskSpecCodec;
+import io.falkon.protocol.TaskStatus;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -170,6 +171,25 @@ public abstract class ConnectionContract {
                 new Message.SubmittedTask(1, new byte[]{1, 2, 3}))))).cause().isInstanceOf(FalkonException.class)
                 .extracting(e -> ((FalkonException) e).code()).isEqualTo(ErrorCode.INVALID_TASK);
         onIoThread(() -> connection.destroy(created.instanceId()));
+    }
+
+    @Test
+    void someTasksAreCancelledByTheirIdsAndTheInstanceGoesOn() throws Exception {
+        Message.InstanceCreated created = onIoThread(() -> connection.createInstance("cancel-some", 60));
+        Sink sink = new Sink();
+        connection.route(created.instanceId(), sink);
+        List<Message.SubmittedTask> sleepers = new ArrayList<>();
+        for (int i = 0; i < 6; i++) { // four run on the executor's four slots, two wait
+            sleepers.add(new Message.SubmittedTask(i, TaskSpecCodec.encode(TaskSpec.of("/bin/sleep", "600"))));
+        }
+        assertThat(onIoThread(() -> connection.submit(created.instanceId(), sleepers))).isEqualTo(6);
+        assertThat(onIoThread(() -> connection.cancelTasks(created.instanceId(), new long[]{1, 5, 99})))
+                .as("1 and 5 unfinished; 99 is no task").isEqualTo(2);
+        await().atMost(Duration.ofSeconds(30)).until(() -> sink.results.size() == 2);
+        assertThat(sink.results).extracting(Message.DeliveredResult::clientTaskId).containsExactlyInAnyOrder(1L, 5L);
+        assertThat(sink.results).allSatisfy(r -> assertThat(r.execution().status()).isEqualTo(TaskStatus.CANCELLED));
+        assertThat(onIoThread(() -> connection.status(created.instanceId()))).contains("\"cancelled\":2");
+        assertThat(onIoThread(() -> connection.destroy(created.instanceId()))).as("the other four").isEqualTo(4);
     }
 
     @Test

@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * What clients ask, and their instances' lives: CREATE_INSTANCE, SUBMIT, STATUS_REQUEST, DESTROY,
+ * What clients ask, and their instances' lives: CREATE_INSTANCE, SUBMIT, STATUS_REQUEST, DESTROY, CANCEL_TASKS,
  * HALT, ATTACH, ACK, a client's connection closing, and a detached instance's lease running out.
  * Instances are isolated: a connection sees, submits to and destroys only its own (ATTACH with the
  * secret takes one over). An instance with a lease outlives its client's connection; its results
@@ -50,6 +50,7 @@ final class ClientRequests {
             case STATUS_REQUEST -> status(link, (Message.StatusRequest) m);
             case DESTROY -> destroy(link, (Message.Destroy) m);
             case HALT -> halt(link, (Message.Halt) m);
+            case CANCEL_TASKS -> cancelTasks(link, (Message.CancelTasks) m);
             case ATTACH -> attach(link, (Message.Attach) m);
             case ACK -> ack(link, (Message.Ack) m);
             case ERROR -> {
@@ -208,6 +209,19 @@ final class ClientRequests {
         int n = outcomes.cancelQueued(in, Execution.of(TaskStatus.CANCELLED,
                 "the instance was halted before the task started", core.nowMicros));
         core.outbox.send(link, new Message.Halted(req.requestId(), in.id, n));
+    }
+
+    /**
+     * CANCEL_TASKS: the named tasks of the instance end CANCELLED (delivered, and journaled, as any
+     * result), the running ones killed on their executors; the instance goes on.
+     */
+    private void cancelTasks(Link link, Message.CancelTasks req) {
+        Instance in = ownedInstance(link, req.requestId(), req.instanceId());
+        if (in == null) {
+            return;
+        }
+        int n = outcomes.cancelTasks(in, req.clientTaskIds(), "cancelled by its client");
+        core.outbox.send(link, new Message.TasksCancelled(req.requestId(), in.id, n));
     }
 
     /**

@@ -8,7 +8,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * How a task ends, whichever event ends it: its final outcome counted, journaled and delivered (and
@@ -77,29 +80,61 @@ final class Outcomes implements Workflows.Ending, Intermediates.Completion {
         Execution cancelled = Execution.of(TaskStatus.CANCELLED, reason, core.nowMicros);
         core.ledger.dequeueAll(in, t -> complete(t, "", cancelled));
         workflows.cancelWaiting(in, cancelled);
-        if (in.running > 0) {
-            for (ExecutorState e : core.pool.all()) {
-                List<Task> mine = null;
-                for (Task t : e.runningTasks()) {
-                    if (t.instance == in) {
-                        (mine == null ? mine = new ArrayList<>() : mine).add(t);
-                    }
-                }
-                if (mine == null) {
-                    continue;
-                }
-                long[] taskIds = new long[mine.size()];
-                for (int i = 0; i < taskIds.length; i++) {
-                    Task t = mine.get(i);
-                    taskIds[i] = t.id;
-                    core.ledger.unassign(t);
-                    complete(t, e.id, cancelled);
-                }
-                // the executor kills them and returns their credits with RESULTs we will ignore
-                core.outbox.send(e.link, new Message.Cancel(taskIds));
-            }
-        }
+        cancelRunning(in, t -> true, cancelled);
         return (int) (in.cancelled - before);
+    }
+
+    /**
+     * CANCEL_TASKS: ends the unfinished tasks of {@code in} whose client ids are {@code clientTaskIds}
+     * (queued, waiting or running); the tasks that need one end as a cancelled producer's dependants
+     * do. Returns how many of those named were unfinished; the others (finished, unknown) are passed over.
+     */
+    int cancelTasks(Instance in, long[] clientTaskIds, String reason) {
+        Set<Long> named = new HashSet<>(clientTaskIds.length * 2);
+        for (long id : clientTaskIds) {
+            named.add(id);
+        }
+        // the dispatcher's own run of a producer (a lost temporary made again) is not the client's task
+        Predicate<Task> which = t -> !t.isRerun() && named.contains(t.clientTaskId);
+        Execution cancelled = Execution.of(TaskStatus.CANCELLED, reason, core.nowMicros);
+        int[] n = {0};
+        core.ledger.dequeueIf(in, which, t -> {
+            n[0]++;
+            complete(t, "", cancelled);
+        });
+        n[0] += workflows.cancelWaitingIf(in, which.and(t -> !t.finished), cancelled);
+        n[0] += cancelRunning(in, which, cancelled);
+        return n[0];
+    }
+
+    /** Ends the running tasks of {@code in} that {@code which} accepts, and has their executors kill them. */
+    private int cancelRunning(Instance in, Predicate<Task> which, Execution cancelled) {
+        int n = 0;
+        if (in.running == 0) {
+            return 0;
+        }
+        for (ExecutorState e : core.pool.all()) {
+            List<Task> mine = null;
+            for (Task t : e.runningTasks()) {
+                if (t.instance == in && which.test(t)) {
+                    (mine == null ? mine = new ArrayList<>() : mine).add(t);
+                }
+            }
+            if (mine == null) {
+                continue;
+            }
+            long[] taskIds = new long[mine.size()];
+            for (int i = 0; i < taskIds.length; i++) {
+                Task t = mine.get(i);
+                taskIds[i] = t.id;
+                core.ledger.unassign(t);
+                complete(t, e.id, cancelled);
+            }
+            n += taskIds.length;
+            // the executor kills them and returns their credits with RESULTs we will ignore
+            core.outbox.send(e.link, new Message.Cancel(taskIds));
+        }
+        return n;
     }
 
     /** Ends what the instance has not started, running tasks excepted (HALT): returns how many. */

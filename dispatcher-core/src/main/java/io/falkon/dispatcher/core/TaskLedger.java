@@ -253,10 +253,15 @@ final class TaskLedger {
 
     /** Removes every queued task of {@code in}, handing each to {@code removed} in queue order. */
     void dequeueAll(Instance in, Consumer<Task> removed) {
+        dequeueIf(in, t -> true, removed);
+    }
+
+    /** Removes the queued tasks of {@code in} that {@code which} accepts, handing each to {@code removed}. */
+    void dequeueIf(Instance in, Predicate<Task> which, Consumer<Task> removed) {
         if (in.queued == 0) {
             return;
         }
-        queue.removeAll(in, t -> {
+        queue.removeIf(in, which, t -> {
             if (window != null) {
                 window.removed(t); // while it is still in place: the window may need its successor
             }

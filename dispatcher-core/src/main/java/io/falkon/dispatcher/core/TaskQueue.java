@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * The dispatcher's wait queue: an intrusive doubly-linked list of {@link Task}s in the order they
@@ -145,12 +146,19 @@ final class TaskQueue {
      * it is still in place and {@code removed} once it is out.
      */
     void removeAll(Instance in, Consumer<Task> leaving, Consumer<Task> removed) {
+        removeIf(in, t -> true, leaving, removed);
+    }
+
+    /** The same for the queued tasks of {@code in} that {@code which} accepts: O(the instance's queued tasks). */
+    void removeIf(Instance in, Predicate<Task> which, Consumer<Task> leaving, Consumer<Task> removed) {
         Own own = in.queueOwn;
         for (Task t = own == null ? null : own.first; t != null; ) {
             Task next = t.qNext;
-            leaving.accept(t);
-            remove(t);
-            removed.accept(t);
+            if (which.test(t)) {
+                leaving.accept(t);
+                remove(t);
+                removed.accept(t);
+            }
             t = next;
         }
     }

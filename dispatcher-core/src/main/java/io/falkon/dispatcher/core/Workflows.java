@@ -191,6 +191,29 @@ final class Workflows {
         }
     }
 
+    /** Ends the waiting tasks of the instance that {@code which} accepts; returns how many. */
+    int cancelWaitingIf(Instance in, java.util.function.Predicate<Task> which, Execution cancelled) {
+        Dataflow df = in.dataflow;
+        if (df == null || df.waitingTasks() == 0) {
+            return 0;
+        }
+        List<Task> chosen = new java.util.ArrayList<>();
+        df.forEachWaiting(t -> {
+            if (which.test(t)) {
+                chosen.add(t);
+            }
+        });
+        int n = 0;
+        for (Task t : chosen) {
+            if (!t.finished) { // not ended meanwhile, by another one's cancellation
+                core.ledger.leaveWaiting(t);
+                ending.complete(t, "", cancelled);
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** The result of a task that never ran because {@code key} failed, naming the task that failed first. */
     Execution dependencyExecution(Dataflow.Key key, long producer) {
         String what = key.isName ? "to run after '" + key.id + "'" : key.lost ? "its temporary input '" + key.id

@@ -145,6 +145,37 @@ class DataflowTest {
     }
 
     @Test
+    void cancellingSomeTasksEndsThemWhereverTheyAreAndWhatNeedsThemAndNothingElse() {
+        FakeLink e = h.executor("e", 1, 1);
+        FakeLink c = h.client("c");
+        // p runs; q waits for p; r waits for q; s and t are queued behind p (one slot)
+        List<Long> ids = h.submitAll(c, List.of(task("p", "p.out"), task("q", "q.out", "p.out"),
+                task("r", null, "q.out"), task("s", null), task("t", null)));
+        List<Message.DispatchedTask> running = dispatched(e);
+        assertThat(running).extracting(SchedulerHarness::nameOf).containsExactly("p");
+        long unknown = 1_000;
+        h.scheduler.handle(Event.client(c, new Message.CancelTasks(7, h.instanceOf(c),
+                new long[]{ids.get(0), ids.get(1), ids.get(3), unknown})));
+        h.scheduler.endBatch();
+        assertThat(c.sent(Message.TasksCancelled.class)).singleElement()
+                .satisfies(x -> assertThat(x.cancelled()).as("p running, q waiting, s queued").isEqualTo(3));
+        assertThat(e.sent(Message.Cancel.class)).singleElement()
+                .satisfies(x -> assertThat(x.taskIds()).containsExactly(running.get(0).taskId()));
+        Map<String, Message.DeliveredResult> out = byTask(c, ids, List.of("p", "q", "r", "s", "t"));
+        assertThat(out).containsOnlyKeys("p", "q", "r", "s");
+        assertThat(out.values()).allSatisfy(r -> assertThat(r.execution().status()).isEqualTo(TaskStatus.CANCELLED));
+        assertThat(out.get("r").execution().detail()).isEqualTo("not run: a task it needs was cancelled");
+        assertThat(out.get("p").execution().detail()).isEqualTo("cancelled by its client");
+        // the instance goes on: t runs on the slot p held, and a second cancel of p finds nothing
+        h.scheduler.handle(Event.executor(e, new Message.Result(1, List.of())));
+        h.scheduler.endBatch();
+        assertThat(dispatched(e)).extracting(SchedulerHarness::nameOf).containsExactly("t");
+        h.scheduler.handle(Event.client(c, new Message.CancelTasks(8, h.instanceOf(c), new long[]{ids.get(0)})));
+        h.scheduler.endBatch();
+        assertThat(c.sent(Message.TasksCancelled.class)).last().satisfies(x -> assertThat(x.cancelled()).isZero());
+    }
+
+    @Test
     void aBundleThatWouldBreakTheDataflowIsRefusedWholeNamingTheTask() {
         h.executor("e", 1, 0);
         FakeLink c = h.client("c");

@@ -83,7 +83,7 @@ class WsInterfaceTest {
     // ---- the WSDL --------------------------------------------------------------------------
 
     @Test
-    void theWsdlParsesAndListsTheSixOperationsOnSoap11AndSoap12Bindings() throws Exception {
+    void theWsdlParsesAndListsTheSevenOperationsOnSoap11AndSoap12Bindings() throws Exception {
         var reader = WSDLFactory.newInstance().newWSDLReader();
         reader.setFeature("javax.wsdl.verbose", false);
         Definition def = reader.readWSDL(url + "?wsdl", dom(get(url + "?wsdl")));
@@ -93,13 +93,13 @@ class WsInterfaceTest {
             ops.add(((Operation) o).getName());
         }
         assertThat(ops).containsExactlyInAnyOrder("CreateInstance", "Submit", "GetStatus", "GetResults", "Destroy",
-                "Halt");
+                "Halt", "CancelTasks");
         List<String> addresses = new ArrayList<>();
         Service svc = def.getService(new QName(NS, "Falkon"));
         for (Object p : svc.getPorts().values()) {
             Port port = (Port) p;
             Binding b = port.getBinding();
-            assertThat(b.getBindingOperations().size()).isEqualTo(6);
+            assertThat(b.getBindingOperations().size()).isEqualTo(7);
             for (Object ext : port.getExtensibilityElements()) {
                 if (ext instanceof SOAPAddress a) {
                     addresses.add("1.1 " + a.getLocationURI());
@@ -157,6 +157,28 @@ class WsInterfaceTest {
         Element destroyed = call("Destroy", "<f:key>" + key + "</f:key>");
         assertThat(text(destroyed, "cancelled")).isEqualTo("0");
         assertThat(faultOf(post11("GetStatus", "<f:key>" + key + "</f:key>"))).contains("unknown instance");
+    }
+
+    @Test
+    void someTasksAreCancelledByIdAndBadCancelRequestsGetFaultsNamingWhatIsWrong() throws Exception {
+        String key = text(call("CreateInstance", ""), "key");
+        call("Submit", "<f:key>" + key + "</f:key>"
+                + "<f:task id=\"1\"><f:command>/bin/sleep</f:command><f:arg>600</f:arg></f:task>"
+                + "<f:task id=\"2\"><f:command>/bin/echo</f:command><f:arg>kept</f:arg></f:task>");
+        Element cancelled = call("CancelTasks", "<f:key>" + key + "</f:key><f:taskId>1</f:taskId><f:taskId>77</f:taskId>");
+        assertThat(text(cancelled, "cancelled")).as("1 was unfinished; 77 is no task").isEqualTo("1");
+        Map<String, Element> results = fetchAll(key, 2);
+        assertThat(results.get("1").getAttribute("status")).isEqualTo("CANCELLED");
+        assertThat(text(results.get("2"), "stdout")).isEqualTo("kept\n");
+
+        assertThat(faultOf(post11("CancelTasks", "<f:key>" + key + "</f:key><f:taskId>-3</f:taskId>")))
+                .contains("CancelTasks: taskId[0] '-3' is not a task id");
+        assertThat(faultOf(post11("CancelTasks", "<f:key>" + key + "</f:key>"))).contains("CancelTasks: no taskId");
+        assertThat(faultOf(post11("CancelTasks", "<f:taskId>1</f:taskId>"))).contains("CancelTasks");
+        String otherKey = key.substring(0, key.length() - 1) + (key.endsWith("0") ? "1" : "0");
+        assertThat(faultOf(post11("CancelTasks", "<f:key>" + otherKey + "</f:key><f:taskId>1</f:taskId>")))
+                .as("a key that is not the instance's opens nothing").containsAnyOf("unknown instance", "key");
+        call("Destroy", "<f:key>" + key + "</f:key>");
     }
 
     @Test

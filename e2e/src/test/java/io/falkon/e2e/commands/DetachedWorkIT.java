@@ -7,12 +7,15 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Detached work end to end, every command its own process against a real dispatcher and executor:
@@ -224,6 +227,41 @@ class DetachedWorkIT {
             assertThat(other.exit()).isEqualTo(2);
             assertThat(other.stderr()).contains("--template 'exit 0' is not what instance " + id + " ran its lines "
                     + "with (--template 'echo ran {}; exit {}')");
+        }
+    }
+
+    @Test
+    void singleTasksAreCancelledByTheirNumbersAndTheRestRunsOn() throws Exception {
+        Path tasks = Files.writeString(dir.resolve("mixed.txt"), "sleep 600\necho two\nsleep 600\necho four\n");
+        int port = ClusterProcesses.freePort();
+        String addr = "127.0.0.1:" + port;
+        try (ClusterProcesses c = new ClusterProcesses(dir)) {
+            c.dispatcher(port);
+            c.executor(port, "one-slot", "--slots", "1", "--prefetch", "0");
+            Cli.Result submitted = Cli.run(dir, "submit", "--dispatcher", addr, "--detach", tasks.toString());
+            assertThat(submitted.exit()).as(submitted.stderr()).isZero();
+            String id = submitted.stdout().substring("instance ".length(), submitted.stdout().indexOf(':'));
+            await().atMost(Duration.ofSeconds(60)).until(() -> JSON.readTree(Cli.run(dir, "status", "--json",
+                    "--dispatcher", addr).stdout()).path("running").asInt() == 1); // task 1 holds the one slot
+
+            Cli.Result outOfRange = Cli.run(dir, "cancel", id, "--task", "5");
+            assertThat(outOfRange.exit()).isEqualTo(2);
+            assertThat(outOfRange.stderr()).contains("--task 5: the instance's tasks are numbered 1..4");
+            Cli.Result cancelled = Cli.run(dir, "cancel", id, "--task", "1,3");
+            assertThat(cancelled.exit()).as(cancelled.stderr()).isZero();
+            assertThat(cancelled.stdout()).contains("2 of tasks 1, 3 cancelled (all unfinished); the instance goes on");
+
+            Cli.Result waited = Cli.run(dir, "wait", id, "--timeout", "120");
+            assertThat(waited.exit()).as("two were cancelled: %s", waited.stdout()).isEqualTo(1);
+            Map<Integer, String> status = new java.util.TreeMap<>();
+            for (String l : Cli.run(dir, "results", id, "--json").stdout().lines().toList()) {
+                JsonNode r = JSON.readTree(l);
+                status.put(r.get("task").asInt(), r.get("status").asText() + ":" + r.get("stdout").asText().strip());
+            }
+            assertThat(status).containsExactly(Map.entry(1, "CANCELLED:"), Map.entry(2, "EXITED:two"),
+                    Map.entry(3, "CANCELLED:"), Map.entry(4, "EXITED:four"));
+            Cli.Result again = Cli.run(dir, "cancel", id, "--task", "2", "--json");
+            assertThat(JSON.readTree(again.stdout()).get("cancelled").asInt()).as("task 2 had finished").isZero();
         }
     }
 

@@ -62,6 +62,8 @@ public final class Requests {
             return d.requestId();
         } else if (m instanceof Message.Halted h) {
             return h.requestId();
+        } else if (m instanceof Message.TasksCancelled c) {
+            return c.requestId();
         } else if (m instanceof Message.Attached a) {
             return a.requestId();
         } else if (m instanceof Message.ErrorMessage e) {

@@ -18,7 +18,8 @@ class RequestsTest {
     @Test
     void everyReplyTheDispatcherSendsAClientIsFoundAndNothingElseIs() {
         Set<MessageType> replies = EnumSet.of(MessageType.INSTANCE_CREATED, MessageType.SUBMITTED,
-                MessageType.STATUS, MessageType.DESTROYED, MessageType.HALTED, MessageType.ATTACHED, MessageType.ERROR);
+                MessageType.STATUS, MessageType.DESTROYED, MessageType.HALTED, MessageType.TASKS_CANCELLED, MessageType.ATTACHED,
+                MessageType.ERROR);
         Set<MessageType> seen = EnumSet.noneOf(MessageType.class);
         for (GoldenVectors.Vector v : GoldenVectors.all()) {
             Message m = v.message();

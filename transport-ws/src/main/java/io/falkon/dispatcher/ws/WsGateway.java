@@ -341,6 +341,13 @@ final class WsGateway implements AutoCloseable {
         });
     }
 
+    /** CancelTasks; returns how many of the tasks named were unfinished (and are cancelled now). */
+    CompletableFuture<Integer> cancelTasks(Admission.Credential who, String from, Key key, long[] clientTaskIds) {
+        return session(who, from, key).thenCompose(s -> call(s.caller,
+                id -> new Message.CancelTasks(id, s.id, clientTaskIds))
+                .thenApply(m -> ((Message.TasksCancelled) m).cancelled()));
+    }
+
     // ---- sessions --------------------------------------------------------------------------
 
     /**

@@ -16,14 +16,16 @@ import java.util.concurrent.CompletableFuture;
 import static io.falkon.protocol.soap.SoapXml.NS;
 
 /**
- * The five operations of the service. Each reads its request element by streaming it with StAX (a
+ * The operations of the service. Each reads its request element by streaming it with StAX (a
  * bundle is never built as a tree), asks the {@link WsGateway}, and returns the response element's
  * content as a {@link Body} written later, straight to the output. Anything wrong in a request is a
  * {@link WsFault} that names it.
  */
 final class WsOperations {
     static final List<String> NAMES = List.of("CreateInstance", "Submit", "GetStatus", "GetResults", "Destroy",
-            "Halt");
+            "Halt", "CancelTasks");
+    /** The most task ids one CancelTasks names (a request's size is bounded besides). */
+    static final int MAX_CANCEL_IDS = 100_000;
 
     private final WsGateway gateway;
 
@@ -58,6 +60,7 @@ final class WsOperations {
             case "GetResults" -> results(r, call);
             case "Destroy" -> destroy(r, call);
             case "Halt" -> halt(r, call);
+            case "CancelTasks" -> cancelTasks(r, call);
             default -> throw WsFault.client("no operation " + op);
         };
     }
@@ -196,6 +199,39 @@ final class WsOperations {
         }
         WsGateway.Key k = require(key, "Halt");
         return () -> gateway.halt(call.who(), call.from(), k)
+                .thenApply(cancelled -> w -> SoapXml.text(w, "cancelled", Integer.toString(cancelled)));
+    }
+
+    private Prepared cancelTasks(XMLStreamReader r, Call call) throws XMLStreamException {
+        WsGateway.Key key = null;
+        long[] ids = new long[16];
+        int n = 0;
+        while (next(r, "CancelTasks")) {
+            switch (r.getLocalName()) {
+                case "key" -> key = WsGateway.parseKey(r.getElementText(), "CancelTasks");
+                case "taskId" -> {
+                    if (n == MAX_CANCEL_IDS) {
+                        throw WsFault.client("CancelTasks: more than " + MAX_CANCEL_IDS + " taskId elements");
+                    }
+                    String text = r.getElementText().trim();
+                    try {
+                        long id = Long.parseUnsignedLong(text);
+                        ids = n == ids.length ? java.util.Arrays.copyOf(ids, n * 2) : ids;
+                        ids[n++] = id;
+                    } catch (NumberFormatException e) {
+                        throw WsFault.client("CancelTasks: taskId[" + n + "] '" + io.falkon.protocol.LogSafe.text(text)
+                                + "' is not a task id (an unsigned 64-bit number)");
+                    }
+                }
+                default -> throw unexpected("CancelTasks", r, "key or taskId");
+            }
+        }
+        WsGateway.Key k = require(key, "CancelTasks");
+        if (n == 0) {
+            throw WsFault.client("CancelTasks: no taskId given");
+        }
+        long[] named = java.util.Arrays.copyOf(ids, n);
+        return () -> gateway.cancelTasks(call.who(), call.from(), k, named)
                 .thenApply(cancelled -> w -> SoapXml.text(w, "cancelled", Integer.toString(cancelled)));
     }
 
