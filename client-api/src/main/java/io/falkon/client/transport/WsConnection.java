@@ -247,32 +247,12 @@ public final class WsConnection implements Connection {
 
     @Override
     public CompletableFuture<Integer> destroy(long instanceId) {
-        return call("Destroy", w -> SoapXml.text(w, "key", keyOf(instanceId)), r -> {
-            int cancelled = 0;
-            while (next(r)) {
-                if (r.getLocalName().equals("cancelled")) {
-                    cancelled = Integer.parseInt(r.getElementText().trim());
-                } else {
-                    SoapXml.skipToEnd(r, "DestroyResponse");
-                }
-            }
-            return cancelled;
-        });
+        return call("Destroy", w -> SoapXml.text(w, "key", keyOf(instanceId)), r -> cancelled(r, "DestroyResponse"));
     }
 
     @Override
     public CompletableFuture<Integer> halt(long instanceId) {
-        return call("Halt", w -> SoapXml.text(w, "key", keyOf(instanceId)), r -> {
-            int cancelled = 0;
-            while (next(r)) {
-                if (r.getLocalName().equals("cancelled")) {
-                    cancelled = Integer.parseInt(r.getElementText().trim());
-                } else {
-                    SoapXml.skipToEnd(r, "HaltResponse");
-                }
-            }
-            return cancelled;
-        });
+        return call("Halt", w -> SoapXml.text(w, "key", keyOf(instanceId)), r -> cancelled(r, "HaltResponse"));
     }
 
     @Override
@@ -282,17 +262,20 @@ public final class WsConnection implements Connection {
             for (long id : taskIds) {
                 SoapXml.text(w, "taskId", Long.toUnsignedString(id));
             }
-        }, r -> {
-            int cancelled = 0;
-            while (next(r)) {
-                if (r.getLocalName().equals("cancelled")) {
-                    cancelled = Integer.parseInt(r.getElementText().trim());
-                } else {
-                    SoapXml.skipToEnd(r, "CancelTasksResponse");
-                }
+        }, r -> cancelled(r, "CancelTasksResponse"));
+    }
+
+    /** The {@code <cancelled>} count of a Destroy, Halt or CancelTasks response (0 if it says none). */
+    private static int cancelled(XMLStreamReader r, String response) throws XMLStreamException {
+        int cancelled = 0;
+        while (next(r)) {
+            if (r.getLocalName().equals("cancelled")) {
+                cancelled = Integer.parseInt(r.getElementText().trim());
+            } else {
+                SoapXml.skipToEnd(r, response);
             }
-            return cancelled;
-        });
+        }
+        return cancelled;
     }
 
     /** What one GetResults returned. */
