@@ -330,7 +330,21 @@ int fk_executor_run(const fk_config *cfg) {
         strcpy(e.hostname, "localhost");
     }
     srandom((unsigned)(getpid() ^ fk_now_micros()));
-    if (ex_queue_init(&e) != 0 || make_spool(&e) != 0) {
+    /* SIGTERM and SIGINT are heard from the start: one that comes while the executor sets up (a
+     * test, a batch job cancelled at once) still ends it through its stop, which removes the spool */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    if (ex_queue_init(&e) != 0) {
+        return 2;
+    }
+    signal_wake_fd = e.queue.wake_fd;
+    if (make_spool(&e) != 0) {
+        signal_wake_fd = -1;
+        ex_queue_destroy(&e);
         return 2;
     }
     int status = 2;
@@ -370,14 +384,6 @@ int fk_executor_run(const fk_config *cfg) {
                         ? fk_archive_new(e.staging.outputs, cfg->id, FK_ARCHIVE_THRESHOLD) : NULL;
     e.staging.sandboxes = sandboxes;
     ex_start_slots(&e);
-
-    signal_wake_fd = e.queue.wake_fd;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
 
     if (ex_dial(&e, err, sizeof err) != 0) {
         ex_first_dial_failed(&e, err);

@@ -4,7 +4,6 @@ import io.falkon.client.FalkonException;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorCommand;
 import io.falkon.executor.LogConfigurator;
-import io.falkon.executor.TempDirs;
 import io.falkon.protocol.Protocol;
 import picocli.CommandLine;
 
@@ -48,7 +47,6 @@ public final class Falkon {
         StartupTrace.mark("main");
         skipUnusedWork(args.length == 0 ? null : args[0]);
         LogConfigurator.forFalkonPrograms();
-        TempDirs.fromEnvironment();
         Executor.preferFastSpawn();
         StartupTrace.mark("logging");
         args = ArgumentSources.takeFrom(args); // GNU parallel's ::: values are the user's, not options

@@ -203,7 +203,7 @@ public final class Executor implements AutoCloseable {
     private static Executor start(ExecutorConfig config, EventLoopGroup group, EventLoop loop, boolean ownsGroup) {
         Path spool;
         try {
-            spool = Files.createTempDirectory("falkon-executor-");
+            spool = Files.createTempDirectory(TempDirs.root(), "falkon-executor-");
         } catch (IOException e) {
             if (ownsGroup) {
                 group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);

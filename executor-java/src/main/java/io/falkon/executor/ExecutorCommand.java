@@ -148,7 +148,6 @@ public final class ExecutorCommand implements Callable<Integer> {
     /** The standalone executor: {@code java -jar falkon-executor.jar --dispatcher HOST:PORT ...}. */
     public static void main(String[] args) {
         LogConfigurator.forFalkonPrograms();
-        TempDirs.fromEnvironment();
         Executor.preferFastSpawn();
         System.exit(new CommandLine(new ExecutorCommand()).setCommandName("falkon-executor").execute(args));
     }

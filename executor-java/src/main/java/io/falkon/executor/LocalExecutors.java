@@ -161,7 +161,7 @@ public final class LocalExecutors implements AutoCloseable {
                     .redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
             pb.environment().remove(TokenSource.ENV_FILE);
             // their spools where this process keeps its temporary files ($TMPDIR, or as its JVM was told)
-            pb.environment().put("TMPDIR", System.getProperty("java.io.tmpdir"));
+            pb.environment().put("TMPDIR", TempDirs.root().toString());
             if (!token.required()) {
                 pb.environment().remove(TokenSource.ENV);
             } else {

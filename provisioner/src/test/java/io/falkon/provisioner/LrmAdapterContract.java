@@ -58,16 +58,20 @@ abstract class LrmAdapterContract {
         Files.deleteIfExists(tokenFile.getParent());
     }
 
-    /** The Java executor (from the executor-java module's build) pointed at a dispatcher on this machine. */
-    static List<String> executorCommand(int dispatcherPort) {
+    /**
+     * The Java executor (from the executor-java module's build) pointed at a dispatcher on this
+     * machine, its spool in {@code tmp}: a job's environment is the scheduler's (SGE passes none of
+     * the test's), and an executor the scheduler kills leaves its spool with the test's directory.
+     */
+    static List<String> executorCommand(int dispatcherPort, Path tmp) {
         Path jar = Path.of("../executor-java/target/falkon-executor.jar").toAbsolutePath().normalize();
         assertThat(jar).as("the executor jar (built by the executor-java module)").exists();
         return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-XX:TieredStopAtLevel=1",
-                "-Xmx64m", "-jar", jar.toString(), "--dispatcher", "127.0.0.1:" + dispatcherPort);
+                "-Xmx64m", "-Djava.io.tmpdir=" + tmp, "-jar", jar.toString(), "--dispatcher", "127.0.0.1:" + dispatcherPort);
     }
 
     JobRequest request(List<String> extra) {
-        List<String> cmd = new ArrayList<>(executorCommand(dispatcher.port()));
+        List<String> cmd = new ArrayList<>(executorCommand(dispatcher.port(), work));
         cmd.addAll(List.of("--token-file", tokenFile.toString()));
         cmd.addAll(extra);
         return new JobRequest("ct" + JOBS.incrementAndGet() + "-" + adapter().name(), nodes(), 1,

@@ -44,7 +44,7 @@ abstract class ProvisioningContract {
     @Test
     void fromNoExecutorsToTwoHundredTasksAndBackToNone() throws Exception {
         Dispatcher d = Dispatcher.start(DispatcherConfig.local());
-        List<String> cmd = LrmAdapterContract.executorCommand(d.port());
+        List<String> cmd = LrmAdapterContract.executorCommand(d.port(), work);
         Provisioner.Config config = new Provisioner.Config(new Planner.Bounds(0, maxNodes(), maxNodes(), 2, 600, 0.05),
                 AcquisitionPolicy.EXPONENTIAL, ReleasePolicy.distributed(Duration.ofSeconds(2)), cmd,
                 Duration.ofMillis(200), work, "e2e", d.token());

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,8 +40,13 @@ abstract class ExecutorFixture {
             closing.get(i).close();
         }
         for (Process p : processes) {
-            p.destroyForcibly();
-            p.waitFor(30, TimeUnit.SECONDS);
+            p.destroy(); // SIGTERM: an executor stops as it would on a node, removing its spool
+        }
+        for (Process p : processes) {
+            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                p.waitFor(30, TimeUnit.SECONDS);
+            }
         }
     }
 
@@ -60,6 +66,8 @@ abstract class ExecutorFixture {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log(id).toFile())
                 .redirectInput(new File("/dev/null"));
         pb.environment().put(TokenSource.ENV, TOKEN);
+        // its spool with the test's directory: one killed on purpose leaves nothing behind
+        pb.environment().put("TMPDIR", Files.createDirectories(dir.resolve("tmp")).toString());
         Process p = pb.start();
         processes.add(p);
         return p;
