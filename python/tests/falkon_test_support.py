@@ -1,7 +1,8 @@
-"""What the live tests share: the falkon command of this checkout, and waiting for a condition."""
+"""What the live tests share: the falkon command of this checkout, waiting for a condition, stopping a process."""
 
 import os
 import pathlib
+import subprocess
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -17,3 +18,15 @@ def wait_for(condition, timeout=30.0, what="condition"):
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def stop(process, timeout=30.0):
+    """Stops a process started by a test: TERM (so that it cleans up after itself), KILL if it has
+    not ended within ``timeout`` seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

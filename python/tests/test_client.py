@@ -13,7 +13,7 @@ import unittest
 from falkon import Client, FalkonError, LocalDispatcher
 from falkon.token import find_token
 
-from falkon_test_support import BUILT, FALKON, wait_for
+from falkon_test_support import BUILT, FALKON, stop, wait_for
 
 
 @unittest.skipUnless(BUILT, "Falkon is not built (run the README's build first)")
@@ -183,7 +183,7 @@ class ReconnectTest(unittest.TestCase):
         executor = subprocess.Popen([FALKON, "executor", "--dispatcher", f"127.0.0.1:{port}", "--slots", "2",
                                      "--reconnect-for", "60"], env=dict(os.environ, FALKON_TOKEN=token),
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.addCleanup(lambda: (executor.kill(), executor.wait()))
+        self.addCleanup(stop, executor)  # TERM: it removes its spool directory as it leaves
         c = Client(f"127.0.0.1:{port}", token=token, reconnect_for=60)
         self.addCleanup(c.close)
         inst = c.create_instance("restart", lease_seconds=300)

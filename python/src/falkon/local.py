@@ -33,10 +33,12 @@ class LocalDispatcher:
         command, as ``falkon run`` chooses, else ``java``)
     :param extra_dispatcher_args: more options for ``falkon dispatcher``
     :param token: the token to require (default: a fresh random one)
+    :param host: the address it listens on: loopback by default; ``0.0.0.0`` when executors on other
+        nodes must reach it (a provisioner's)
     """
 
     def __init__(self, executors=1, slots=None, impl=None, falkon=None, extra_dispatcher_args=(),
-                 extra_executor_args=(), log_dir=None, startup_timeout=60.0, token=None):
+                 extra_executor_args=(), log_dir=None, startup_timeout=60.0, token=None, host="127.0.0.1"):
         self.command = falkon_command(falkon)
         self.token = token or secrets.token_hex(32)
         self.env = dict(os.environ, FALKON_TOKEN=self.token)
@@ -45,9 +47,10 @@ class LocalDispatcher:
         self.executors = []
         self._logs = []
         self.dispatcher = subprocess.Popen(
-            [self.command, "dispatcher", "--host", "127.0.0.1", "--port", "0", *extra_dispatcher_args],
+            [self.command, "dispatcher", "--host", host, "--port", "0", *extra_dispatcher_args],
             env=self.env, stdout=subprocess.PIPE, stderr=self._log("dispatcher"), text=True)
         self.port = self._await_port(startup_timeout)
+        # local executors dial loopback whatever the listening address
         self.address = f"127.0.0.1:{self.port}"
         # the rest of its standard output is drained so that it never blocks on a full pipe
         threading.Thread(target=self.dispatcher.stdout.read, daemon=True).start()
