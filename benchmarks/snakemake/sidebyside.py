@@ -12,6 +12,7 @@ Workflows:
 Ways:
   cores2        snakemake --cores 2
   falkon        snakemake --executor falkon (an embedded dispatcher with its defaults)
+  falkon-jobcmd the same with --falkon-always-job-command (Snakemake's job command for every job)
   falkon-slurm  snakemake --executor falkon --falkon-provisioner slurm (nodes included)
   slurm         snakemake --executor slurm (Snakemake's official plugin, one sbatch per job)
 
@@ -81,6 +82,8 @@ def way_command(way, args):
         return base + ["--cores", "2"]
     if way == "falkon":
         return base + ["--executor", "falkon", "--jobs", str(args.jobs_in_flight)]
+    if way == "falkon-jobcmd":
+        return base + ["--executor", "falkon", "--jobs", str(args.jobs_in_flight), "--falkon-always-job-command"]
     if way == "falkon-slurm":
         return base + ["--executor", "falkon", "--jobs", str(args.jobs_in_flight), "--falkon-provisioner", "slurm",
                        "--falkon-max-nodes", str(args.nodes), "--falkon-slots", str(args.slots),
@@ -89,7 +92,7 @@ def way_command(way, args):
         return base + ["--executor", "slurm", "--jobs", str(args.jobs_in_flight),
                        "--default-resources", "slurm_partition=debug", "mem_mb=400", "runtime=10",
                        "--seconds-between-status-checks", "1"]
-    raise SystemExit(f"sidebyside: unknown way {way!r} (cores2, falkon, falkon-slurm, slurm)")
+    raise SystemExit(f"sidebyside: unknown way {way!r} (cores2, falkon, falkon-jobcmd, falkon-slurm, slurm)")
 
 
 def digest(path):

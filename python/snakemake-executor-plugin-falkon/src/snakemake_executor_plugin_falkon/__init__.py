@@ -118,7 +118,11 @@ class Executor(RemoteExecutor):
         self.report_job_submission(info)
         try:
             self.backend.instance.submit(
-                argv, env=env, cwd=self._workdir, walltime=res["walltime"], cores=res["cores"],
+                argv, env=env, cwd=self._workdir, walltime=res["walltime"],
+                # a one-thread job states no cores: an executor that pins its slots confines a task
+                # that states them to its CPUs, and a one-thread rule's pipe (bwa | samtools) then
+                # shares one CPU where Snakemake's local runs let it spread
+                cores=res["cores"] if res["cores"] > 1 else None,
                 memory=res["memory"], disk=res["disk"], priority=res["priority"],
                 callback=partial(self._task_finished, info, direct))
         except Exception as e:  # a spec Falkon refuses, a lost dispatcher: this job fails, others go on
