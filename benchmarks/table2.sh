@@ -63,6 +63,18 @@ way, n, t0, t1, first, record = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]
 row = {"way": way, "tasks": n, "wall_s": round(t1 - t0, 3), "tasks_per_s": round(n / (t1 - t0), 2),
        "first_s": round(first - t0, 3)}
 open(record, "a").write(json.dumps(row) + "\n")
+# the latest row per way, as falkon bench report reads it (bench-results/table2.json)
+import os
+rows = {}
+for line in open(record):
+    r = json.loads(line)
+    rows[r["way"]] = {"way": r["way"], "tasks": r["tasks"], "wallSeconds": r["wall_s"],
+                      "tasksPerSecond": r["tasks_per_s"], "firstSeconds": r["first_s"]}
+results = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(record))), "bench-results")
+os.makedirs(results, exist_ok=True)
+json.dump({"benchmark": "table2", "title": "table2: the same short tasks by Slurm and SGE (a job per task, arrays, "
+           "job steps) and by falkon run on their nodes", "meta": {}, "rows": list(rows.values())},
+          open(os.path.join(results, "table2.json"), "w"), indent=2)
 print(f"| {way} | {n} | {row['wall_s']:.1f} | {row['tasks_per_s']:.2f} | {row['first_s']:.2f} |", flush=True)
 EOF
 }

@@ -44,4 +44,5 @@ if [ "$workflow" = variants ]; then
     [ -f "$data/genome.fa" ] || "$venv/bin/python" "$here/make_data.py" "$data"
     extra=(--data "$data")
 fi
-"$venv/bin/python" "$here/sidebyside.py" --workflow "$workflow" --python "$venv/bin/python" --out "$out" "${extra[@]}" "$@"
+"$venv/bin/python" "$here/sidebyside.py" --workflow "$workflow" --python "$venv/bin/python" --out "$out" \
+    --results "$repo/bench-results" "${extra[@]}" "$@"

@@ -139,6 +139,9 @@ def main():
     ap.add_argument("--slots", type=int, default=2, help="falkon-slurm: slots per node")
     ap.add_argument("--python", default=sys.executable, help="the Python that has Snakemake and the plugins")
     ap.add_argument("--out", default="target/snakemake-bench")
+    ap.add_argument("--results", default="bench-results",
+                    help="where snakemake.json goes (one row per workflow and way, the latest medians) for "
+                         "falkon bench report")
     args = ap.parse_args()
     ways = args.ways.split(",")
     os.makedirs(args.out, exist_ok=True)
@@ -172,10 +175,32 @@ def main():
     print(f"\n{args.workflow}: {jobs} jobs, {args.rounds} paired rounds, median wall; every way's output identical")
     print(f"| way | wall (s) | jobs/s | vs {first} |")
     print("|---|---:|---:|---:|")
+    rows = []
     for way in ways:
         m = statistics.median(walls[way])
         ratio = statistics.median(walls[first]) / m
         print(f"| {way} | {m:.2f} | {jobs / m:.1f} | {ratio:.2f}x |")
+        rows.append({"workflow": args.workflow, "way": way, "jobs": jobs, "rounds": args.rounds,
+                     "wallSeconds": round(m, 3), "jobsPerSecond": round(jobs / m, 3)})
+    save(args.results, rows)
+
+
+def save(results, rows):
+    """Merges these rows into RESULTS/snakemake.json (a row per workflow and way: the latest wins),
+    in the shape falkon bench report reads (title, meta, rows)."""
+    os.makedirs(results, exist_ok=True)
+    path = os.path.join(results, "snakemake.json")
+    doc = {"benchmark": "snakemake", "title": "snakemake: the same workflows by --cores 2, the Falkon executor "
+           "(embedded and on Slurm nodes) and Snakemake's Slurm executor", "meta": {}, "rows": []}
+    if os.path.exists(path):
+        with open(path) as f:
+            doc = json.load(f)
+    keep = {(r["workflow"], r["way"]) for r in rows}
+    doc["rows"] = [r for r in doc["rows"] if (r["workflow"], r["way"]) not in keep] + rows
+    doc["meta"] = {"cores": os.cpu_count(), "python": sys.version.split()[0],
+                   "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=2)
 
 
 if __name__ == "__main__":

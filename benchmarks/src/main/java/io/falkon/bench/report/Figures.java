@@ -109,6 +109,14 @@ final class Figures {
                         SC07 + " Table 2 (Falkon, Condor, PBS, BOINC throughput)",
                         "Falkon 487 tasks/s; Condor 0.49-11 (Condor-J2 22); PBS 0.45; BOINC 93 tasks/s.",
                         Figures::peers),
+                new Figure("table2", List.of(), "Today's Table 2: batch schedulers, and Falkon on their nodes",
+                        SC07 + " Table 2 (Falkon, Condor, PBS, BOINC throughput)",
+                        "PBS 0.45 tasks/s, Condor 0.49-11 (Condor-J2 22), BOINC 93, Falkon 487.",
+                        Figures::table2),
+                new Figure("snakemake", List.of(), "Snakemake workflows: local, Falkon, Slurm",
+                        "no figure in the papers (issue 55)",
+                        "Snakemake's Slurm executor submits one sbatch per job, as the papers' Swift did through GRAM.",
+                        Figures::snakemake),
                 new Figure("applications", List.of(), "Applications side by side: Montage, stacking, BLAST",
                         "seed 004 §VI-B (Montage and BLAST through Swift on Falkon); " + DD + " §4.4.6 (stacking)",
                         "The seeds measure these applications against GPFS-bound runs and mpiBLAST, not against "
@@ -340,6 +348,32 @@ final class Figures {
             c.getStyler().setYAxisMin(1.0);
             charts.add(c);
         }
+        return charts;
+    }
+
+    private static List<Chart<?, ?>> table2(Map<String, Result> all) {
+        List<Map<String, Object>> rows = all.get("table2").rows();
+        CategoryChart c = Charts.bars("Short tasks per second, nodes included for Falkon (log scale)", "", "tasks/s");
+        // short labels: the longest would be cut off under the rotated axis
+        c.addSeries("tasks/s", rows.stream().map(r -> str(r, "way").replace("falkon run --provisioner ", "falkon on ")
+                .replace(" (nodes included)", "")).toList(), col(rows, "tasksPerSecond"));
+        c.getStyler().setLegendVisible(false);
+        c.getStyler().setYAxisLogarithmic(true); // the schedulers are two orders of magnitude below
+        c.getStyler().setYAxisMin(0.1);
+        return List.of(c);
+    }
+
+    private static List<Chart<?, ?>> snakemake(Map<String, Result> all) {
+        List<Chart<?, ?>> charts = new ArrayList<>();
+        Result.group(all.get("snakemake").rows(), r -> str(r, "workflow")).forEach((workflow, rs) -> {
+            CategoryChart c = Charts.bars(workflow + ": Snakemake jobs per second by way (log scale)", "", "jobs/s");
+            c.addSeries("jobs/s", rs.stream().map(r -> str(r, "way") + " (" + str(r, "jobs") + " jobs)").toList(),
+                    col(rs, "jobsPerSecond"));
+            c.getStyler().setLegendVisible(false);
+            c.getStyler().setYAxisLogarithmic(true);
+            c.getStyler().setYAxisMin(0.01);
+            charts.add(c);
+        });
         return charts;
     }
 
