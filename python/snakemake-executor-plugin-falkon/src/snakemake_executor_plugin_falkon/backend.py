@@ -65,6 +65,12 @@ class Backend:
             cmd += ["--slots", str(settings.slots)]
         if settings.impl:
             cmd += ["--executor", settings.impl]
+        if self.local is None:
+            # a running dispatcher: the provisioner reaches it as this client does
+            if settings.token_file:
+                cmd += ["--token-file", settings.token_file]
+            if settings.tls_ca:
+                cmd += ["--tls-ca", settings.tls_ca]
         cmd += shlex.split(settings.provision_args or "")
         env = self.local.env if self.local is not None else dict(os.environ)
         os.makedirs(log_dir, exist_ok=True)
