@@ -156,6 +156,37 @@ class ClientTest(unittest.TestCase):
             except FalkonError as e:
                 self.assertIn("destroyed", str(e))
 
+    def test_single_tasks_are_cancelled_and_the_instance_goes_on(self):
+        # a dispatcher of its own: 2 slots, so that which tasks run and which wait is known
+        with LocalDispatcher(executors=1, slots=2, falkon=FALKON) as local, \
+                Client(local.address, token=local.token) as c, c.create_instance() as inst:
+            sleepers = [inst.submit(["/bin/sleep", "30"]) for _ in range(4)]
+            wait_for(lambda: inst.status()["running"] == 2, what="two running tasks")
+            # one running and one queued
+            self.assertEqual(2, inst.cancel(sleepers[0], sleepers[3]))
+            for f in (sleepers[0], sleepers[3]):
+                r = f.result(30)
+                self.assertEqual("CANCELLED", r.status, r)
+            self.assertFalse(any(f.done() for f in sleepers[1:3]), "the others go on")
+            # the freed slot takes the task that waited
+            wait_for(lambda: inst.status()["running"] == 2, what="the queued task taking the freed slot")
+            self.assertEqual(1, inst.cancel(sleepers[1]))
+            self.assertEqual("CANCELLED", sleepers[1].result(30).status)
+            # a finished task is not cancelled again; a callback names its task as a Future does
+            done = inst.submit(["/bin/true"])
+            self.assertTrue(done.result(30).ok)
+            self.assertEqual(0, inst.cancel(done))
+            got = []
+
+            def callback(result, error):
+                got.append(result or error)
+            inst.submit(["/bin/sleep", "30"], callback=callback)
+            self.assertEqual(2, inst.cancel(sleepers[2], callback))
+            self.assertEqual("CANCELLED", sleepers[2].result(30).status)
+            wait_for(lambda: got, what="the callback's result")
+            self.assertEqual("CANCELLED", got[0].status, got[0])
+            self.assertEqual(0, inst.unfinished())
+
 
 @unittest.skipUnless(BUILT, "Falkon is not built (run the README's build first)")
 class ReconnectTest(unittest.TestCase):

@@ -73,6 +73,15 @@ class Result:
         # DEPENDENCY_FAILED: (the task id of the task that failed first upstream, what this one needed of it)
         self.dependency = wire.dependency_of(ex)
 
+    @classmethod
+    def of_status(cls, task_id, status, detail, micros):
+        """A result made on this side (a task that never reached the dispatcher)."""
+        return cls({"clientTaskId": task_id, "executorId": "", "attempt": 0, "submittedMicros": micros,
+                    "dispatchedMicros": 0, "completedMicros": micros,
+                    "execution": {"status": wire.STATUS_NAMES.index(status), "exitCode": -1, "flags": 0,
+                                  "startedMicros": 0, "finishedMicros": 0, "stdout": b"", "stderr": b"",
+                                  "detail": detail, "ext": []}})
+
     @property
     def ok(self):
         """True iff the process ran and exited 0."""
@@ -192,6 +201,41 @@ class Instance:
     def status(self):
         """The instance's status document (docs/protocol.md section 7) as a dict."""
         return json.loads(self._client._request({"type": "STATUS_REQUEST", "instanceId": self.id})["json"])
+
+    def cancel(self, *tasks):
+        """Cancels these tasks of the instance, each named by what :meth:`submit` was given or
+        returned (its Future, or its ``callback``); the instance goes on. A task not yet sent is
+        never sent; one queued or running on the dispatcher ends CANCELLED there (a running one's
+        process tree is killed: docs/protocol.md, CANCEL_TASKS). Either way its Future or callback
+        gets a CANCELLED :class:`Result`. Tasks already finished are left as they are.
+
+        :return: how many were cancelled
+        """
+        wanted = {id(t) for t in tasks}
+        client = self._client
+        unsent = []
+        with client._lock:
+            # not yet in a bundle: out of the client's queue
+            kept = [e for e in client._queue if not (e[0] is self and id(e[2]) in wanted)]
+            unsent += [e[2] for e in client._queue if e[0] is self and id(e[2]) in wanted]
+            client._queue.clear()
+            client._queue.extend(kept)
+            # in a bundle the dispatcher refused as busy, waiting to go again: out of it
+            for i, (inst, bundle) in enumerate(client._resend):
+                if inst is self:
+                    drop = [tid for tid, _ in bundle
+                            if tid in self._unfinished and id(self._unfinished[tid].future) in wanted]
+                    unsent += [self._unfinished.pop(tid).future for tid in drop]
+                    client._resend[i] = (inst, [t for t in bundle if t[0] not in drop])
+            client._in_flight -= len(unsent)
+            sent = [tid for tid, p in self._unfinished.items() if id(p.future) in wanted]
+            client._room.notify_all()
+        now = int(time.time() * 1_000_000)
+        _settle([(f, Result.of_status(0, "CANCELLED", "cancelled before it was sent", now)) for f in unsent])
+        if not sent:
+            return len(unsent)
+        reply = client._request({"type": "CANCEL_TASKS", "instanceId": self.id, "clientTaskIds": sent})
+        return len(unsent) + reply["cancelled"]
 
     def unfinished(self):
         """How many tasks of this instance have not finished."""
@@ -569,7 +613,7 @@ class Client:
             self._deliver(msg)
         elif t == "HEARTBEAT":
             pass
-        elif t in ("SUBMITTED", "INSTANCE_CREATED", "STATUS", "DESTROYED", "ATTACHED", "ERROR"):
+        elif t in ("SUBMITTED", "INSTANCE_CREATED", "STATUS", "DESTROYED", "ATTACHED", "TASKS_CANCELLED", "ERROR"):
             self._reply(msg)
         else:
             raise wire.ProtocolError(f"unexpected {t} from the dispatcher")
