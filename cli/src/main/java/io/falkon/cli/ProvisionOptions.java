@@ -5,7 +5,7 @@ import io.falkon.provisioner.AcquisitionPolicy;
 import io.falkon.provisioner.LrmAdapter;
 import io.falkon.provisioner.Provisioner;
 import io.falkon.provisioner.ReleasePolicy;
-import io.falkon.provisioner.core.Planner;
+import io.falkon.provisioner.Planner;
 import io.falkon.provisioner.lrm.CobaltAdapter;
 import io.falkon.provisioner.lrm.LocalAdapter;
 import io.falkon.provisioner.lrm.PbsAdapter;

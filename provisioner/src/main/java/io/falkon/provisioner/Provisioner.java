@@ -7,8 +7,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;
 import io.falkon.protocol.time.Clock;
-import io.falkon.provisioner.core.Allocation;
-import io.falkon.provisioner.core.Planner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,7 +1,5 @@
 package io.falkon.provisioner;
 
-import io.falkon.provisioner.core.Allocation;
-import io.falkon.provisioner.core.Planner;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

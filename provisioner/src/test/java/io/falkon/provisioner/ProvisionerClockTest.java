@@ -2,8 +2,6 @@ package io.falkon.provisioner;
 
 import io.falkon.protocol.time.FakeClock;
 import io.falkon.protocol.auth.Token;
-import io.falkon.provisioner.core.Allocation;
-import io.falkon.provisioner.core.Planner;
 import io.falkon.provisioner.lrm.LocalAdapter;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -9,8 +9,6 @@ import io.falkon.client.TaskResult;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.protocol.TaskSpec;
-import io.falkon.provisioner.core.Allocation;
-import io.falkon.provisioner.core.Planner;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

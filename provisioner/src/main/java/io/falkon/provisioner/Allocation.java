@@ -1,4 +1,4 @@
-package io.falkon.provisioner.core;
+package io.falkon.provisioner;
 
 import java.util.EnumMap;
 import java.util.Map;

@@ -1,8 +1,4 @@
-package io.falkon.provisioner.core;
-
-import io.falkon.provisioner.AcquisitionPolicy;
-import io.falkon.provisioner.JobState;
-import io.falkon.provisioner.ReleasePolicy;
+package io.falkon.provisioner;
 
 import java.util.ArrayList;
 import java.util.Collections;
