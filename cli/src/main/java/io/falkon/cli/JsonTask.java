@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
-import io.falkon.datacache.ObjectRef;
+import io.falkon.datacache.fetch.ObjectRef;
 import io.falkon.protocol.PersistentWorker;
 import io.falkon.protocol.ShellLine;
 import io.falkon.protocol.TaskInput;

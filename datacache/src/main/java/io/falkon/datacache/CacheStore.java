@@ -1,13 +1,16 @@
 package io.falkon.datacache;
 
-import io.falkon.protocol.fs.OwnerOnly;
 import io.falkon.datacache.eviction.EvictionPolicy;
 import io.falkon.datacache.fetch.Fetcher;
+import io.falkon.datacache.fetch.ObjectRef;
 import io.falkon.datacache.fetch.PeerFetcher;
+import io.falkon.datacache.fetch.Stamp;
 import io.falkon.datacache.fetch.StoreFetcher;
 import io.falkon.datacache.fetch.Unpacker;
 import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.auth.Token;
+import io.falkon.protocol.fs.OwnerOnly;
+
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.slf4j.Logger;

@@ -1,6 +1,9 @@
 package io.falkon.datacache;
 
 import io.falkon.datacache.fetch.Fetcher;
+import io.falkon.datacache.fetch.ObjectRef;
+import io.falkon.datacache.fetch.PermanentFetchException;
+import io.falkon.datacache.fetch.Stamp;
 import io.falkon.datacache.fetch.StoreFetcher;
 
 import java.io.IOException;

@@ -1,5 +1,7 @@
 package io.falkon.datacache;
 
+import io.falkon.datacache.fetch.PermanentFetchException;
+
 /**
  * An object could not be obtained from anywhere; the message says what was tried and why it failed.
  * {@link #permanent()} when no executor could do better (the object is not in the store, its

@@ -1,7 +1,9 @@
 package io.falkon.datacache;
 
+import io.falkon.datacache.fetch.PermanentFetchException;
 import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.ObjectId;
+
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 

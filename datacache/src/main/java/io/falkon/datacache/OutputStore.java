@@ -1,5 +1,6 @@
 package io.falkon.datacache;
 
+import io.falkon.datacache.fetch.PermanentFetchException;
 import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.ObjectId;
 

@@ -1,9 +1,12 @@
 package io.falkon.datacache;
 
 import io.falkon.datacache.eviction.Lru;
+import io.falkon.datacache.fetch.ObjectRef;
+import io.falkon.datacache.fetch.PeerFetcher;
 import io.falkon.datacache.fetch.StoreFetcher;
 import io.falkon.datacache.peer.PeerServer;
 import io.falkon.protocol.auth.Token;
+
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.compress.compressors.gzip.GzipCompressorOutputStream;
@@ -33,7 +36,6 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import io.falkon.datacache.fetch.PeerFetcher;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;

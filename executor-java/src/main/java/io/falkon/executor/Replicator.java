@@ -3,7 +3,7 @@ package io.falkon.executor;
 import io.falkon.datacache.CacheStore;
 import io.falkon.datacache.FetchException;
 import io.falkon.datacache.Lease;
-import io.falkon.datacache.ObjectRef;
+import io.falkon.datacache.fetch.ObjectRef;
 import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.Message;
 

@@ -1,8 +1,5 @@
 package io.falkon.datacache.fetch;
 
-import io.falkon.datacache.ObjectRef;
-import io.falkon.datacache.PermanentFetchException;
-import io.falkon.datacache.Stamp;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,6 +1,5 @@
 package io.falkon.datacache.fetch;
 
-import io.falkon.datacache.ObjectRef;
 import io.falkon.protocol.auth.HttpAuth;
 import io.falkon.protocol.auth.Token;
 

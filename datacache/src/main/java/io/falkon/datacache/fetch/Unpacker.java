@@ -1,7 +1,5 @@
 package io.falkon.datacache.fetch;
 
-import io.falkon.datacache.PermanentFetchException;
-import io.falkon.datacache.ObjectRef;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.compressors.gzip.GzipCompressorInputStream;

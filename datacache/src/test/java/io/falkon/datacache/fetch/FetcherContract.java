@@ -1,6 +1,6 @@
 package io.falkon.datacache.fetch;
 
-import io.falkon.datacache.ObjectRef;
+import io.falkon.datacache.fetch.ObjectRef;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;

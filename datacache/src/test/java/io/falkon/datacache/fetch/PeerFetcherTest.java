@@ -3,7 +3,7 @@ package io.falkon.datacache.fetch;
 import io.falkon.datacache.CacheListener;
 import io.falkon.datacache.CacheStore;
 import io.falkon.datacache.Lease;
-import io.falkon.datacache.ObjectRef;
+import io.falkon.datacache.fetch.ObjectRef;
 import io.falkon.datacache.Revalidate;
 import io.falkon.datacache.eviction.Lru;
 import io.falkon.datacache.peer.PeerServer;

@@ -1,7 +1,7 @@
 package io.falkon.datacache.fetch;
 
-import io.falkon.datacache.ObjectRef;
-import io.falkon.datacache.PermanentFetchException;
+import io.falkon.datacache.fetch.ObjectRef;
+import io.falkon.datacache.fetch.PermanentFetchException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,7 +1,7 @@
 package io.falkon.datacache.fetch;
 
 import com.sun.net.httpserver.HttpServer;
-import io.falkon.datacache.ObjectRef;
+import io.falkon.datacache.fetch.ObjectRef;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 

@@ -1,4 +1,4 @@
-package io.falkon.datacache;
+package io.falkon.datacache.fetch;
 
 /**
  * What a shared-store file looked like when a copy was made of it: its size and modification

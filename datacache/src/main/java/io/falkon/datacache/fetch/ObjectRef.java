@@ -1,4 +1,4 @@
-package io.falkon.datacache;
+package io.falkon.datacache.fetch;
 
 import java.util.Objects;
 
