@@ -37,6 +37,7 @@ class HomeDirectoryTest {
         env.remove(TokenSource.ENV);
         env.remove(TokenSource.ENV_FILE);
         env.put("HOME", home.toString());
+        env.put("TMPDIR", dir.toString()); // what they leave, however they end, stays in the test's directory
         return pb.directory(dir.toFile()).redirectInput(new File("/dev/null"));
     }
 

@@ -120,6 +120,8 @@ class InterruptIT {
                     "--dispatcher", "127.0.0.1:" + d.port(), "--slots", "2").directory(root.toFile())
                     .redirectErrorStream(true).redirectOutput(dir.resolve("readme.log").toFile());
             pb.environment().put(TokenSource.ENV, "readme-token");
+            // SIGKILLed below: its spool directory stays behind, in this test's directory
+            pb.environment().put("TMPDIR", dir.toString());
             Process p = pb.start();
             try {
                 d.awaitExecutors(1, Duration.ofSeconds(60));
@@ -147,6 +149,7 @@ class InterruptIT {
             ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
                     .redirectOutput(dir.resolve("jvm-launched.log").toFile());
             pb.environment().put(TokenSource.ENV, "jvm-token");
+            pb.environment().put("TMPDIR", dir.toString()); // whatever way it ends, its spool stays in here
             Process launcher = pb.start();
             try {
                 d.awaitExecutors(1, Duration.ofSeconds(60));
