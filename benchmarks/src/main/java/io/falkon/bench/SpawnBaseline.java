@@ -1,5 +1,7 @@
 package io.falkon.bench;
 
+import io.falkon.executor.TempDirs;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -25,12 +27,17 @@ public final class SpawnBaseline {
 
     /** Compiles the loop; throws with the compiler's message if there is no working {@code cc}. */
     public static SpawnBaseline compile() throws IOException, InterruptedException {
-        Path dir = Files.createTempDirectory("falkon-spawnloop-");
+        // where $TMPDIR says (the JDK's default ignores it), and gone when the JVM ends: the loop
+        // runs for as long as the benchmark does
+        Path dir = Files.createTempDirectory(TempDirs.root(), "falkon-spawnloop-");
+        dir.toFile().deleteOnExit();
         Path src = dir.resolve("spawnloop.c");
+        src.toFile().deleteOnExit();
         try (InputStream in = SpawnBaseline.class.getResourceAsStream("spawnloop.c")) {
             Files.copy(in, src, StandardCopyOption.REPLACE_EXISTING);
         }
         Path bin = dir.resolve("spawnloop");
+        bin.toFile().deleteOnExit(); // registered last, deleted first: then the directory is empty
         Process cc = new ProcessBuilder("cc", "-O2", "-std=c11", "-pthread", "-o", bin.toString(), src.toString())
                 .redirectErrorStream(true).start();
         String out = new String(cc.getInputStream().readAllBytes());
