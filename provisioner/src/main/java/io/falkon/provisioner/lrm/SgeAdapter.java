@@ -39,6 +39,10 @@ public final class SgeAdapter extends BatchAdapter {
                 + "#$ -o " + r.workDir().resolve(r.name() + ".out") + "\n"
                 + "#$ -j y\n"
                 + "#$ -S /bin/sh\n"
+                // qdel ends a job with SIGKILL, so an executor cannot remove its spool directory
+                // then: in the job's own TMPDIR, which SGE removes with the job, nothing stays
+                // behind; where an installation gives none, it goes beside the job's files, not /tmp
+                + "[ -n \"$TMPDIR\" ] || { TMPDIR=" + JobRequest.quote(r.workDir().toString()) + "; export TMPDIR; }\n"
                 + "# one Falkon executor per array task (node); the job ends when they have all left\n"
                 + r.nodeCommand() + "\n";
     }
