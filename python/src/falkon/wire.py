@@ -90,6 +90,8 @@ MESSAGES = {
     0x2D: ("HALTED", (("requestId", "u32"), ("instanceId", "u64"), ("cancelled", "u32"))),
     0x2E: ("CANCEL_TASKS", (("requestId", "u32"), ("instanceId", "u64"), ("clientTaskIds", ("list", "u64")))),
     0x2F: ("TASKS_CANCELLED", (("requestId", "u32"), ("instanceId", "u64"), ("cancelled", "u32"))),
+    0x30: ("ATTACH_MOVED", (("requestId", "u32"), ("instanceId", "u64"), ("secret", "str"),
+                            ("movedClientTaskIds", ("list", "u64")))),
     0x29: ("ATTACH", (("requestId", "u32"), ("instanceId", "u64"), ("secret", "str"))),
     0x2A: ("ATTACHED", (("requestId", "u32"), ("instanceId", "u64"), ("highestClientTaskId", "i64"),
                         ("redelivered", "u32"))),

@@ -2,6 +2,7 @@ package io.falkon.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.falkon.client.ClientOptions;
 import io.falkon.client.DistributedClient;
 import io.falkon.client.FalkonClient;
 import io.falkon.client.FalkonException;
@@ -15,6 +16,7 @@ import picocli.CommandLine.Option;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 
 @Command(name = "submit", mixinStandardHelpOptions = true, modelTransformer = SubmitCommand.WithWorkload.class,
@@ -52,6 +54,11 @@ final class SubmitCommand implements Callable<Integer> {
             + "the instance and its results while no client is attached (default: ${DEFAULT-VALUE}, a day)")
     long leaseSeconds = DEFAULT_LEASE_SECONDS;
 
+    @Option(names = "--failover-after", paramLabel = "SECONDS", description = "with several dispatchers: one that "
+            + "has not answered for this long is taken as lost and its unfinished tasks go to the others; one that "
+            + "comes back cancels them (default: 5; 0: only once its connection gives up, after 120 s)")
+    double failoverAfterSeconds = ClientOptions.DEFAULT_FAILOVER_AFTER.toMillis() / 1000.0;
+
     @Option(names = "--store", paramLabel = "DIR", description = "the executors' shared store as this machine sees "
             + "it: inputs no task makes are checked there before anything is sent, and --skip-done looks there for "
             + "outputs (default: not looked at)")
@@ -73,6 +80,9 @@ final class SubmitCommand implements Callable<Integer> {
             throw new Falkon.UserError("--detach needs the dispatcher's TCP address (--dispatcher HOST:PORT): "
                     + "instances are taken over there later");
         }
+        if (!(failoverAfterSeconds >= 0) || failoverAfterSeconds > 86_400) {
+            throw new Falkon.UserError("--failover-after must be 0..86400 seconds, got " + failoverAfterSeconds);
+        }
         if (leaseSeconds < 1) {
             throw new Falkon.UserError("--lease must be at least 1 second");
         }
@@ -92,7 +102,9 @@ final class SubmitCommand implements Callable<Integer> {
         }
         if (DistributedClient.isDistributed(target.address())) {
             // several dispatchers: the tasks are spread over them by their free capacity (docs/scaling.md)
-            try (DistributedClient client = DistributedClient.connect(target.address(), workload.clientOptions(connect));
+            ClientOptions options = workload.clientOptions(connect)
+                    .withFailoverAfter(Duration.ofMillis(Math.round(failoverAfterSeconds * 1000)));
+            try (DistributedClient client = DistributedClient.connect(target.address(), options);
                  TaskFile file = workload.open()) {
                 return workload.report(new Workload().watchingExecutors(client::status)
                         .run(() -> client.createInstance(workload.instanceName("falkon-cli")), file, total, workload));

@@ -10,11 +10,13 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
@@ -31,12 +33,13 @@ import java.util.concurrent.TimeUnit;
  * <p>Dispatchers come from a list ({@code "h1:p1,h2:p2"}), from {@link #addDispatcher}, or from a
  * file ({@link #watch}, one address per line, kept up to date by the provisioner); the client learns
  * about them as they appear (an unreachable one is dialled again every few seconds) and stops sending
- * to one that leaves. A dispatcher that dies has its unfinished tasks sent to the others, unless it
- * comes back with its journal in time (its instances re-attach and their results arrive as if
- * nothing happened); each task's result is delivered once.
+ * to one that leaves. A dispatcher that has not answered for {@link ClientOptions#failoverAfter()}
+ * (killed, hung or cut off) is taken as lost: its unfinished tasks go to the others at once
+ * (failover, see {@link DistributedInstance}); if it comes back (restarted from its journal) it
+ * cancels those that moved and gets new tasks again. Each task's result is delivered once.
  *
- * <p>Once a second (and whenever asked) it reads every dispatcher's status for its capacity (its
- * executors' slots). Thread-safe.
+ * <p>Every half second it asks every dispatcher for its status, without waiting for the answer: the
+ * answer gives its capacity (its executors' slots) and says it is alive. Thread-safe.
  */
 public final class DistributedClient implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DistributedClient.class);
@@ -58,6 +61,12 @@ public final class DistributedClient implements AutoCloseable {
         volatile int slots;
         volatile boolean leaving;
         volatile String lastStatus = "{}";
+        /** When it last answered a status request (System.nanoTime), or was connected. */
+        volatile long heardNanos;
+        /** A status request is out and unanswered: no second one is sent meanwhile. */
+        volatile boolean asking;
+        /** Taken as lost (failover): nothing is sent to it until it answers again. */
+        volatile boolean lost;
 
         Member(String address) {
             this.address = address;
@@ -65,7 +74,7 @@ public final class DistributedClient implements AutoCloseable {
 
         boolean usable() {
             FalkonClient c = client;
-            return c != null && !leaving;
+            return c != null && !leaving && !lost;
         }
     }
 
@@ -107,12 +116,26 @@ public final class DistributedClient implements AutoCloseable {
             throw new IllegalArgumentException("no dispatcher address in '" + addresses + "'");
         }
         c.refresh();
+        c.awaitFirstAnswers();
         if (c.members.values().stream().noneMatch(Member::usable)) {
             c.close();
             throw new FalkonException(null, "none of the dispatchers " + c.members.keySet() + " can be reached");
         }
         c.poller.scheduleWithFixedDelay(c::refresh, POLL_MILLIS, POLL_MILLIS, TimeUnit.MILLISECONDS);
         return c;
+    }
+
+    /** Gives the first status requests up to the connect timeout, so that capacity is known from the start. */
+    private void awaitFirstAnswers() {
+        long until = System.nanoTime() + options.connectTimeout().toNanos();
+        while (members.values().stream().anyMatch(m -> m.asking) && System.nanoTime() < until) {
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     /** Whether {@code address} names several dispatchers: a comma-separated list, or {@code file:PATH}. */
@@ -256,7 +279,9 @@ public final class DistributedClient implements AutoCloseable {
         for (Member m : members.values()) {
             if (m.client == null && !m.leaving) {
                 try {
+                    m.heardNanos = System.nanoTime();
                     m.client = FalkonClient.connect(m.address, options);
+                    m.heardNanos = System.nanoTime();
                     log.info("dispatcher {} joined", m.address);
                 } catch (FalkonException | IllegalArgumentException e) {
                     log.debug("dispatcher {} not reachable yet: {}", m.address, e.getMessage());
@@ -267,18 +292,86 @@ public final class DistributedClient implements AutoCloseable {
             if (c == null) {
                 continue;
             }
+            ask(m, c);
+            Duration failoverAfter = options.failoverAfter();
+            if (!m.lost && !failoverAfter.isZero() && System.nanoTime() - m.heardNanos > failoverAfter.toNanos()) {
+                m.lost = true;
+                m.slots = 0;
+                log.warn("dispatcher {} has not answered for {} ms: its unfinished tasks go to the others",
+                        m.address, failoverAfter.toMillis());
+                for (DistributedInstance in : instances) {
+                    in.failover(m);
+                }
+            }
+            if (!m.lost) {
+                for (DistributedInstance in : instances) {
+                    in.join(m);
+                }
+            }
+        }
+        for (DistributedInstance in : instances) {
+            in.pump();
+        }
+    }
+
+    /**
+     * Asks {@code m} for its status unless a request is out already; the answer (on its connection's
+     * I/O thread) records its capacity and that it is alive. A lost one that answers is back: that is
+     * handled on the poller's thread, which may wait for the dispatcher (never the I/O thread).
+     */
+    private void ask(Member m, FalkonClient c) {
+        if (m.asking) {
+            return;
+        }
+        m.asking = true;
+        CompletableFuture<String> answer;
+        try {
+            answer = c.statusAsync();
+        } catch (RuntimeException e) {
+            m.asking = false;
+            m.slots = 0;
+            return;
+        }
+        answer.whenComplete((st, err) -> {
+            m.asking = false;
+            if (err != null) {
+                m.slots = 0; // unreachable now: nothing more goes there until it answers again
+                return;
+            }
+            int before = m.slots;
             try {
-                String st = c.status();
                 JsonNode s = Json.MAPPER.readTree(st);
                 m.lastStatus = st;
-                JsonNode ex = s.path("executors");
-                m.slots = Math.max(0, ex.path("slots").asInt() - suspendedSlots(s));
+                m.slots = Math.max(0, s.path("executors").path("slots").asInt() - suspendedSlots(s));
             } catch (IOException | RuntimeException e) {
-                m.slots = 0; // unreachable now: nothing more goes there until it answers again
+                m.slots = 0;
+                return;
             }
-            for (DistributedInstance in : instances) {
-                in.join(m);
+            m.heardNanos = System.nanoTime();
+            if (m.slots > before && !m.lost) {
+                for (DistributedInstance in : instances) {
+                    in.pump(); // room appeared: waiting tasks need not wait for the next poll
+                }
             }
+            if (m.lost && !closed) {
+                try {
+                    poller.execute(() -> back(m));
+                } catch (RuntimeException e) {
+                    // closing
+                }
+            }
+        });
+    }
+
+    /** On the poller's thread: a lost dispatcher answers again. */
+    private void back(Member m) {
+        if (!m.lost || closed) {
+            return;
+        }
+        m.lost = false;
+        log.info("dispatcher {} answers again: the tasks that moved away are cancelled there", m.address);
+        for (DistributedInstance in : instances) {
+            in.back(m);
         }
         for (DistributedInstance in : instances) {
             in.pump();

@@ -28,8 +28,14 @@ import java.util.function.Consumer;
  * here and go to the dispatcher with the most free capacity — its executors' slots, twice over so
  * that each keeps a short queue, less what it holds of ours — so that every dispatcher's executors
  * stay busy to the end without any of them holding a backlog another could run. A task whose
- * dispatcher is lost (its connection gave up, or it came back without the task) goes to another one;
- * its future completes once, with the first result.
+ * dispatcher is lost goes to another one; its future completes once, with the first result.
+ *
+ * <p><b>Failover.</b> A dispatcher is lost when it has not answered for
+ * {@link ClientOptions#failoverAfter()} (killed, hung, cut off), when its connection gives up, or when
+ * it comes back without the task. Its unfinished tasks are then sent to the others at once; a task may
+ * run twice only if it may already have been running there (at least once). If it comes back (restarted
+ * from its journal) its part of this instance re-attaches naming the tasks that moved, which it cancels
+ * before they could run again; results it had before it went away are taken if they come first.
  *
  * <p>Tasks sent to a dispatcher are Falkon tasks like any other: the dispatcher retries them after
  * framework failures on its own executors; only a dispatcher's loss moves them here. Thread-safe.
@@ -41,6 +47,8 @@ public final class DistributedInstance implements TaskInstance {
     private final DistributedClient owner;
     private final String name;
     private final Map<Member, Part> parts = new ConcurrentHashMap<>();
+    /** Parts whose tasks moved elsewhere (failover), until their dispatcher is back or the instance closes. */
+    private final List<Part> movedFrom = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ConcurrentLinkedDeque<Task> pending = new ConcurrentLinkedDeque<>();
     private final Unfinished outstanding = new Unfinished();
     private final AtomicLong resent = new AtomicLong();
@@ -64,6 +72,8 @@ public final class DistributedInstance implements TaskInstance {
         /** Set by whoever settles the task first: its result is heard and its future completed once. */
         final AtomicBoolean settled = new AtomicBoolean();
         int sends;
+        /** Where it was sent last (null before): a result from elsewhere is a moved task's earlier try. */
+        volatile Part at;
         /** Tasks it waits for (this side resolves dependencies); 0 once it can be sent. */
         int missing;
 
@@ -78,6 +88,8 @@ public final class DistributedInstance implements TaskInstance {
         final Member member;
         final Instance instance;
         final AtomicInteger held = new AtomicInteger();
+        /** The tasks sent here without a result, which a failover takes elsewhere. */
+        final java.util.Set<Task> inFlight = ConcurrentHashMap.newKeySet();
         volatile boolean dead;
 
         Part(Member member, Instance instance) {
@@ -363,9 +375,12 @@ public final class DistributedInstance implements TaskInstance {
 
     private void send(Part p, Task t) {
         CompletableFuture<TaskResult> f;
+        t.at = p;
+        p.inFlight.add(t);
         try {
             f = p.instance.submit(forDispatcher(t.spec));
         } catch (FalkonException e) {
+            p.inFlight.remove(t);
             p.held.decrementAndGet();
             if (halted) {
                 cancelHalted(t);
@@ -377,6 +392,14 @@ public final class DistributedInstance implements TaskInstance {
             return;
         }
         f.whenComplete((r, ex) -> {
+            if (!p.inFlight.remove(t)) {
+                // moved elsewhere by a failover: a result it had here still counts if it comes first,
+                // but not the cancellation its move asked for, nor a failure
+                if (ex == null && r.execution().status() != TaskStatus.CANCELLED) {
+                    finish(t, r);
+                }
+                return;
+            }
             p.held.decrementAndGet();
             if (ex == null) {
                 finish(t, r);
@@ -385,6 +408,64 @@ public final class DistributedInstance implements TaskInstance {
             }
             pump();
         });
+    }
+
+    /**
+     * Failover: the dispatcher {@code m} is taken as lost. This instance's part there sends nothing
+     * more, its unfinished tasks go to the other dispatchers at once (ahead of those waiting), and
+     * its instance there will name them when it re-attaches (see {@link Instance#moveAway}).
+     */
+    void failover(Member m) {
+        Part p = parts.get(m);
+        if (p == null || closed) {
+            return;
+        }
+        p.dead = true;
+        parts.remove(m, p);
+        movedFrom.add(p);
+        p.instance.moveAway();
+        List<Task> moved = new ArrayList<>();
+        for (Task t : p.inFlight) {
+            if (p.inFlight.remove(t)) {
+                p.held.decrementAndGet();
+                if (!t.settled.get()) {
+                    moved.add(t);
+                }
+            }
+        }
+        for (int i = moved.size() - 1; i >= 0; i--) {
+            Task t = moved.get(i);
+            if (t.sends >= MAX_SENDS) {
+                fail(t, new FalkonException(null, "sent to " + t.sends + " dispatchers without a result"));
+            } else if (halted) {
+                cancelHalted(t);
+            } else {
+                resent.incrementAndGet();
+                pending.addFirst(t);
+            }
+        }
+        pump();
+    }
+
+    /**
+     * The lost dispatcher {@code m} answers again. Its old part re-attached already if its
+     * connection broke (and the tasks that moved were cancelled there); destroying it cancels them in
+     * any case (a dispatcher that only hung still has them). A new part joins for new tasks.
+     */
+    void back(Member m) {
+        for (Part p : movedFrom) {
+            if (p.member == m) {
+                movedFrom.remove(p);
+                CompletableFuture.runAsync(() -> {
+                    try {
+                        p.instance.close();
+                    } catch (FalkonException e) {
+                        // gone again: its lease ends it there
+                    }
+                });
+            }
+        }
+        join(m);
     }
 
     private void finish(Task t, TaskResult part) {
@@ -535,7 +616,10 @@ public final class DistributedInstance implements TaskInstance {
             return;
         }
         closed = true;
-        for (Part p : parts.values()) {
+        List<Part> all = new ArrayList<>(parts.values());
+        all.addAll(movedFrom);
+        movedFrom.clear();
+        for (Part p : all) {
             try {
                 p.instance.close();
             } catch (FalkonException e) {

@@ -151,6 +151,14 @@ public final class FalkonClient implements AutoCloseable {
         return Instance.await(connection.status(0), "status");
     }
 
+    /**
+     * The status document, without waiting: while the connection is down the request waits for it
+     * (or fails when the connection gives up). Failover watches dispatchers with it.
+     */
+    CompletableFuture<String> statusAsync() {
+        return connection.status(0);
+    }
+
     /** Closes every open instance (cancelling unfinished tasks), then the connection. */
     @Override
     public void close() {

@@ -89,6 +89,13 @@ public final class Instance implements TaskInstance {
     private final TreeMap<Long, List<Message.SubmittedTask>> refused = new TreeMap<>();
     private boolean resendScheduled;
     private int busyAnswers;
+    /**
+     * Set when a {@link DistributedInstance} took this instance's unfinished tasks to other dispatchers
+     * ({@link #moveAway}): their ids, which the next re-attachment names so that the dispatcher
+     * cancels them instead of running them again. Nothing is sent on this instance any more.
+     * Written on the I/O thread.
+     */
+    private volatile long[] movedAway;
     private final String secret;
 
     /** A submitted task waiting for its bundle. */
@@ -225,7 +232,7 @@ public final class Instance implements TaskInstance {
     /** On the I/O thread: sends everything queued, in bundles of at most bundleSize. */
     private void flush() {
         flushScheduled.set(false);
-        if (!attached || !refused.isEmpty()) {
+        if (!attached || !refused.isEmpty() || movedAway != null) {
             // re-attaching after a reconnection, or the dispatcher is busy: flushed once it answers
             return;
         }
@@ -338,7 +345,9 @@ public final class Instance implements TaskInstance {
      */
     private void reattach() {
         attached = false;
-        connection.attach(id, secret).whenComplete((reply, err) -> {
+        long[] moved = movedAway;
+        (moved == null ? connection.attach(id, secret) : connection.attachMoved(id, secret, moved))
+                .whenComplete((reply, err) -> {
             if (err != null) {
                 Throwable cause = err instanceof CompletionException && err.getCause() != null
                         ? err.getCause() : err;
@@ -356,11 +365,42 @@ public final class Instance implements TaskInstance {
             unaccepted.clear();
             refused.clear();
             attached = true;
+            if (moved != null) {
+                return; // its tasks run elsewhere now: nothing is sent again here
+            }
             for (List<Message.SubmittedTask> bundle : again) {
                 send(bundle);
             }
             flush();
         });
+    }
+
+    /**
+     * For failover ({@link DistributedInstance}): the caller has sent this instance's unfinished tasks
+     * to other dispatchers. From now on nothing more is sent here; tasks not yet sent fail; and when
+     * the connection comes back (the dispatcher restarted from its journal) the re-attachment names
+     * every task sent here without a result, so that the dispatcher cancels them rather than run them
+     * again, and hands over what finished before it went away. Results that still arrive complete
+     * their futures as usual. Runs on the I/O thread; the future completes once it has.
+     */
+    CompletableFuture<Void> moveAway() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        connection.executor().execute(() -> {
+            long[] ids = new long[pending.size()];
+            int n = 0;
+            for (Long taskId : pending.keySet()) {
+                if (n == ids.length) {
+                    ids = java.util.Arrays.copyOf(ids, n * 2 + 1);
+                }
+                ids[n++] = taskId;
+            }
+            movedAway = java.util.Arrays.copyOf(ids, n);
+            unaccepted.clear(); // a bundle the dispatcher may or may not have: named above, never sent again
+            refused.clear();
+            failUnsent(new FalkonException(null, "moved to another dispatcher before it was sent"));
+            done.complete(null);
+        });
+        return done;
     }
 
     private void failBundle(List<Message.SubmittedTask> bundle, Throwable cause) {

@@ -266,6 +266,18 @@ public sealed interface Message {
         }
     }
 
+    /**
+     * ATTACH_MOVED: ATTACH from a client of several dispatchers that sent some of the instance's
+     * tasks to other dispatchers while this one was away (failover): those still unfinished here are
+     * cancelled in the same step, before anything of the instance can be dispatched again. Answered
+     * with ATTACHED, as ATTACH is.
+     */
+    record AttachMoved(long requestId, long instanceId, String secret, long[] movedClientTaskIds) implements Message {
+        public MessageType type() {
+            return MessageType.ATTACH_MOVED;
+        }
+    }
+
     /** ACK: the client has every result of the instance up to and including {@code upToSeq}. */
     record Ack(long instanceId, long upToSeq) implements Message {
         public MessageType type() {

@@ -264,6 +264,17 @@ public final class MessageCodec {
                 str(out, a.secret());
                 return;
             }
+            case ATTACH_MOVED: {
+                Message.AttachMoved a = (Message.AttachMoved) m;
+                u32(out, a.requestId(), "requestId");
+                out.writeLong(a.instanceId());
+                str(out, a.secret());
+                out.writeInt(a.movedClientTaskIds().length);
+                for (long id : a.movedClientTaskIds()) {
+                    out.writeLong(id);
+                }
+                return;
+            }
             case ATTACHED: {
                 Message.Attached a = (Message.Attached) m;
                 u32(out, a.requestId(), "requestId");
@@ -477,6 +488,17 @@ public final class MessageCodec {
                 return new Message.TasksCancelled(in.u32("requestId"), in.u64("instanceId"), in.u31("cancelled"));
             case ATTACH:
                 return new Message.Attach(in.u32("requestId"), in.u64("instanceId"), in.str("secret"));
+            case ATTACH_MOVED: {
+                long requestId = in.u32("requestId");
+                long instanceId = in.u64("instanceId");
+                String secret = in.str("secret");
+                int n = in.count("movedClientTaskIds", 8);
+                long[] ids = new long[n];
+                for (int i = 0; i < n; i++) {
+                    ids[i] = in.u64("movedClientTaskIds[" + i + "]");
+                }
+                return new Message.AttachMoved(requestId, instanceId, secret, ids);
+            }
             case ATTACHED:
                 return new Message.Attached(in.u32("requestId"), in.u64("instanceId"), in.i64("highestClientTaskId"),
                         in.u31("redelivered"));

@@ -310,6 +310,16 @@ public final class MessageDump {
                 unsigned("instanceId", a.instanceId());
                 str("secret", a.secret());
             }
+            case ATTACH_MOVED -> {
+                Message.AttachMoved a = (Message.AttachMoved) m;
+                num("requestId", a.requestId());
+                unsigned("instanceId", a.instanceId());
+                str("secret", a.secret());
+                num("movedClientTaskIds.count", a.movedClientTaskIds().length);
+                for (int i = 0; i < a.movedClientTaskIds().length; i++) {
+                    unsigned("movedClientTaskIds[" + i + "]", a.movedClientTaskIds()[i]);
+                }
+            }
             case ATTACHED -> {
                 Message.Attached a = (Message.Attached) m;
                 num("requestId", a.requestId());

@@ -29,7 +29,8 @@ public enum MessageType {
     HALT(0x2C),
     HALTED(0x2D),
     CANCEL_TASKS(0x2E),
-    TASKS_CANCELLED(0x2F);
+    TASKS_CANCELLED(0x2F),
+    ATTACH_MOVED(0x30);
 
     private static final MessageType[] BY_CODE = new MessageType[256];
 

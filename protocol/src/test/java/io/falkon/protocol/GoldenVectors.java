@@ -270,6 +270,9 @@ public final class GoldenVectors {
                 new Message.CancelTasks(9, 0x1234_5678_9abc_def0L, new long[]{3, 4, 10})));
         v.add(new Vector("51_tasks_cancelled", "reply to request 9: 2 of them were unfinished and are cancelled (the "
                 + "third had finished)", new Message.TasksCancelled(9, 0x1234_5678_9abc_def0L, 2)));
+        v.add(new Vector("52_attach_moved", "request 6: re-attach after the dispatcher came back, cancelling the two "
+                + "tasks the client sent to other dispatchers meanwhile (failover)", new Message.AttachMoved(6,
+                0x1234_5678_9abc_def0L, "0f1e2d3c4b5a69788796a5b4c3d2e1f0", new long[]{7, 12})));
         return v;
     }
 

@@ -47,6 +47,16 @@ public interface Connection extends AutoCloseable {
     /** Takes over an instance (after a reconnect, or given its secret); its unacknowledged results follow. */
     CompletableFuture<Message.Attached> attach(long instanceId, String secret);
 
+    /**
+     * Takes over an instance whose tasks {@code moved} this client sent to other dispatchers while
+     * this one was away (failover): the dispatcher cancels them in the same step as the take-over,
+     * before it could start any of them again (ATTACH_MOVED). Here: ATTACH, then CANCEL_TASKS, for a
+     * transport whose dispatcher cannot be lost and come back on its own (none does failover over it).
+     */
+    default CompletableFuture<Message.Attached> attachMoved(long instanceId, String secret, long[] moved) {
+        return attach(instanceId, secret).thenCompose(a -> cancelTasks(instanceId, moved).thenApply(n -> a));
+    }
+
     /** Tells the dispatcher the instance's results up to {@code upToSeq} have arrived (no reply). */
     void ack(long instanceId, long upToSeq);
 

@@ -101,6 +101,12 @@ public abstract class MessageConnection implements Connection {
     }
 
     @Override
+    public CompletableFuture<Message.Attached> attachMoved(long instanceId, String secret, long[] moved) {
+        return request(id -> new Message.AttachMoved(id, instanceId, secret, moved))
+                .thenApply(m -> (Message.Attached) m);
+    }
+
+    @Override
     public void ack(long instanceId, long upToSeq) {
         send(new Message.Ack(instanceId, upToSeq));
     }

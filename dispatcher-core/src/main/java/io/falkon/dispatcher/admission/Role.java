@@ -15,7 +15,7 @@ import java.util.stream.Collectors;
  */
 public enum Role {
     CLIENT("a client", EnumSet.of(MessageType.CREATE_INSTANCE, MessageType.SUBMIT, MessageType.STATUS_REQUEST,
-            MessageType.DESTROY, MessageType.HALT, MessageType.CANCEL_TASKS, MessageType.ATTACH, MessageType.ACK)),
+            MessageType.DESTROY, MessageType.HALT, MessageType.CANCEL_TASKS, MessageType.ATTACH, MessageType.ATTACH_MOVED, MessageType.ACK)),
     /** An executor sends REGISTER first, once per connection (checked by {@link Admission#accept}). */
     EXECUTOR("an executor", EnumSet.of(MessageType.REGISTER, MessageType.CREDIT, MessageType.RESULT,
             MessageType.CACHE_UPDATE));

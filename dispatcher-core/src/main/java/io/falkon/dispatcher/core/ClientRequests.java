@@ -16,7 +16,7 @@ import java.util.Set;
 
 /**
  * What clients ask, and their instances' lives: CREATE_INSTANCE, SUBMIT, STATUS_REQUEST, DESTROY, CANCEL_TASKS,
- * HALT, ATTACH, ACK, a client's connection closing, and a detached instance's lease running out.
+ * HALT, ATTACH (and ATTACH_MOVED), ACK, a client's connection closing, and a detached instance's lease running out.
  * Instances are isolated: a connection sees, submits to and destroys only its own (ATTACH with the
  * secret takes one over). An instance with a lease outlives its client's connection; its results
  * are kept until the client acknowledges them, and a client re-attaches to get them back.
@@ -32,9 +32,12 @@ final class ClientRequests {
     /** The dispatcher's status at this moment (STATUS_REQUEST for the whole dispatcher). */
     private final java.util.function.Supplier<StatusSnapshot> snapshot;
     private final StatusRenderer renderer;
+    /** Where a restarted dispatcher's replayed tasks wait for their client (released on ATTACH). */
+    private final Recovery recovery;
 
     ClientRequests(Core core, Outcomes outcomes, java.util.function.Supplier<StatusSnapshot> snapshot,
-                   StatusRenderer renderer) {
+                   StatusRenderer renderer, Recovery recovery) {
+        this.recovery = recovery;
         this.core = core;
         this.outcomes = outcomes;
         this.snapshot = snapshot;
@@ -51,7 +54,14 @@ final class ClientRequests {
             case DESTROY -> destroy(link, (Message.Destroy) m);
             case HALT -> halt(link, (Message.Halt) m);
             case CANCEL_TASKS -> cancelTasks(link, (Message.CancelTasks) m);
-            case ATTACH -> attach(link, (Message.Attach) m);
+            case ATTACH -> {
+                Message.Attach a = (Message.Attach) m;
+                attach(link, a.requestId(), a.instanceId(), a.secret(), NONE_MOVED);
+            }
+            case ATTACH_MOVED -> {
+                Message.AttachMoved a = (Message.AttachMoved) m;
+                attach(link, a.requestId(), a.instanceId(), a.secret(), a.movedClientTaskIds());
+            }
             case ACK -> ack(link, (Message.Ack) m);
             case ERROR -> {
                 Message.ErrorMessage err = (Message.ErrorMessage) m; // the admission stage refused the request
@@ -228,17 +238,22 @@ final class ClientRequests {
      * ATTACH: the connection takes over an instance (its own after reconnecting, or one whose id and
      * secret it was given), and the results delivered but not acknowledged are delivered again, after
      * the ATTACHED reply. A wrong secret is answered exactly like an unknown id.
+     *
+     * <p>After a restart the instance's replayed tasks, held for this moment, are queued; those the
+     * client names as moved to other dispatchers (ATTACH_MOVED, failover) are cancelled in this same
+     * step, so no scheduling round can start them here again. A moved task that was running here all
+     * along (a dispatcher that only hung) is cancelled on its executor.
      */
-    private void attach(Link link, Message.Attach req) {
+    private void attach(Link link, long requestId, long instanceId, String secret, long[] moved) {
         core.instances.client(link);
         core.refreshClock();
-        Instance in = core.instances.get(req.instanceId());
-        if (in == null || !in.secretMatches(req.secret())) {
+        Instance in = core.instances.get(instanceId);
+        if (in == null || !in.secretMatches(secret)) {
             if (in != null) {
                 log.warn("refused ATTACH to instance {} from {}: wrong secret", LogSafe.instance(in.id), link.remote());
             }
-            core.replyError(link, req.requestId(), ErrorCode.UNKNOWN_INSTANCE, "no instance "
-                    + LogSafe.instance(req.instanceId()) + " with that secret (destroyed, its lease ran out, it was "
+            core.replyError(link, requestId, ErrorCode.UNKNOWN_INSTANCE, "no instance "
+                    + LogSafe.instance(instanceId) + " with that secret (destroyed, its lease ran out, it was "
                     + "created without a lease, or the secret is wrong)");
             return;
         }
@@ -249,13 +264,21 @@ final class ClientRequests {
         core.instances.attach(in, link);
         core.instances.touched(in, core.tickMicros);
         long kept = in.unackedCount();
-        core.outbox.send(link, new Message.Attached(req.requestId(), in.id, in.highestClientTaskId(),
+        core.outbox.send(link, new Message.Attached(requestId, in.id, in.highestClientTaskId(),
                 (int) Math.min(Integer.MAX_VALUE, kept)));
         if (kept > 0) {
             redeliver(link, in);
         }
         core.outbox.drop(in); // everything gathered for it is in unacked and was just sent
+        recovery.release(in);
+        if (moved.length > 0) {
+            int n = outcomes.cancelTasks(in, moved, "moved to another dispatcher by its client (failover)");
+            log.info("instance {} re-attached from {}: {} of the {} tasks its client moved elsewhere were unfinished "
+                    + "here and are cancelled", LogSafe.instance(in.id), link.remote(), n, moved.length);
+        }
     }
+
+    private static final long[] NONE_MOVED = new long[0];
 
     /** Every kept result of the instance, in DELIVERs that each stay well within a frame. */
     private void redeliver(Link link, Instance in) {

@@ -69,14 +69,14 @@ public final class Scheduler {
         this.startedTick = core.tickMicros;
         this.outcomes = new Outcomes(core);
         this.executors = new ExecutorEvents(core, outcomes);
-        this.clients = new ClientRequests(core, outcomes, this::snapshot, renderer);
-        this.round = new Round(this, core.ledger, core.pool);
-        this.statusBuilder = new StatusBuilder(dispatcherId, policy, core.ledger, core.pool, core.instances,
-                core.memory);
         this.recovery = new Recovery(core.instances, core.ledger, core.pool, clock, (t, key) -> {
             core.refreshClock();
             outcomes.dependencyFailed(t, key);
         });
+        this.clients = new ClientRequests(core, outcomes, this::snapshot, renderer, recovery);
+        this.round = new Round(this, core.ledger, core.pool);
+        this.statusBuilder = new StatusBuilder(dispatcherId, policy, core.ledger, core.pool, core.instances,
+                core.memory, recovery::heldCount);
     }
 
     public String dispatcherId() {
@@ -135,15 +135,19 @@ public final class Scheduler {
 
     /**
      * Called by the loop at least every 100 ms: dispatch timeouts, the end of suspensions and of
-     * leases, and journal compaction.
+     * leases, the hold on replayed tasks, and journal compaction.
+     *
+     * @return whether tasks were queued (replayed ones released): a scheduling round is due
      */
-    public void onTimer() {
+    public boolean onTimer() {
         core.refreshClock();
         executors.expireDeadlines();
         clients.expireLeases();
+        boolean released = recovery.releaseDue(core.tickMicros);
         if (core.journal.wantsCompaction()) {
             core.journal.compact(recovery::writeTo);
         }
+        return released;
     }
 
     // ---- the round -------------------------------------------------------------------------
@@ -209,6 +213,11 @@ public final class Scheduler {
 
     public int queuedCount() {
         return core.ledger.queued();
+    }
+
+    /** Replayed tasks waiting for their clients to re-attach after a restart (see {@link Recovery}). */
+    public int heldCount() {
+        return recovery.heldCount();
     }
 
     /** Tasks waiting for what other tasks produce. */

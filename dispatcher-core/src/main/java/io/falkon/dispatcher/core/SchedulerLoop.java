@@ -149,7 +149,9 @@ public final class SchedulerLoop implements Executor, AutoCloseable {
             long now = System.nanoTime();
             if (now - lastTimer >= TIMER_NANOS) {
                 lastTimer = now;
-                scheduler.onTimer();
+                if (scheduler.onTimer()) {
+                    batch++; // replayed tasks were released: a round, even with the inbox empty
+                }
             }
             Object item = inbox.poll();
             if (item != null) {

@@ -18,9 +18,11 @@ final class StatusBuilder {
     private final ExecutorPool pool;
     private final InstanceRegistry instances;
     private final MemoryBudget memory;
+    private final java.util.function.IntSupplier held;
 
     StatusBuilder(String dispatcherId, DispatchPolicy policy, TaskLedger ledger, ExecutorPool pool,
-                  InstanceRegistry instances, MemoryBudget memory) {
+                  InstanceRegistry instances, MemoryBudget memory, java.util.function.IntSupplier held) {
+        this.held = held;
         this.dispatcherId = dispatcherId;
         this.policy = policy;
         this.ledger = ledger;
@@ -51,7 +53,7 @@ final class StatusBuilder {
         }
         Window w = ledger.window();
         return new StatusSnapshot(dispatcherId, (tickMicros - startedTick) / 1e6, policy.name(), ledger.queued(),
-                ledger.waiting(), ledger.running(), ledger.completed(), ledger.succeeded(), ledger.cancelled(),
+                ledger.waiting(), held.getAsInt(), ledger.running(), ledger.completed(), ledger.succeeded(), ledger.cancelled(),
                 ledger.retried(), instances.size(), instances.detachedCount(), pool.size(), pool.suspendedCount(),
                 pool.totalSlots(), data, pool.index().objects(), w == null ? 0 : w.size(), ledger.queuedBytes(),
                 ledger.runningBytes(), instances.retainedBytes(), instances.spill().bytes(), memory.budgetBytes(),

@@ -9,11 +9,13 @@ import java.util.List;
  * can be rendered anywhere (see {@link StatusRenderer}).
  *
  * @param waiting   tasks waiting for what other tasks of their instance produce (not in the queue)
+ * @param held      tasks replayed from the journal after a restart, waiting for their client to
+ *                  re-attach (or for the hold to end) before they are queued ({@link Recovery})
  * @param completed tasks with a final result: {@code succeeded}, {@code cancelled} (their instance
  *                  was destroyed first) and the failed rest
  */
 public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String policy, int queued, int waiting,
-                      int running,
+                      int held, int running,
                       long completed, long succeeded, long cancelled, long retried, int instances,
                       long detachedInstances,
                       int executorsRegistered, long executorsSuspended, int slots, DataStats data,

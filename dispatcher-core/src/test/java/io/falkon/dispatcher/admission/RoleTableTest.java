@@ -59,7 +59,7 @@ class RoleTableTest {
     void aClientMaySendOnlyClientRequests() {
         EnumSet<MessageType> allowed = EnumSet.of(MessageType.CREATE_INSTANCE, MessageType.SUBMIT,
                 MessageType.STATUS_REQUEST, MessageType.DESTROY, MessageType.HALT, MessageType.CANCEL_TASKS,
-                MessageType.ATTACH, MessageType.ACK);
+                MessageType.ATTACH, MessageType.ATTACH_MOVED, MessageType.ACK);
         for (Message m : oneOfEveryType()) {
             Caller client = admission.authenticate(new RecordingLink(), "tcp", Role.CLIENT, token.value());
             String refused = admission.accept(client, m);

@@ -80,6 +80,7 @@ public final class StatusReporter implements StatusRenderer {
         o.put("policy", s.policy());
         o.put("queued", s.queued());
         o.put("waiting", s.waiting());
+        o.put("held", s.held());
         o.put("running", s.running());
         o.put("completed", s.completed());
         o.put("failed", s.completed() - s.succeeded() - s.cancelled());

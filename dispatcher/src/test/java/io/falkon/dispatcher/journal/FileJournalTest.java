@@ -72,10 +72,13 @@ class FileJournalTest {
         assertThat(reopened.restoredTasks()).isEqualTo(3);
         SchedulerHarness after = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), reopened);
         reopened.restoreInto(after.scheduler.recovery());
-        assertThat(after.scheduler.queuedCount()).isEqualTo(3);
+        assertThat(after.scheduler.heldCount()).as("held for their client").isEqualTo(3);
+        assertThat(after.scheduler.queuedCount()).isZero();
         FakeLink back = new FakeLink("back");
         after.scheduler.handle(Event.client(back, new Message.Attach(7, id, secret)));
         after.scheduler.endBatch();
+        assertThat(after.scheduler.heldCount()).isZero();
+        assertThat(after.scheduler.queuedCount()).as("queued again once the client is back").isEqualTo(3);
         reopened.close(); // drains: the replies are out
         Message.Attached attached = back.sent(Message.Attached.class).get(0);
         assertThat(attached.highestClientTaskId()).isEqualTo(4);
@@ -104,10 +107,11 @@ class FileJournalTest {
         FileJournal reopened = FileJournal.open(dir, FsyncPolicy.ALWAYS);
         SchedulerHarness after = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), reopened);
         reopened.restoreInto(after.scheduler.recovery());
-        assertThat(after.scheduler.queuedCount()).as("second, to run again").isEqualTo(1);
-        assertThat(after.scheduler.waitingCount()).as("third still waits").isEqualTo(1);
+        assertThat(after.scheduler.heldCount()).as("second and third, held for their client").isEqualTo(2);
         FakeLink back = new FakeLink("back");
         after.scheduler.handle(Event.client(back, new Message.Attach(7, id, secret)));
+        assertThat(after.scheduler.queuedCount()).as("second, to run again").isEqualTo(1);
+        assertThat(after.scheduler.waitingCount()).as("third still waits").isEqualTo(1);
         after.scheduler.endBatch();
         FakeLink e2 = after.executor("e2", 1, 1);
         reopened.sync();
@@ -280,5 +284,81 @@ class FileJournalTest {
         }
         journal.close();
         return id;
+    }
+
+    /** A dispatcher killed with four tasks accepted, none finished; its journal reopened in a fresh harness. */
+    private record Restarted(SchedulerHarness h, FileJournal journal, long id, String secret) {
+    }
+
+    private Restarted killedWithFourTasks() throws Exception {
+        FileJournal journal = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        SchedulerHarness h = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), journal);
+        FakeLink client = h.client("c", 60);
+        journal.sync();
+        long id = h.instanceOf(client);
+        String secret = h.secretOf(client);
+        h.submit(client, id, 4);
+        journal.close(); // no executor: all four accepted, none run; the dispatcher dies here
+        FileJournal reopened = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        SchedulerHarness after = new SchedulerHarness(new FirstAvailable(), SchedulerConfig.defaults(), reopened);
+        reopened.restoreInto(after.scheduler.recovery());
+        return new Restarted(after, reopened, id, secret);
+    }
+
+    @Test
+    void replayedTasksWaitForTheirClientEvenWhenAnExecutorRegistersFirst() throws Exception {
+        Restarted r = killedWithFourTasks();
+        FakeLink e = r.h().executor("e", 8, 8); // the executors are often back before the client
+        r.h().scheduler.endBatch();
+        r.journal().sync();
+        assertThat(dispatched(e)).as("nothing runs before the client says what it moved").isEmpty();
+        assertThat(r.h().scheduler.heldCount()).isEqualTo(4);
+        r.h().clock.advanceMillis(io.falkon.dispatcher.core.Recovery.HOLD_MICROS / 1000 - 1);
+        assertThat(r.h().scheduler.onTimer()).isFalse();
+        r.h().clock.advanceMillis(1);
+        assertThat(r.h().scheduler.onTimer()).as("the hold is over: a round is due").isTrue();
+        r.h().scheduler.endBatch();
+        r.journal().sync();
+        assertThat(dispatched(e)).as("no client came back: they run after the hold").hasSize(4);
+        r.journal().close();
+    }
+
+    @Test
+    void attachMovedCancelsTheMovedTasksInTheSameStepAndQueuesTheRest() throws Exception {
+        Restarted r = killedWithFourTasks();
+        FakeLink e = r.h().executor("e", 8, 8);
+        r.h().scheduler.endBatch();
+        FakeLink back = new FakeLink("back");
+        r.h().scheduler.handle(Event.client(back, new Message.AttachMoved(3, r.id(), r.secret(), new long[]{0, 2, 99})));
+        r.h().scheduler.endBatch();
+        r.journal().sync();
+        assertThat(back.sent(Message.Attached.class)).hasSize(1);
+        assertThat(SchedulerHarness.delivered(back)).extracting(Message.DeliveredResult::clientTaskId)
+                .as("the moved ones end here at once, cancelled").containsExactlyInAnyOrder(0L, 2L);
+        assertThat(SchedulerHarness.delivered(back)).extracting(d -> d.execution().status())
+                .containsOnly(io.falkon.protocol.TaskStatus.CANCELLED);
+        List<Message.DispatchedTask> ran = dispatched(e);
+        assertThat(ran).as("only the tasks the client did not move run here").hasSize(2);
+        r.h().complete(e, ran);
+        r.journal().sync();
+        assertThat(SchedulerHarness.delivered(back)).filteredOn(d -> d.execution().succeeded())
+                .extracting(Message.DeliveredResult::clientTaskId).containsExactlyInAnyOrder(1L, 3L);
+        assertThat(r.h().scheduler.heldCount()).isZero();
+        r.journal().close();
+
+        // the cancellations and results were journaled: a second restart brings none back to run
+        FileJournal again = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        assertThat(again.restoredTasks()).as("all four have their final result").isZero();
+        again.close();
+    }
+
+    @Test
+    void aJournalCompactedWhileTasksAreHeldKeepsThem() throws Exception {
+        Restarted r = killedWithFourTasks();
+        r.journal().compact(r.h().scheduler.recovery()::writeTo);
+        r.journal().close();
+        FileJournal again = FileJournal.open(dir, FsyncPolicy.ALWAYS);
+        assertThat(again.restoredTasks()).isEqualTo(4);
+        again.close();
     }
 }

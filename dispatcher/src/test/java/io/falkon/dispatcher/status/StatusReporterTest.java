@@ -27,7 +27,7 @@ class StatusReporterTest {
                         40960),
                 new StatusSnapshot.ExecutorRow("e2\u001b[31m", "node2", "java", 2, 0, 0, 5, 5, true, 30, 1, false, 0,
                         3, -1, -1));
-        return new StatusSnapshot("d-1", 2.5, "first-available", 2, 1, 3, 20, 15, 2, 4, 1, 0, 2, 1, 6,
+        return new StatusSnapshot("d-1", 2.5, "first-available", 2, 1, 0, 3, 20, 15, 2, 4, 1, 0, 2, 1, 6,
                 new DataStats(1, 2, 3, 4, 5, 6, 0, 7), 12, 0, 100, 200, 300, 0, 1 << 20, false, false, 7,
                 LatencyHistogram.Snapshot.EMPTY, executors, List.of(row("mine", -1)),
                 new StatusSnapshot.Resources(5, 1024, 4, 512, 8192));

@@ -125,8 +125,10 @@ class DistributedDispatchersIT {
                 procs.executor(ports[i], "d" + i + "-exec", "--impl", "c", "--slots", "2",
                         "--reconnect-for", "120");
             }
-            // without a journal nothing comes back: the client gives the dead dispatcher 3 s, then moves its tasks
-            ClientOptions options = procs.clientOptions().withReconnectFor(Duration.ofSeconds(journal ? 60 : 3));
+            // without a journal nothing comes back: the client gives the dead dispatcher 3 s, then moves its tasks;
+            // with one, failover is off: this is the path where the instance simply re-attaches (FailoverIT has both)
+            ClientOptions options = procs.clientOptions().withReconnectFor(Duration.ofSeconds(journal ? 60 : 3))
+                    .withFailoverAfter(journal ? Duration.ZERO : ClientOptions.DEFAULT_FAILOVER_AFTER);
             try (DistributedClient client = DistributedClient.connect(addresses(ports), options)) {
                 await().atMost(Duration.ofSeconds(60)).until(() ->
                         JSON.readTree(client.status()).path("executors").path("slots").asInt() == 6);
