@@ -51,6 +51,8 @@ public final class DistributedClient implements AutoCloseable {
         static final ObjectMapper MAPPER = new ObjectMapper();
     }
     private static final long POLL_MILLIS = 500;
+    /** {@link #status()} waits this long for each dispatcher's answer, then reports it unreachable. */
+    private static final long STATUS_WAIT_MILLIS = 5_000;
     /** An address of this form names a dispatchers file to follow. */
     public static final String FILE_PREFIX = "file:";
 
@@ -217,10 +219,14 @@ public final class DistributedClient implements AutoCloseable {
             d.put("address", m.address);
             FalkonClient c = m.client;
             JsonNode st = null;
-            if (c != null) {
+            if (c != null && !m.lost) { // a lost one may be hung: not waited for
                 try {
-                    st = Json.MAPPER.readTree(c.status());
-                } catch (IOException | RuntimeException e) {
+                    st = Json.MAPPER.readTree(c.statusAsync().get(STATUS_WAIT_MILLIS, TimeUnit.MILLISECONDS));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    st = null;
+                } catch (IOException | RuntimeException | java.util.concurrent.ExecutionException
+                         | java.util.concurrent.TimeoutException e) {
                     st = null;
                 }
             }

@@ -616,10 +616,18 @@ public final class DistributedInstance implements TaskInstance {
             return;
         }
         closed = true;
-        List<Part> all = new ArrayList<>(parts.values());
-        all.addAll(movedFrom);
+        for (Part p : movedFrom) {
+            // a lost dispatcher may be hung, its connection still open: nobody waits for its answer
+            CompletableFuture.runAsync(() -> {
+                try {
+                    p.instance.close();
+                } catch (FalkonException e) {
+                    // gone: its lease ends the instance there
+                }
+            });
+        }
         movedFrom.clear();
-        for (Part p : all) {
+        for (Part p : parts.values()) {
             try {
                 p.instance.close();
             } catch (FalkonException e) {
