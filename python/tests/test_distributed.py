@@ -2,6 +2,7 @@
 
 import concurrent.futures
 import os
+import signal
 import tempfile
 import unittest
 
@@ -35,6 +36,27 @@ class DistributedTest(unittest.TestCase):
             for f in futures:
                 by[f.result().executor_id] = by.get(f.result().executor_id, 0) + 1
             self.assertEqual(2, len(by), by)
+
+    def test_a_hung_dispatchers_tasks_move_after_the_detection_time(self):
+        # SIGSTOP: its connection stays open; without failover the client would wait for it (reconnect_for, 120 s)
+        token = "shared-token-for-this-test"
+        ds = [LocalDispatcher(executors=1, slots=2, falkon=FALKON, token=token) for _ in range(2)]
+        for d in ds:
+            self.addCleanup(d.stop)
+        addresses = ",".join(d.address for d in ds)
+        with DistributedClient(addresses, token=token, failover_after=1.5) as c:
+            wait_for(lambda: c.status()["executors"]["slots"] == 4, what="4 slots")
+            inst = c.create_instance("hang")
+            futures = [inst.submit(["/bin/sleep", "0.1"]) for _ in range(60)]
+            wait_for(lambda: sum(f.done() for f in futures) >= 10, what="some results")
+            victim = ds[0].dispatcher
+            self.assertGreater(inst.held_by().get(ds[0].address, 0), 0)
+            victim.send_signal(signal.SIGSTOP)
+            self.addCleanup(victim.send_signal, signal.SIGCONT)  # so that it can be stopped like the other
+            done, _ = concurrent.futures.wait(futures, timeout=60)
+            self.assertEqual(len(futures), len(done), "every task finished well before reconnect_for (120 s)")
+            self.assertTrue(all(f.result().ok for f in futures))
+            self.assertGreaterEqual(inst.resent, 1)
 
     def test_a_dispatchers_file_that_lists_none_yet_is_followed_as_dispatchers_appear(self):
         token = "shared-token-for-this-test"

@@ -137,6 +137,7 @@ class Instance:
         self._lost = None
         self._destroyed = False
         self._acked = 0
+        self._moved_away = None        # failover: the ids of the tasks moved elsewhere (DistributedInstance)
 
     # --- submitting ---
 
@@ -195,6 +196,26 @@ class Instance:
         self._unfinished.clear()
         self._unconfirmed.clear()
         return [(p.future, error) for p in pending]
+
+    def _move_away(self):
+        """Failover (:class:`~falkon.DistributedInstance`): this instance's unfinished tasks were sent
+        to other dispatchers. Nothing more is sent here; tasks not yet sent fail; a re-attachment
+        names the others (ATTACH_MOVED) so that the dispatcher cancels them instead of running them
+        again. Results that still arrive are delivered as usual."""
+        client = self._client
+        with client._lock:
+            self._moved_away = list(self._unfinished)
+            unsent = [e[2] for e in client._queue if e[0] is self]
+            kept = [e for e in client._queue if e[0] is not self]
+            client._queue.clear()
+            client._queue.extend(kept)
+            again = [e for e in client._resend if e[0] is not self]  # its refused bundles: named above instead
+            client._resend.clear()
+            client._resend.extend(again)
+            self._unconfirmed.clear()
+            client._in_flight -= len(unsent)
+            client._room.notify_all()
+        _settle([(f, FalkonError("moved to another dispatcher before it was sent")) for f in unsent])
 
     # --- control ---
 
@@ -351,9 +372,9 @@ class Client:
             self._instances[inst.id] = inst
         return inst
 
-    def status(self):
-        """The dispatcher's status document as a dict."""
-        return json.loads(self._request({"type": "STATUS_REQUEST", "instanceId": 0})["json"])
+    def status(self, timeout=None):
+        """The dispatcher's status document as a dict (``timeout``: seconds to wait for it, else forever)."""
+        return json.loads(self._request({"type": "STATUS_REQUEST", "instanceId": 0}, timeout)["json"])
 
     def close(self):
         """Closes the connection; instances without a lease are destroyed by the dispatcher."""
@@ -745,10 +766,17 @@ class Client:
                     continue
                 rid = next(self._request_ids) & 0xFFFFFFFF or next(self._request_ids)
                 self._requests[rid] = (_Attach(self, inst), None)
+                moved = inst._moved_away
                 try:
-                    self._write({"type": "ATTACH", "requestId": rid, "instanceId": inst.id, "secret": inst.secret})
+                    if moved is None:
+                        self._write({"type": "ATTACH", "requestId": rid, "instanceId": inst.id, "secret": inst.secret})
+                    else:  # failover: the dispatcher cancels what moved elsewhere before it could run again
+                        self._write({"type": "ATTACH_MOVED", "requestId": rid, "instanceId": inst.id,
+                                     "secret": inst.secret, "movedClientTaskIds": moved})
                 except OSError:
                     return  # broken again: the reader notices
+                if moved is not None:
+                    continue
                 for bundle in inst._unconfirmed.values():
                     self._resend.append((inst, bundle))
                 inst._unconfirmed.clear()

@@ -3,14 +3,20 @@
 A :class:`DistributedInstance` holds an instance on every dispatcher of a :class:`DistributedClient`
 and sends each dispatcher no more than twice its executors' slots, less what it holds already, so
 that no dispatcher's executors wait while another holds a backlog of this client's tasks. A task
-whose dispatcher is lost (the connection gave up, or it came back without the instance) is sent to
-another one; each task's future completes once. The same design as the Java
-``io.falkon.client.DistributedClient``.
+whose dispatcher is lost is sent to another one; each task's future completes once. The same
+design as the Java ``io.falkon.client.DistributedClient``.
+
+Failover: a dispatcher that has not answered a status request for ``failover_after`` seconds (5 by
+default; killed, hung or cut off) is taken as lost and its unfinished tasks go to the others at
+once; if it comes back (restarted from its journal) its part re-attaches naming them (ATTACH_MOVED)
+and it cancels them rather than run them again (docs/scaling.md).
 """
 
 import collections
+import concurrent.futures
 import logging
 import threading
+import time
 from concurrent.futures import Future
 
 from . import wire
@@ -19,6 +25,7 @@ from .client import Client, FalkonError
 log = logging.getLogger("falkon.distributed")
 POLL_SECONDS = 0.5
 MAX_SENDS = 5
+FAILOVER_AFTER = 5.0
 
 
 class _Member:
@@ -27,9 +34,11 @@ class _Member:
         self.client = None
         self.slots = 0
         self.leaving = False
+        self.heard = time.monotonic()   # when it last answered (or was reached)
+        self.lost = False               # taken as lost (failover) until it answers again
 
     def usable(self):
-        return self.client is not None and not self.leaving
+        return self.client is not None and not self.leaving and not self.lost
 
 
 class DistributedClient:
@@ -41,7 +50,10 @@ class DistributedClient:
     yet: tasks wait in the client until a dispatcher appears.
     """
 
-    def __init__(self, addresses, **client_kwargs):
+    def __init__(self, addresses, failover_after=FAILOVER_AFTER, **client_kwargs):
+        if failover_after < 0:
+            raise ValueError(f"failover_after must not be negative, got {failover_after}")
+        self.failover_after = failover_after
         self._kwargs = client_kwargs
         self._lock = threading.RLock()
         self._members = collections.OrderedDict()
@@ -92,8 +104,9 @@ class DistributedClient:
             out["dispatchers"] += 1
             entry = {"address": m.address, "reachable": False}
             try:
-                st = m.client.status() if m.client else None
-            except (FalkonError, OSError):
+                # a lost one may be hung: not waited for
+                st = m.client.status(timeout=5) if m.client and not m.lost else None
+            except (FalkonError, OSError, concurrent.futures.TimeoutError):
                 st = None
             if st is not None:
                 entry.update(reachable=True, status=st)
@@ -129,15 +142,31 @@ class DistributedClient:
             if m.client is None and not m.leaving:
                 try:
                     m.client = Client(m.address, **self._kwargs)
+                    m.heard = time.monotonic()
                 except FalkonError as e:
                     log.debug("dispatcher %s not reachable yet: %s", m.address, e)
                     continue
+            if m.client is None:
+                continue
             try:
-                st = m.client.status()
+                # a hung dispatcher must not hold the poll: an answer later than this counts as none
+                st = m.client.status(timeout=2.0)
                 suspended = sum(e.get("slots", 0) for e in st.get("executorList", []) if e.get("state") == "suspended")
                 m.slots = max(0, st.get("executors", {}).get("slots", 0) - suspended)
-            except (FalkonError, OSError):
+                m.heard = time.monotonic()
+                if m.lost:
+                    m.lost = False
+                    log.info("dispatcher %s answers again: the tasks that moved away are cancelled there", m.address)
+                    for inst in instances:
+                        inst._back(m)
+            except (FalkonError, OSError, concurrent.futures.TimeoutError):
                 m.slots = 0
+            if not m.lost and self.failover_after and time.monotonic() - m.heard > self.failover_after:
+                m.lost = True
+                log.warning("dispatcher %s has not answered for %.1f s: its unfinished tasks go to the others",
+                            m.address, self.failover_after)
+                for inst in instances:
+                    inst._failover(m)
             for inst in instances:
                 inst._join(m)
         for inst in instances:
@@ -172,6 +201,7 @@ class _Part:
         self.instance = instance
         self.held = 0
         self.dead = False
+        self.tasks = set()   # sent here, no result yet: what a failover moves
 
     def usable(self):
         return not self.dead and self.member.usable() and self.instance._lost is None
@@ -198,6 +228,7 @@ class DistributedInstance:
         self._name = name
         self._lock = threading.RLock()
         self._parts = {}
+        self._moved_from = []   # parts whose tasks moved elsewhere, until their dispatcher is back
         self._pending = collections.deque()
         self._closed = False
         self.resent = 0
@@ -243,6 +274,7 @@ class DistributedInstance:
                 best = max(usable, key=_Part.free)
                 t = self._pending.popleft()
                 best.held += 1
+                best.tasks.add(t)
                 t.sends += 1
                 sends.append((best, t))
         for p, t in sends:
@@ -252,6 +284,21 @@ class DistributedInstance:
                 self._settled(p, t, None, e)
 
     def _settled(self, part, task, result, error):
+        with self._lock:
+            if task not in part.tasks:
+                # moved elsewhere by a failover: a result it had here still counts if it comes first,
+                # but not the cancellation its move asked for, nor a failure
+                take = error is None and result.status != "CANCELLED" and not task.future.done()
+            else:
+                take = None
+                part.tasks.discard(task)
+        if take is not None:
+            if take:
+                try:
+                    task.future.set_result(result)
+                except concurrent.futures.InvalidStateError:
+                    pass  # its other run's result came first
+            return
         with self._lock:
             part.held -= 1
             if error is None:
@@ -274,11 +321,40 @@ class DistributedInstance:
                 t.future.set_exception(e) if e is not None else t.future.set_result(r)
         self._pump()
 
+    def _failover(self, member):
+        """The dispatcher ``member`` is taken as lost: its unfinished tasks go to the others at once."""
+        with self._lock:
+            p = self._parts.pop(member.address, None)
+            if p is None or self._closed:
+                return
+            p.dead = True
+            self._moved_from.append(p)
+            moved = [t for t in p.tasks if not t.future.done()]
+            p.tasks.clear()
+            p.held = 0
+            for t in reversed(moved):
+                self._pending.appendleft(t)
+            self.resent += len(moved)
+        p.instance._move_away()
+        self._pump()
+
+    def _back(self, member):
+        """The lost dispatcher ``member`` answers again: its old part is destroyed (cancelling what moved,
+        if it only hung), a new one joins."""
+        with self._lock:
+            old = [p for p in self._moved_from if p.member is member]
+            self._moved_from = [p for p in self._moved_from if p.member is not member]
+        for p in old:
+            threading.Thread(target=_destroy_quietly, args=(p.instance,), daemon=True).start()
+
     def close(self):
         """Destroys the instance on every dispatcher; waiting tasks fail."""
         if self._closed:
             return
         self._closed = True
+        for p in self._moved_from:  # a lost dispatcher may be hung: nobody waits for it
+            threading.Thread(target=_destroy_quietly, args=(p.instance,), daemon=True).start()
+        self._moved_from = []
         for p in list(self._parts.values()):
             try:
                 p.instance.destroy()
@@ -301,6 +377,13 @@ class DistributedInstance:
 
 
 FILE_PREFIX = "file:"
+
+
+def _destroy_quietly(instance):
+    try:
+        instance.destroy()
+    except (FalkonError, OSError):
+        pass  # gone again: its lease ends it there
 
 
 def _split(addresses):
