@@ -4,7 +4,7 @@ import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
 import io.falkon.executor.LocalExecutors;
 import io.falkon.dispatcher.DispatcherConfig;
-import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.transport.ws.WsTransport;
 import io.falkon.executor.ConnectOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

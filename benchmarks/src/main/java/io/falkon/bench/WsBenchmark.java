@@ -2,9 +2,9 @@ package io.falkon.bench;
 
 import io.falkon.client.ClientOptions;
 import io.falkon.client.FalkonClient;
-import io.falkon.client.transport.WsConnection;
+import io.falkon.transport.ws.WsConnection;
 import io.falkon.dispatcher.DispatcherConfig;
-import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.transport.ws.WsTransport;
 import io.falkon.protocol.Message;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskSpecCodec;

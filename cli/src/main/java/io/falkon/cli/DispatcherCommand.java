@@ -6,7 +6,7 @@ import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.core.SchedulerConfig;
 import io.falkon.dispatcher.journal.FsyncPolicy;
 import io.falkon.dispatcher.policy.DispatchPolicies;
-import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.transport.ws.WsTransport;
 import io.falkon.protocol.Protocol;
 import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.auth.TokenSource;

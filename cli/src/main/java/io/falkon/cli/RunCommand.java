@@ -6,7 +6,7 @@ import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.policy.DispatchPolicies;
 import io.falkon.dispatcher.policy.DispatchPolicy;
-import io.falkon.dispatcher.inprocess.InProcessTransport;
+import io.falkon.transport.inprocess.InProcessTransport;
 import io.falkon.executor.Bytes;
 import io.falkon.executor.ConnectOptions;
 import io.falkon.executor.ExecutorCommand;

@@ -1,12 +1,7 @@
 package io.falkon.client;
 
-import io.falkon.client.transport.Connection;
-import io.falkon.client.transport.TcpConnection;
-import io.falkon.client.transport.WsConnection;
-import io.falkon.protocol.HostPort;
 import io.falkon.protocol.Message;
 
-import io.falkon.protocol.auth.Token;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -60,14 +55,19 @@ public final class FalkonClient implements AutoCloseable {
      * @throws FalkonException          if the dispatcher cannot be reached or refuses the handshake
      */
     public static FalkonClient connect(String address, ClientOptions options) {
-        Token token = options.resolvedToken();
-        if (address.startsWith("http://") || address.startsWith("https://")) {
-            return new FalkonClient(WsConnection.connect(address, token, options.tls(), options.connectTimeout()),
-                    options);
+        for (ConnectionFactory f : Transports.ALL) {
+            if (f.accepts(address)) {
+                return new FalkonClient(f.connect(address, options), options);
+            }
         }
-        HostPort hp = HostPort.parse(address);
-        return new FalkonClient(TcpConnection.connect(hp.host(), hp.port(), token, options.tls(),
-                options.connectTimeout(), options.reconnectFor()), options);
+        throw new IllegalArgumentException("no transport on the class path takes '" + address + "' (host:port needs "
+                + "falkon-transport-tcp, http(s):// falkon-transport-ws)");
+    }
+
+    /** The transports on the class path, found once, when a client first connects. */
+    private static final class Transports {
+        static final List<ConnectionFactory> ALL = java.util.ServiceLoader.load(ConnectionFactory.class,
+                FalkonClient.class.getClassLoader()).stream().map(java.util.ServiceLoader.Provider::get).toList();
     }
 
     /**

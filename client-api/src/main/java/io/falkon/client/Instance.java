@@ -1,7 +1,5 @@
 package io.falkon.client;
 
-import io.falkon.client.transport.Connection;
-import io.falkon.client.transport.ResultSink;
 import io.falkon.protocol.ErrorCode;
 import io.falkon.protocol.LogSafe;
 import io.falkon.protocol.Message;

@@ -2,10 +2,10 @@ package io.falkon.dispatcher;
 
 import io.falkon.dispatcher.core.SchedulerConfig;
 import io.falkon.dispatcher.journal.FsyncPolicy;
-import io.falkon.dispatcher.monitor.MonitorTransport;
+import io.falkon.transport.monitor.MonitorTransport;
 import io.falkon.dispatcher.policy.DispatchPolicy;
 import io.falkon.dispatcher.policy.FirstAvailable;
-import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.transport.ws.WsTransport;
 import io.falkon.protocol.Protocol;
 import io.falkon.protocol.auth.Token;
 import io.falkon.protocol.time.Clock;

@@ -1,6 +1,6 @@
 package io.falkon.dispatcher;
 
-import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.transport.ws.WsTransport;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;

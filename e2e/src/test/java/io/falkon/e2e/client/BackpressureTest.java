@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.core.SchedulerConfig;
-import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.transport.ws.WsTransport;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorConfig;
 import io.falkon.protocol.TaskSpec;

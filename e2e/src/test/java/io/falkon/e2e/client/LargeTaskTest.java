@@ -5,7 +5,7 @@ import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
 import io.falkon.dispatcher.DispatcherConfig;
-import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.transport.ws.WsTransport;
 import io.falkon.protocol.Protocol;
 import io.falkon.protocol.TaskSpec;
 import org.junit.jupiter.api.AfterAll;

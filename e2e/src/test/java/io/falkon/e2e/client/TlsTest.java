@@ -5,7 +5,7 @@ import io.falkon.client.FalkonClient;
 import io.falkon.client.TaskResult;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
-import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.transport.ws.WsTransport;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorConfig;
 import io.falkon.protocol.TaskSpec;

@@ -7,7 +7,7 @@ import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.dispatcher.DispatcherConfig;
-import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.transport.ws.WsTransport;
 import io.falkon.protocol.TaskSpec;
 import io.falkon.protocol.TaskStatus;
 import org.junit.jupiter.api.Test;

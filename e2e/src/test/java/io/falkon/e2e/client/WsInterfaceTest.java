@@ -4,7 +4,7 @@ import io.falkon.client.FalkonClient;
 import io.falkon.client.Instance;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.falkon.dispatcher.DispatcherConfig;
-import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.transport.ws.WsTransport;
 import io.falkon.protocol.TaskSpec;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -3,7 +3,7 @@ package io.falkon.e2e.client;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.journal.FsyncPolicy;
-import io.falkon.dispatcher.ws.WsTransport;
+import io.falkon.transport.ws.WsTransport;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorConfig;
 import org.junit.jupiter.api.Test;

@@ -7,7 +7,7 @@ import io.falkon.client.Instance;
 import io.falkon.client.TaskResult;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
-import io.falkon.dispatcher.monitor.MonitorTransport;
+import io.falkon.transport.monitor.MonitorTransport;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorConfig;
 import io.falkon.protocol.TaskSpec;
