@@ -33,22 +33,22 @@ for i in 0 1 2; do
     ports+=("$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')")
 done
 
-dispatcher() { # INDEX LOGNAME
+dpids=()
+dispatcher() { # INDEX LOGNAME; not in a subshell: the cleanup must know every pid
     local i=$1 extra=()
     [ "$i" = 1 ] && extra=(--journal "$work/journal")
     "$here/bin/falkon" dispatcher --host 127.0.0.1 --port "${ports[$i]}" "${extra[@]}" >"$work/$2.log" 2>&1 &
     pids+=($!)
-    local pid=$!
+    dpids[$i]=$!
     for _ in $(seq 600); do
-        grep -q "falkon dispatcher listening on" "$work/$2.log" 2>/dev/null && { echo "$pid"; return; }
+        grep -q "falkon dispatcher listening on" "$work/$2.log" 2>/dev/null && return
         sleep 0.1
     done
     echo "dispatcher $i did not start: $(cat "$work/$2.log")" >&2
     exit 1
 }
-dpids=()
 for i in 0 1 2; do
-    dpids+=("$(dispatcher "$i" "d$i")")
+    dispatcher "$i" "d$i"
     mkdir -p "$work/w$i"
     "$here/bin/falkon" executor --dispatcher "127.0.0.1:${ports[$i]}" --id "f$i" --impl c --slots 2 \
         --reconnect-for 120 --workdir "$work/w$i" >"$work/e$i.log" 2>&1 &
@@ -91,7 +91,7 @@ if [ "$loss" != none ]; then
     lost=$(date +%s.%N)
     if [ "$loss" = restart ]; then
         sleep "$restart_after"
-        dispatcher 1 d1-restarted >/dev/null
+        dispatcher 1 d1-restarted
     fi
 fi
 rc=0
