@@ -30,7 +30,7 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
  * the admission stage (they implement its {@code Link}); the monitor reads snapshots only; a policy
  * sees only its own interfaces; clients reach a transport's client end only through
  * {@code FalkonClient.connect}, and the client's transport interface is implemented only by the
- * transports. ({@code CoreOwnershipTest}, inside the core's module, says which part of the core
+ * transports; the protocol's Netty, SOAP and session packages stay with the wires. ({@code CoreOwnershipTest}, inside the core's module, says which part of the core
  * writes which field: it reads that module's package-private classes.)
  */
 @AnalyzeClasses(packages = "io.falkon", importOptions = {ImportOption.DoNotIncludeTests.class, NoTestJars.class})
@@ -81,6 +81,17 @@ class ArchitectureTest {
             .should().dependOnClassesThat(belongToAnyOf(TcpConnection.class, WsConnection.class))
             .because("FalkonClient.connect picks the transport for an address; a client that named one would "
                     + "tie itself to it (the benchmarks measure them directly)");
+
+    @ArchTest
+    static final ArchRule theWiresMachineryStaysWithTheWires = noClasses()
+            .that().resideOutsideOfPackages("io.falkon.protocol..", "io.falkon.transport..", "io.falkon.executor..")
+            .and(not(belongToAnyOf(MessageConnection.class)))
+            .should().dependOnClassesThat().resideInAnyPackage("io.falkon.protocol.netty..",
+                    "io.falkon.protocol.soap..", "io.falkon.protocol.session..")
+            .because("the protocol module's public surface for everyone else is its messages, task specs, statuses, "
+                    + "error codes, tokens, TLS and clock; its Netty framing, SOAP mapping and peer session belong to "
+                    + "the transports and the executors (and the client's MessageConnection matches replies with its "
+                    + "session's Requests)");
 
     @ArchTest
     static final ArchRule onlyTransportsImplementTheClientsWire = noClasses()
