@@ -50,7 +50,7 @@ class DistributedTest(unittest.TestCase):
             futures = [inst.submit(["/bin/sleep", "0.1"]) for _ in range(60)]
             wait_for(lambda: sum(f.done() for f in futures) >= 10, what="some results")
             victim = ds[0].dispatcher
-            self.assertGreater(inst.held_by().get(ds[0].address, 0), 0)
+            wait_for(lambda: inst.held_by().get(ds[0].address, 0) > 0, what="tasks held by the victim")
             victim.send_signal(signal.SIGSTOP)
             self.addCleanup(victim.send_signal, signal.SIGCONT)  # so that it can be stopped like the other
             done, _ = concurrent.futures.wait(futures, timeout=60)

@@ -116,7 +116,8 @@ class FailoverIT {
                     futures.add(in.submit(task(g, i, out, runs)));
                 }
                 await().atMost(Duration.ofSeconds(60)).until(() -> heardOnce.size() >= TASKS / 3);
-                assertThat(in.heldBy().get("127.0.0.1:" + ports[1])).as("the victim holds tasks").isPositive();
+                // lost while it holds tasks (a dependency graph may leave it none for a moment)
+                await().atMost(Duration.ofSeconds(60)).until(() -> in.heldBy().get("127.0.0.1:" + ports[1]) > 0);
                 long lostAt = System.nanoTime();
                 Process victim = dispatchers.get(1);
                 switch (loss) {
