@@ -13,14 +13,18 @@ from falkon_test_support import BUILT, FALKON, wait_for
 
 @unittest.skipUnless(BUILT, "Falkon is not built (run the README's build first)")
 class DistributedTest(unittest.TestCase):
-    def test_tasks_follow_capacity_and_a_lost_dispatcher_loses_nothing(self):
-        # the dispatchers of one client share a token, as on a cluster (~/.falkon/token)
-        token = "shared-token-for-this-test"
-        ds = [LocalDispatcher(executors=1, slots=s, falkon=FALKON, token=token) for s in (1, 3)]
+    TOKEN = "shared-token-for-this-test"  # the dispatchers of one client share a token, as on a cluster
+
+    def dispatchers(self, *slots):
+        """One dispatcher with one executor per entry of ``slots``, stopped at the end; their addresses."""
+        ds = [LocalDispatcher(executors=1, slots=s, falkon=FALKON, token=self.TOKEN) for s in slots]
         for d in ds:
             self.addCleanup(d.stop)
-        addresses = ",".join(d.address for d in ds)
-        with DistributedClient(addresses, token=token, reconnect_for=2) as c:
+        return ds, ",".join(d.address for d in ds)
+
+    def test_tasks_follow_capacity_and_a_lost_dispatcher_loses_nothing(self):
+        ds, addresses = self.dispatchers(1, 3)
+        with DistributedClient(addresses, token=self.TOKEN, reconnect_for=2) as c:
             wait_for(lambda: c.status()["executors"]["slots"] == 4, what="4 slots")
             inst = c.create_instance("spread")
             futures = [inst.submit(["/bin/sleep", "0.1"]) for _ in range(80)]
@@ -39,12 +43,8 @@ class DistributedTest(unittest.TestCase):
 
     def test_a_hung_dispatchers_tasks_move_after_the_detection_time(self):
         # SIGSTOP: its connection stays open; without failover the client would wait for it (reconnect_for, 120 s)
-        token = "shared-token-for-this-test"
-        ds = [LocalDispatcher(executors=1, slots=2, falkon=FALKON, token=token) for _ in range(2)]
-        for d in ds:
-            self.addCleanup(d.stop)
-        addresses = ",".join(d.address for d in ds)
-        with DistributedClient(addresses, token=token, failover_after=1.5) as c:
+        ds, addresses = self.dispatchers(2, 2)
+        with DistributedClient(addresses, token=self.TOKEN, failover_after=1.5) as c:
             wait_for(lambda: c.status()["executors"]["slots"] == 4, what="4 slots")
             inst = c.create_instance("hang")
             futures = [inst.submit(["/bin/sleep", "0.1"]) for _ in range(60)]
@@ -59,7 +59,7 @@ class DistributedTest(unittest.TestCase):
             self.assertGreaterEqual(inst.resent, 1)
 
     def test_a_dispatchers_file_that_lists_none_yet_is_followed_as_dispatchers_appear(self):
-        token = "shared-token-for-this-test"
+        token = self.TOKEN
         with tempfile.TemporaryDirectory() as tmp:
             listing = os.path.join(tmp, "dispatchers")
             with DistributedClient("file:" + listing, token=token) as c:

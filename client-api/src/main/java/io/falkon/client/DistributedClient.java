@@ -67,6 +67,8 @@ public final class DistributedClient implements AutoCloseable {
         volatile long heardNanos;
         /** A status request is out and unanswered: no second one is sent meanwhile. */
         volatile boolean asking;
+        /** The status request out now (completes, either way, when it is answered or fails). */
+        volatile CompletableFuture<?> answer = CompletableFuture.completedFuture(null);
         /** Taken as lost (failover): nothing is sent to it until it answers again. */
         volatile boolean lost;
 
@@ -129,14 +131,13 @@ public final class DistributedClient implements AutoCloseable {
 
     /** Gives the first status requests up to the connect timeout, so that capacity is known from the start. */
     private void awaitFirstAnswers() {
-        long until = System.nanoTime() + options.connectTimeout().toNanos();
-        while (members.values().stream().anyMatch(m -> m.asking) && System.nanoTime() < until) {
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
+        try {
+            CompletableFuture.allOf(members.values().stream().map(m -> m.answer).toArray(CompletableFuture[]::new))
+                    .get(options.connectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            // a dispatcher that does not answer in time gets tasks once it does
         }
     }
 
@@ -338,6 +339,7 @@ public final class DistributedClient implements AutoCloseable {
             m.slots = 0;
             return;
         }
+        m.answer = answer.handle((st, err) -> null);
         answer.whenComplete((st, err) -> {
             m.asking = false;
             if (err != null) {
