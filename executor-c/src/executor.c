@@ -102,6 +102,21 @@ static void on_dispatch(ex *e, fk_msg *m) {
             ex_job_free(j);
             continue;
         }
+        if (fk_ext_find(&j->spec.ext, FK_EXT_NAMED_RESOURCES)) {
+            char why[1200];
+            j->asked = calloc(1, sizeof *j->asked);
+            if (!j->asked) {
+                abort();
+            }
+            const char *problem = fk_asked_of(&j->spec, j->asked, err, sizeof err) != 0 ? err
+                : e->cfg->resources ? fk_resources_problem(e->cfg->resources, j->asked, why, sizeof why)
+                : "needs named resources; this executor offers none";
+            if (problem) {
+                ex_finish_unrun(e, t->task_id, t->attempt, gen, j->cores, FK_REJECTED, FK_FLAG_PERMANENT, problem);
+                ex_job_free(j);
+                continue;
+            }
+        }
         const fk_ext *h = fk_ext_find(&t->ext, FK_EXT_HINTS);
         if (h && fk_hints_decode(&h->value, &j->hints, &j->nhints, err, sizeof err) != 0) {
             fk_warn("ignoring undecodable hints for task %llu: %s", (unsigned long long)t->task_id, err);

@@ -38,6 +38,7 @@ typedef struct {
     int cache_port;
     const char *cache_host;
     int64_t uplink_bps;     /* --emulate-uplink (benchmarking only): the cache server's send rate cap; 0: none */
+    struct fk_resources *resources; /* --resource and the GPUs found (resources.h); slots.c keeps who holds what */
 } fk_config;
 
 /* Runs until the dispatcher shuts down, the executor gives up reconnecting, or SIGTERM/SIGINT.

@@ -14,6 +14,7 @@
 #include "executor.h"
 #include "peer.h"
 #include "proto.h"
+#include "resources.h"
 #include "runner.h"
 #include "staging.h"
 
@@ -45,6 +46,7 @@ typedef struct job {
     int bypass;
     uint32_t cores;   /* slots it takes at once (RESOURCES; 1 when it states none) */
     int declared;     /* it stated its cores: with pinned slots it gets that many CPUs of its own */
+    fk_asked *asked;  /* the named resources it asks for (NAMED_RESOURCES), or NULL: most tasks */
 } job;
 
 typedef struct done {
@@ -80,6 +82,7 @@ typedef struct {
     int stopping;
     atomic_int gen; /* counts connections: results of an earlier one are dropped */
     int wake_fd; /* written by a slot thread to wake the main thread's poll */
+    fk_resources *res; /* the named resources offered, or NULL; who holds which (resources.h) */
     fk_runner *runners;
     pthread_t *threads;
     int nthreads;

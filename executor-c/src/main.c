@@ -5,6 +5,7 @@
 #include "conn.h"
 #include "executor.h"
 #include "log.h"
+#include "resources.h"
 #include "runner.h"
 
 #include <ctype.h>
@@ -36,6 +37,11 @@ static void usage(FILE *f) {
             "                          (default: the node's physical memory)\n"
             "  --disk SIZE             scratch space offered to tasks that state theirs, e.g. 100g\n"
             "                          (default: the free space of --workdir's file system at start)\n"
+            "  --resource NAME=INDICES|COUNT  a named resource offered to tasks that ask for it: devices\n"
+            "                          (gpus=0,1,2,3; one device: gpus=[0]) or a count (license=4); repeatable.\n"
+            "                          GPUs are found by themselves (nvidia-smi, rocm-smi, an inherited\n"
+            "                          CUDA_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES) unless gpus=... is given;\n"
+            "                          gpus=0 offers none\n"
             "  --worker-max-tasks N    replace a persistent worker after N tasks (default: 0 = never)\n"
             "  --worker-max-memory SIZE replace a persistent worker whose resident memory is over SIZE\n"
             "                          after a task, e.g. 2g (default: no bound)\n"
@@ -273,7 +279,7 @@ int main(int argc, char **argv) {
         {"store", required_argument, 0, 'S'},      {"cache-port", required_argument, 0, 'P'},
         {"output-dir", required_argument, 0, 'O'}, {"revalidate", required_argument, 0, 'W'},
         {"cache-host", required_argument, 0, 'H'}, {"verbose", no_argument, 0, 'v'}, {"log-level", required_argument, 0, 'L'},
-        {"emulate-uplink", required_argument, 0, 'U'},
+        {"emulate-uplink", required_argument, 0, 'U'}, {"resource", required_argument, 0, 'R'},
         {"help", no_argument, 0, 'h'},             {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
     fk_config cfg;
@@ -294,6 +300,8 @@ int main(int argc, char **argv) {
     long v;
     int64_t bytes;
     int c;
+    static fk_resources resources;
+    char why[600];
     while ((c = getopt_long(argc, argv, "vhV", opts, NULL)) != -1) {
         switch (c) {
         case 'd': dispatcher = optarg; break;
@@ -405,6 +413,12 @@ int main(int argc, char **argv) {
             cfg.cache_port = (int)v;
             break;
         case 'H': cfg.cache_host = optarg; break;
+        case 'R':
+            if (fk_resources_add(&resources, optarg, why, sizeof why) != 0) {
+                fprintf(stderr, "falkon-executor-c: %s\n", why);
+                return 2;
+            }
+            break;
         case 'U':
             if (parse_bytes(optarg, &bytes) != 0 || bytes <= 0) {
                 return bad("--emulate-uplink is not a rate in bytes per second (examples: 100m, 1g)", optarg);
@@ -429,7 +443,6 @@ int main(int argc, char **argv) {
     if (optind < argc) {
         return bad("unexpected argument", argv[optind]);
     }
-    char why[600];
     cfg.token = resolve_token(token, token_file, why, sizeof why);
     if (!cfg.token) {
         fprintf(stderr, "falkon-executor-c: %s\n", why);
@@ -495,7 +508,25 @@ int main(int argc, char **argv) {
         return 1;
     }
     fk_log_setup(cfg.id, level);
+    if (!cfg.no_exec) {
+        /* after the log: what it offers is said there */
+        fk_resources_ready(&resources, cfg.slots);
+        for (size_t i = 0; i < resources.n; i++) {
+            const fk_offer *o = &resources.items[i];
+            char list[512] = "";
+            for (size_t d = 0, at = 0; d < o->ndevices && at < sizeof list; d++) {
+                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", d ? "," : "", o->devices[d]);
+            }
+            fk_info("offering %s=%s%s%s", o->name, o->devices ? "[" : "",
+                    o->devices ? list : "", o->devices ? "]" : "");
+            if (!o->devices) {
+                fk_info("  (%lld of them)", (long long)o->amount);
+            }
+        }
+        cfg.resources = &resources;
+    }
     int status = fk_executor_run(&cfg);
+    fk_resources_destroy(&resources);
     free(own_token);
     return status;
 }

@@ -79,6 +79,7 @@ enum fk_ext_tag {
     FK_EXT_WORKER = 0x000A,     /* command:list<str> payload:blob: run by a persistent worker (worker.h) */
     FK_EXT_TEMPORARY = 0x000B,  /* count:u16 (index:u16)*: OUTPUTS held in the cache, not written to the store */
     FK_EXT_ARCHIVE = 0x000C,    /* count:u16 (index:u16)*: OUTPUTS appended to the executor's output archive */
+    FK_EXT_NAMED_RESOURCES = 0x000E, /* count:u16 (name:str amount:u32)*: GPUs and the like (resources.h) */
     FK_EXT_HINTS = 0x0010,
     FK_EXT_BYPASS_CACHE = 0x0011,
     FK_EXT_DATA_STATS = 0x0020,

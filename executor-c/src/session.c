@@ -65,7 +65,11 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
     char memory[32], disk[32];
     snprintf(memory, sizeof memory, "%lld", (long long)c->memory_mib);
     snprintf(disk, sizeof disk, "%lld", (long long)c->disk_mib);
-    fk_kv attrs[9];
+    char resources[1024] = "";
+    if (c->resources) {
+        fk_resources_attribute(c->resources, resources, sizeof resources);
+    }
+    fk_kv attrs[10];
     size_t na = 0;
     attrs[na].key = fk_str_of("impl");
     attrs[na++].value = fk_str_of("c");
@@ -79,6 +83,10 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
     attrs[na++].value = fk_str_of(memory);
     attrs[na].key = fk_str_of("diskMiB");
     attrs[na++].value = fk_str_of(disk);
+    if (resources[0]) {
+        attrs[na].key = fk_str_of("resources");
+        attrs[na++].value = fk_str_of(resources);
+    }
     if (e->peer) {
         snprintf(port, sizeof port, "%d", fk_peer_port(e->peer));
         attrs[na].key = fk_str_of("cachePort");

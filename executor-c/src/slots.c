@@ -20,6 +20,7 @@ void ex_wake(ex *e) {
 }
 
 void ex_job_free(job *j) {
+    free(j->asked);
     fk_spec_free(&j->spec);
     fk_hints_free(j->hints, j->nhints);
     free(j);
@@ -76,10 +77,16 @@ typedef struct {
 /* Under the lock: takes the queue's head if its cores are free (FIFO: a job of several cores is
  * not overtaken here, so it cannot starve; the dispatcher keeps smaller work away meanwhile), and
  * claims that many slot indices, lowest first. NULL when the head must wait. */
-static job *take_head(ex *e, int *claimed, int *nclaimed) {
+static job *take_head(ex *e, int slot, int *claimed, int *nclaimed, fk_grant *grant) {
+    static const fk_asked none;
     job *j = e->queue.qhead;
-    if (!j || (int)j->cores > e->queue.free_cores) {
+    if (!j || (int)j->cores > e->queue.free_cores ||
+        (j->asked && !(e->queue.res && fk_resources_free(e->queue.res, j->asked)))) {
         return NULL;
+    }
+    if (e->queue.res) {
+        /* its devices, in its environment (also a task that asks none: it is shown none) */
+        fk_resources_take(e->queue.res, j->asked ? j->asked : &none, slot, &j->spec, grant);
     }
     e->queue.qhead = j->next;
     if (!e->queue.qhead) {
@@ -102,6 +109,7 @@ static void *slot_main(void *p) {
     slot_arg *a = p;
     ex *e = a->e;
     fk_runner *r = &e->queue.runners[a->slot];
+    int a_slot = a->slot;
     fk_affinity_pin_slot(a->slot);
     free(a);
     int *claimed = calloc((size_t)e->queue.nthreads, sizeof(int));
@@ -112,7 +120,9 @@ static void *slot_main(void *p) {
         int nclaimed = 0;
         job *j = NULL;
         pthread_mutex_lock(&e->queue.lock);
-        while (!e->queue.stopping && !(j = take_head(e, claimed, &nclaimed))) {
+        fk_grant grant;
+        memset(&grant, 0, sizeof grant);
+        while (!e->queue.stopping && !(j = take_head(e, a_slot, claimed, &nclaimed, &grant))) {
             pthread_cond_wait(&e->queue.cond, &e->queue.lock);
         }
         if (e->queue.stopping) {
@@ -139,7 +149,10 @@ static void *slot_main(void *p) {
         for (int i = 0; i < nclaimed; i++) {
             e->queue.claimed[claimed[i]] = 0;
         }
-        if (j->cores > 1) {
+        if (e->queue.res) {
+            fk_resources_give(e->queue.res, &grant);
+        }
+        if (j->cores > 1 || j->asked) {
             pthread_cond_broadcast(&e->queue.cond); /* room for several waiting jobs */
         }
         pthread_mutex_unlock(&e->queue.lock);
@@ -263,6 +276,7 @@ void ex_start_slots(ex *e) {
     }
     e->queue.nthreads = cfg->slots;
     e->queue.free_cores = cfg->slots;
+    e->queue.res = cfg->resources && cfg->resources->n ? cfg->resources : NULL;
     e->queue.runners = calloc((size_t)cfg->slots, sizeof(fk_runner));
     e->queue.threads = calloc((size_t)cfg->slots, sizeof(pthread_t));
     e->queue.claimed = calloc((size_t)cfg->slots, 1);

@@ -7,6 +7,7 @@
 #include "../src/hash.h"
 #include "../src/http.h"
 #include "../src/peer.h"
+#include "../src/resources.h"
 #include "../src/runner.h"
 #include "../src/staging.h"
 #include "../src/worker.h"
@@ -763,6 +764,90 @@ static void test_gather_from_a_lying_peer(void) {
     fk_cache_close(c);
 }
 
+/* ---- named resources: the --resource option, the field, and who holds which device ---- */
+
+static const char *env_of(const fk_spec *s, const char *name) {
+    for (size_t i = 0; i < s->env.n; i++) {
+        if (!strcmp(s->env.items[i].key.s, name)) {
+            return s->env.items[i].value.s;
+        }
+    }
+    return NULL;
+}
+
+static void test_resources(void) {
+    char err[512];
+    fk_resources r;
+    memset(&r, 0, sizeof r);
+    CHECK(fk_resources_add(&r, "license=2", err, sizeof err) == 0, "a count: %s", err);
+    CHECK(fk_resources_add(&r, "gpus=0,1,2", err, sizeof err) == 0, "devices: %s", err);
+    CHECK(fk_resources_add(&r, "gpus=3", err, sizeof err) != 0 && strstr(err, "twice"), "twice: %s", err);
+    CHECK(fk_resources_add(&r, "GPUs=1", err, sizeof err) != 0 && strstr(err, "[a-z]"), "bad name: %s", err);
+    CHECK(fk_resources_add(&r, "cores=1", err, sizeof err) != 0, "reserved name");
+    CHECK(fk_resources_add(&r, "fpga=x", err, sizeof err) != 0 && strstr(err, "fpga=[x]"), "not a count: %s", err);
+    CHECK(fk_resources_add(&r, "fpga=0,0", err, sizeof err) != 0 && strstr(err, "twice"), "a device twice: %s", err);
+    fk_resources_ready(&r, 2);
+    char attr[256];
+    fk_resources_attribute(&r, attr, sizeof attr);
+    CHECK(!strcmp(attr, "gpus=3,license=2"), "attribute, names sorted: %s", attr);
+
+    /* a task asking 2 GPUs and a licence, from the field the Java side writes (golden vector 54's) */
+    static const uint8_t field[] = {0, 2, 0, 0, 0, 4, 'g', 'p', 'u', 's', 0, 0, 0, 2,
+                                    0, 0, 0, 7, 'l', 'i', 'c', 'e', 'n', 's', 'e', 0, 0, 0, 1};
+    fk_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.ext.n = 1;
+    spec.ext.items = calloc(1, sizeof(fk_ext));
+    spec.ext.items[0].tag = FK_EXT_NAMED_RESOURCES;
+    spec.ext.items[0].value = fk_str_dup((const char *)field, sizeof field);
+    fk_asked a;
+    CHECK(fk_asked_of(&spec, &a, err, sizeof err) == 0 && a.n == 2 && a.amount[0] == 2, "decoded: %s", err);
+    CHECK(fk_resources_problem(&r, &a, err, sizeof err) == NULL, "it could be held here");
+    CHECK(fk_resources_free(&r, &a), "all free");
+    fk_grant g1, g2;
+    fk_resources_take(&r, &a, 0, &spec, &g1);
+    CHECK(env_of(&spec, "CUDA_VISIBLE_DEVICES") && !strcmp(env_of(&spec, "CUDA_VISIBLE_DEVICES"), "0,1"),
+          "its devices: %s", env_of(&spec, "CUDA_VISIBLE_DEVICES"));
+    CHECK(!strcmp(env_of(&spec, "FALKON_RESOURCE_GPUS"), "0,1"), "named to it");
+    CHECK(!strcmp(env_of(&spec, "FALKON_RESOURCE_LICENSE"), "1"), "its licence");
+    CHECK(!fk_resources_free(&r, &a), "one GPU left: a second such task waits");
+    fk_asked one = {.n = 1, .amount = {1}};
+    strcpy(one.name[0], "gpus");
+    CHECK(fk_resources_free(&r, &one), "one GPU is free");
+    fk_spec other;
+    memset(&other, 0, sizeof other);
+    fk_resources_take(&r, &one, 1, &other, &g2);
+    CHECK(!strcmp(env_of(&other, "CUDA_VISIBLE_DEVICES"), "2"), "the free one: %s", env_of(&other, "CUDA_VISIBLE_DEVICES"));
+    fk_resources_give(&r, &g1);
+    fk_resources_give(&r, &g2);
+    CHECK(fk_resources_free(&r, &a), "all given back");
+    /* slot 1 gets its device again; a task asking none is shown none */
+    fk_spec again, plain;
+    memset(&again, 0, sizeof again);
+    memset(&plain, 0, sizeof plain);
+    fk_resources_take(&r, &one, 1, &again, &g2);
+    CHECK(!strcmp(env_of(&again, "CUDA_VISIBLE_DEVICES"), "2"), "the slot's own device again");
+    fk_asked none = {.n = 0};
+    fk_resources_take(&r, &none, 0, &plain, &g1);
+    CHECK(env_of(&plain, "CUDA_VISIBLE_DEVICES") && !*env_of(&plain, "CUDA_VISIBLE_DEVICES"), "hidden");
+    fk_resources_give(&r, &g1);
+    fk_resources_give(&r, &g2);
+    fk_asked four = {.n = 1, .amount = {4}};
+    strcpy(four.name[0], "gpus");
+    CHECK(fk_resources_problem(&r, &four, err, sizeof err) && strstr(err, "needs 4 gpus")
+          && strstr(err, "offers 3 gpus, 2 license"), "why not: %s", err);
+    /* not the canonical form: refused */
+    static const uint8_t unsorted[] = {0, 2, 0, 0, 0, 1, 'b', 0, 0, 0, 1, 0, 0, 0, 1, 'a', 0, 0, 0, 1};
+    fk_str_free(&spec.ext.items[0].value);
+    spec.ext.items[0].value = fk_str_dup((const char *)unsorted, sizeof unsorted);
+    CHECK(fk_asked_of(&spec, &a, err, sizeof err) != 0 && strstr(err, "sorted"), "unsorted: %s", err);
+    fk_spec_free(&spec);
+    fk_spec_free(&other);
+    fk_spec_free(&again);
+    fk_spec_free(&plain);
+    fk_resources_destroy(&r);
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(scratch, sizeof scratch, "%s/falkon-c-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -779,6 +864,7 @@ int main(void) {
     test_cache();
     test_gather_from_a_lying_peer();
     test_staging();
+    test_resources();
     fk_rmtree(scratch);
     printf("unit tests: %d failures\n", check_failures);
     return check_failures ? 1 : 0;

@@ -156,6 +156,22 @@ class ClientTest(unittest.TestCase):
             except FalkonError as e:
                 self.assertIn("destroyed", str(e))
 
+    def test_gpus_and_named_resources_reach_the_task(self):
+        # devices given by hand: no GPU is needed, and none is touched
+        with LocalDispatcher(executors=1, slots=2, falkon=FALKON,
+                             extra_executor_args=["--resource", "gpus=0,1", "--resource", "license=1"]) as local, \
+                Client(local.address, token=local.token) as c, c.create_instance() as inst:
+            probe = 'echo "$CUDA_VISIBLE_DEVICES|$FALKON_RESOURCE_GPUS|${FALKON_RESOURCE_LICENSE-none}"'
+            two = inst.submit(["/bin/sh", "-c", probe], gpus=2, resources={"license": 1}).result(60)
+            self.assertTrue(two.ok, two)
+            self.assertEqual("0,1|0,1|1", two.stdout.decode().strip())
+            plain = inst.submit(["/bin/sh", "-c", probe]).result(60)
+            self.assertEqual("||none", plain.stdout.decode().strip(), "a task asking none is shown no GPU")
+            too_many = inst.submit(["/bin/true"], gpus=3).result(60)
+            self.assertEqual("REJECTED", too_many.status)
+            self.assertIn("needs 1 core, 3 gpus of one executor", too_many.detail)
+            self.assertIn("2 gpus, 1 license", too_many.detail)
+
     def test_single_tasks_are_cancelled_and_the_instance_goes_on(self):
         # a dispatcher of its own: 2 slots, so that which tasks run and which wait is known
         with LocalDispatcher(executors=1, slots=2, falkon=FALKON) as local, \

@@ -136,7 +136,16 @@ class FalkonExecutorTest(unittest.TestCase):
     def test_resource_keys_it_cannot_honour_are_refused(self):
         with self.assertRaises(InvalidResourceSpecification) as ctx:
             self.slow_python(0, parsl_resource_specification={"cores": 1, "disk": 100, "gpus": 1, "mig": 2}).result(60)
-        self.assertEqual({"gpus", "mig"}, ctx.exception.invalid_keys)
+        self.assertEqual({"mig"}, ctx.exception.invalid_keys)
+
+    def test_gpus_are_asked_of_the_executors_and_a_task_no_executor_has_them_for_fails_naming_them(self):
+        # these executors offer no GPU: the task is refused by the dispatcher, naming both sides
+        with self.assertRaises(Exception) as ctx:
+            self.slow_python(0, parsl_resource_specification={"gpus": 1}).result(60)
+        self.assertIn("1 gpus", str(ctx.exception))
+        with self.assertRaises(ValueError) as ctx:
+            self.slow_python(0, parsl_resource_specification={"resources": {"Licence": 1}}).result(60)
+        self.assertIn("Licence", str(ctx.exception))
 
 
 def double(x):

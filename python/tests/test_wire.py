@@ -65,6 +65,23 @@ class GoldenVectorTest(unittest.TestCase):
             with self.assertRaises(ValueError, msg=repr(bad)):
                 wire.disk_ext(bad)
 
+    def test_named_resources_are_the_field_the_java_client_writes(self):
+        task = wire.decode((VECTORS / "54_dispatch_named_resources.bin").read_bytes())["tasks"][0]
+        self.assertEqual(wire.named_resources_ext(gpus=2, resources={"license": 1}), task["spec"]["ext"])
+        self.assertEqual(wire.named_resources_ext(resources={"license": 1, "gpus": 2}), task["spec"]["ext"],
+                         "names sorted, whatever the order given")
+        self.assertEqual([], wire.named_resources_ext())
+        self.assertEqual([], wire.named_resources_ext(gpus=0), "0 asks nothing")
+        for bad in ({"gpus": -1}, {"gpus": 1.5}, {"gpus": True}, {"resources": {"Licence": 1}},
+                    {"resources": {"cores": 2}}, {"resources": {"x" * 33: 1}}, {"gpus": 1, "resources": {"gpus": 1}},
+                    {"resources": {"license": 1_000_001}}):
+            with self.assertRaises(ValueError, msg=repr(bad)):
+                wire.named_resources_ext(**bad)
+
+    def test_register_offers_named_resources_as_an_attribute(self):
+        reg = wire.decode((VECTORS / "53_register_resources.bin").read_bytes())
+        self.assertEqual("gpus=4,license=2", reg["attributes"]["resources"])
+
     def test_priority_is_the_signed_32_bit_field_the_java_client_writes(self):
         tasks = wire.decode((VECTORS / "39_submit_priority.bin").read_bytes())["tasks"]
         self.assertEqual([(wire.EXT_PRIORITY, b"\x00\x00\x00\x0a")], wire.priority_ext(10))

@@ -83,7 +83,10 @@ def test_resources_map_to_falkon_fields():
     assert r == {"cores": 4, "memory": 954, "disk": 2048, "walltime": 180, "priority": 5}
     # mem_mib wins over mem_mb; nothing stated stays unstated
     assert task_resources(1, {"mem_mib": 10, "mem_mb": 99999})["memory"] == 10
-    assert task_resources(1, {}) == {"cores": 1, "memory": None, "disk": None, "walltime": None, "priority": 0}
+    assert task_resources(1, {}) == {"cores": 1, "memory": None, "disk": None, "walltime": None, "priority": 0,
+                                     "gpus": None}
+    assert task_resources(1, {"gpus": 2})["gpus"] == 2
+    assert task_resources(1, {"gpu": 1})["gpus"] == 1
     # threads above every executor's slots are capped (such a task would never start); --prioritize
     # gives sys.maxsize, clamped into Falkon's 32-bit field
     assert task_resources(8, {}, max_cores=2)["cores"] == 2

@@ -79,7 +79,8 @@ class Instance:
     # --- submitting ---
 
     def submit(self, argv, env=None, cwd="", walltime=None, retries=None, callback=None, name=None, after=(),
-               priority=None, cores=None, memory=None, disk=None, worker=None, payload=b""):
+               priority=None, cores=None, memory=None, disk=None, gpus=None, resources=None, worker=None,
+               payload=b""):
         """Runs ``argv`` (a list; ``argv[0]`` looked up on the executor's PATH) as one task.
 
         :param env: variables added to the executor's environment
@@ -98,6 +99,11 @@ class Instance:
         :param memory: MiB of the memory its executor advertises that the task needs (default: not stated)
         :param disk: MiB of scratch space it needs where it runs, of what its executor advertises (the
             free space of its working directory's file system by default; default: not stated)
+        :param gpus: GPUs of one executor the task needs, each a device of its own, handed over in
+            ``CUDA_VISIBLE_DEVICES`` (or ROCm's variables) and ``FALKON_RESOURCE_GPUS`` (docs/cli.md,
+            "GPUs and other resources")
+        :param resources: other named resources it needs of one executor, as ``{"license": 1}``; each in
+            ``FALKON_RESOURCE_<NAME>``
         :param worker: run the task in a persistent worker running this command (a list) instead of a
             process of its own: the executor hands it ``argv``, ``env``, ``cwd`` and ``payload`` (bytes)
             and the result is what it answers (docs/protocol.md section 9; :mod:`falkon.resident`)
@@ -107,7 +113,8 @@ class Instance:
         wire.check_task(argv, env, retries)
         wall = 0 if walltime is None else max(1, int(round(float(walltime) * 1000)))
         ext = (wire.retries_ext(retries) + wire.workflow_ext(name, after) + wire.priority_ext(priority)
-               + wire.resources_ext(cores, memory) + wire.disk_ext(disk) + wire.worker_ext(worker, payload))
+               + wire.resources_ext(cores, memory) + wire.disk_ext(disk) + wire.named_resources_ext(gpus, resources)
+               + wire.worker_ext(worker, payload))
         return self._submit_encoded(wire.encode_task(argv, env, cwd, wall, ext), callback)
 
     def shell(self, command, **kw):

@@ -6,6 +6,7 @@ spec travels as a ``blob`` whose bytes are themselves a ``TaskSpec``; here it is
 ``dict`` (encoded into its blob on the way out, decoded on the way in).
 """
 
+import re
 import struct
 
 MAGIC = 0x46414C4B  # "FALK"
@@ -34,6 +35,7 @@ EXT_PRIORITY = 0x0008
 EXT_RESOURCES = 0x0009
 EXT_WORKER = 0x000A
 EXT_DISK = 0x000D
+EXT_NAMED_RESOURCES = 0x000E
 
 # Execution.flags
 FLAG_STDOUT_TRUNCATED = 1
@@ -279,6 +281,48 @@ def disk_ext(disk=None):
     if isinstance(disk, bool) or not isinstance(disk, int) or not 0 <= disk <= MAX_DISK_MIB:
         raise ValueError(f"disk must be a whole number of MiB 0..{MAX_DISK_MIB}, got {disk!r}")
     return [(EXT_DISK, struct.pack(">I", disk))] if disk else []
+
+
+MAX_NAMED_RESOURCES = 16
+MAX_RESOURCE_AMOUNT = 1_000_000
+_RESOURCE_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+
+def resource_name_problem(name):
+    """Why ``name`` cannot name a resource, or None: the rule of the Java NamedResources and the C
+    executor's resources.c ([a-z][a-z0-9_]*, at most 32 characters, not cores, memory or disk)."""
+    if not isinstance(name, str) or not _RESOURCE_NAME.fullmatch(name):
+        return f"resource name {name!r} is not of the form [a-z][a-z0-9_]* (at most 32 characters)"
+    if name in ("cores", "memory", "disk"):
+        return f"{name!r} is not a named resource (state it as the task's {name})"
+    return None
+
+
+def named_resources_ext(gpus=None, resources=None):
+    """The NAMED_RESOURCES field (docs/protocol.md): GPUs and other named resources a task needs of one
+    executor, names sorted, each once; left out when none are stated (amounts of 0 are dropped)."""
+    wanted = dict(resources or {})
+    if gpus is not None:
+        if "gpus" in wanted:
+            raise ValueError("gpus is given twice (as gpus= and in resources)")
+        wanted["gpus"] = gpus
+    items = []
+    for name in sorted(wanted):
+        amount = wanted[name]
+        problem = resource_name_problem(name)
+        if problem:
+            raise ValueError(problem)
+        if isinstance(amount, bool) or not isinstance(amount, int) or not 0 <= amount <= MAX_RESOURCE_AMOUNT:
+            raise ValueError(f"resource {name} must be a whole number 0..{MAX_RESOURCE_AMOUNT}, got {amount!r}")
+        if amount:
+            items.append((name, amount))
+    if not items:
+        return []
+    if len(items) > MAX_NAMED_RESOURCES:
+        raise ValueError(f"at most {MAX_NAMED_RESOURCES} named resources, got {len(items)}")
+    body = struct.pack(">H", len(items)) + b"".join(
+        struct.pack(">I", len(n)) + n.encode("ascii") + struct.pack(">I", a) for n, a in items)
+    return [(EXT_NAMED_RESOURCES, body)]
 
 
 def worker_ext(command=None, payload=b""):

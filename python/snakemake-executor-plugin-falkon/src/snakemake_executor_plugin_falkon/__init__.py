@@ -123,7 +123,7 @@ class Executor(RemoteExecutor):
                 # that states them to its CPUs, and a one-thread rule's pipe (bwa | samtools) then
                 # shares one CPU where Snakemake's local runs let it spread
                 cores=res["cores"] if res["cores"] > 1 else None,
-                memory=res["memory"], disk=res["disk"], priority=res["priority"],
+                memory=res["memory"], disk=res["disk"], priority=res["priority"], gpus=res["gpus"],
                 callback=partial(self._task_finished, info, direct))
         except Exception as e:  # a spec Falkon refuses, a lost dispatcher: this job fails, others go on
             self._report(info, None, e)

@@ -41,12 +41,16 @@ def task_resources(threads, resources, priority=0, max_cores=None):
     ``memory`` and ``disk`` in MiB (``mem_mib``/``mem_mb``, ``disk_mib``/``disk_mb``; None when not
     stated), ``walltime`` in seconds (``runtime``, in minutes as Snakemake states it; None when not
     stated) and ``priority`` (clamped into Falkon's 32-bit range: Snakemake gives
-    ``--prioritize``d jobs ``sys.maxsize``)."""
+    ``--prioritize``d jobs ``sys.maxsize``), and ``gpus`` (the ``gpus`` or ``gpu`` resource, as
+    Snakemake's GPU-aware executors spell it; None when not stated): devices of one executor of the
+    job's own (docs/cli.md, "GPUs and other resources")."""
     cores = max(1, int(threads or 1))
     if max_cores is not None and cores > max_cores:
         cores = max_cores
     runtime = _whole(resources.get("runtime"), "runtime")
+    gpus = _whole(resources.get("gpus", resources.get("gpu")), "gpus")
     return {
+        "gpus": int(math.ceil(gpus)) if gpus else None,
         "cores": cores,
         "memory": _mib(resources, "mem_mib", "mem_mb"),
         "disk": _mib(resources, "disk_mib", "disk_mb"),

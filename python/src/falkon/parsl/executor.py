@@ -16,8 +16,10 @@ wall-time limit, ``"priority"`` (a whole number, default 0) the task's place in 
 dispatcher's queue: higher starts first (docs/cli.md, "Priorities and fair share"), and ``"cores"``
 (or ``"cpus"``, Slurm's word for them), ``"memory"`` and ``"disk"`` (MiB) what the task needs of one
 executor: it goes only where all fit beside the tasks already there, and fails naming them when no
-executor could ever hold it (docs/cli.md, "Tasks of several cores"). Other keys (``"gpus"``, ...)
-are refused with Parsl's ``InvalidResourceSpecification``. Parsl's ``retries`` stay Parsl's (the DFK submits again), while Falkon itself
+executor could ever hold it (docs/cli.md, "Tasks of several cores"). ``"gpus"`` (a whole number)
+gives the task that many devices of one executor of its own, in ``CUDA_VISIBLE_DEVICES``, and
+``"resources"`` (``{"license": 1}``) other named resources (docs/cli.md, "GPUs and other
+resources"). Other keys are refused with Parsl's ``InvalidResourceSpecification``. Parsl's ``retries`` stay Parsl's (the DFK submits again), while Falkon itself
 re-dispatches a task after framework failures (a lost executor) up to ``falkon_retries`` times.
 Shutting down destroys the instance, which cancels every unfinished task.
 """
@@ -42,7 +44,7 @@ from . import _pyrun, bash
 
 logger = logging.getLogger(__name__)
 
-RESOURCE_KEYS = {"walltime", "retries", "priority", "cores", "cpus", "memory", "disk"}
+RESOURCE_KEYS = {"walltime", "retries", "priority", "cores", "cpus", "memory", "disk", "gpus", "resources"}
 _PYRUN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_pyrun.py")
 _RESIDENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_resident.py")
 # a call larger than this goes through a file rather than with its task (frames are at most 16 MiB)
@@ -183,6 +185,8 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
                                                "state one, or both alike")
         memory = resource_specification.get("memory")
         disk = resource_specification.get("disk")
+        gpus = resource_specification.get("gpus")
+        named = resource_specification.get("resources")
         future = Future()
         n = next(self._ids)
         future.parsl_executor_task_id = n
@@ -192,6 +196,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
             wire.priority_ext(priority)
             wire.resources_ext(cores, memory)
             wire.disk_ext(disk)
+            wire.named_resources_ext(gpus, named)
             worker = {}
             if user_function is not None:
                 call = bash.format_call(user_function, args, kwargs)
@@ -208,7 +213,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         with self._lock:
             self._outstanding += 1
         self._instance.submit(argv, cwd=os.getcwd(), walltime=walltime, retries=retries, priority=priority,
-                              cores=cores, memory=memory, disk=disk, **worker,
+                              cores=cores, memory=memory, disk=disk, gpus=gpus, resources=named, **worker,
                               callback=lambda result, error: self._finish_one(result, error, future, finish))
         return future
 

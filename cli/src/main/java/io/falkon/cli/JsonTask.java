@@ -39,8 +39,48 @@ final class JsonTask {
         static final ObjectReader JSON = new ObjectMapper().readerFor(JsonNode.class);
     }
     private static final Set<String> JSON_FIELDS = Set.of("shell", "args", "env", "dir", "timeout", "retries",
-            "retriesOnFailure", "name", "after", "priority", "cores", "memory", "disk",
+            "retriesOnFailure", "name", "after", "priority", "cores", "memory", "disk", "gpus", "resources",
             "inputs", "outputs", "worker", "payload");
+    /** A .jsonl "gpus" (a count) and "resources" (name to count): the task's named resources. */
+    private void namedResources(JsonNode node, TaskSpec.Builder b) {
+        JsonNode gpus = node.get("gpus");
+        JsonNode resources = node.get("resources");
+        if (gpus == null && resources == null) {
+            return;
+        }
+        java.util.Map<String, Long> wanted = new java.util.LinkedHashMap<>();
+        if (resources != null) {
+            if (!resources.isObject()) {
+                throw new TaskFile.BadLine(name, lineNo, "\"resources\" must be an object of counts, like "
+                        + "{\"license\": 1}");
+            }
+            for (Iterator<java.util.Map.Entry<String, JsonNode>> it = resources.fields(); it.hasNext(); ) {
+                java.util.Map.Entry<String, JsonNode> e = it.next();
+                wanted.put(e.getKey(), count("resources." + e.getKey(), e.getValue()));
+            }
+        }
+        if (gpus != null) {
+            if (wanted.containsKey(io.falkon.protocol.NamedResources.GPUS)) {
+                throw new TaskFile.BadLine(name, lineNo, "\"gpus\" is given twice (also in \"resources\")");
+            }
+            wanted.put(io.falkon.protocol.NamedResources.GPUS, count("gpus", gpus));
+        }
+        try {
+            b.namedResources(wanted);
+        } catch (IllegalArgumentException e) {
+            throw new TaskFile.BadLine(name, lineNo, e.getMessage());
+        }
+    }
+
+    private long count(String field, JsonNode v) {
+        if (!v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 0
+                || v.asLong() > io.falkon.protocol.NamedResources.MAX_AMOUNT) {
+            throw new TaskFile.BadLine(name, lineNo, "\"" + field + "\" must be a whole number 0.."
+                    + io.falkon.protocol.NamedResources.MAX_AMOUNT + ", got " + v);
+        }
+        return v.asLong();
+    }
+
     /** A .jsonl "memory" or "disk" ({@code field}): whole MiB, or a size with a unit ("512m", "4g"), rounded up to MiB. */
     private long mebibytes(String field, JsonNode size, long max) {
         long mib = -1;
@@ -127,7 +167,8 @@ final class JsonTask {
             String f = it.next();
             if (!JSON_FIELDS.contains(f)) {
                 throw new TaskFile.BadLine(name, lineNo, "unknown field \"" + f + "\" (known: shell, args, env, dir, timeout, "
-                        + "retries, retriesOnFailure, name, after, priority, cores, memory, disk, inputs, outputs, worker, payload)");
+                        + "retries, retriesOnFailure, name, after, priority, cores, memory, disk, gpus, resources, inputs, outputs, "
+                        + "worker, payload)");
             }
         }
         JsonNode shell = node.get("shell");
@@ -198,6 +239,7 @@ final class JsonTask {
         if (disk != null) {
             b.disk(mebibytes("disk", disk, TaskSpec.MAX_DISK_MIB));
         }
+        namedResources(node, b);
         worker(node, b);
         JsonNode retries = node.get("retries");
         if (retries != null) {

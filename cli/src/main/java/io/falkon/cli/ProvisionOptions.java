@@ -44,6 +44,8 @@ final class ProvisionOptions {
                 .option("minNodes", "--min-nodes", "nodes to keep at all times (default: ${DEFAULT-VALUE})")
                 .option("maxNodes", "--max-nodes", "most nodes at once (default: ${DEFAULT-VALUE})")
                 .option("nodesPerAllocation", "--nodes-per-allocation", "most nodes in one request (default: --max-nodes)")
+                .option("gpusPerNode", "--gpus-per-node", "GPUs to ask for on each node, only while queued tasks "
+                        + "ask for GPUs (Slurm --gres=gpu:N, SGE -l gpu, PBS gpus/ngpus; default: ${DEFAULT-VALUE})")
                 .option("wallMinutes", "--wall-time=MINUTES", "wall time of each allocation "
                         + "(default: ${DEFAULT-VALUE})")
                 .option("taskSeconds", "--task-seconds", "expected mean task time, for the optimal policy "
@@ -55,6 +57,7 @@ final class ProvisionOptions {
 
     String lrm;
     String pe = "smp";
+    int gpusPerNode = 1;
     String pbsFlavor = "torque";
     int partitionNodes = 64;
     String acquisition = "exponential";
@@ -116,7 +119,7 @@ final class ProvisionOptions {
                 default -> throw new IllegalArgumentException("--release must be distributed or centralized");
             };
             return new Provisioner.Config(new Planner.Bounds(floor, maxNodes, perAllocation, slotsPerNode,
-                    wallMinutes * 60, taskSeconds), AcquisitionPolicy.byName(acquisition), rp, executorCommand,
+                    wallMinutes * 60, taskSeconds, gpusPerNode), AcquisitionPolicy.byName(acquisition), rp, executorCommand,
                     Duration.ofMillis(pollMillis), workDir, "falkon" + ProcessHandle.current().pid(), token, tiered);
         } catch (IllegalArgumentException e) {
             throw new Falkon.UserError(e.getMessage());

@@ -49,7 +49,11 @@ final class StatusCommand implements Callable<Integer> {
                     "FAILURES", "STATE");
         }
         for (JsonNode e : s.path("executorList")) {
-            String state = e.path("state").asText() + (e.path("noExec").asBoolean() ? " (no-exec)" : "");
+            StringBuilder state = new StringBuilder(e.path("state").asText());
+            state.append(e.path("noExec").asBoolean() ? " (no-exec)" : "");
+            // named resources, held of offered: "gpus 1/4"
+            e.path("resources").properties().forEach(r -> state.append(String.format(", %s %d/%d", r.getKey(),
+                    r.getValue().path("inUse").asLong(), r.getValue().path("offered").asLong())));
             System.out.printf("  %-32s %-20s %-4s %4d/%-4d %9d %8d  %s%n", e.path("id").asText(),
                     e.path("host").asText(), e.path("impl").asText(), e.path("running").asInt(), e.path("slots").asInt(),
                     e.path("completed").asLong(), e.path("failures").asLong(), state);

@@ -159,7 +159,7 @@ public final class Executor implements AutoCloseable {
         this.slots = config.noExec() ? null : new SlotPool(config.slots(), config.runner(), spoolDir,
                 config.outputCap(), config.spoolLimit(), config.workDir(), config.workerLimits(),
                 new Staging(cache, store, outputStore, archive, spoolDir.resolve("sandboxes")),
-                (job, r) -> results.add(job.generation(), job.cores(), r));
+                offers(config.resources()), (job, r) -> results.add(job.generation(), job.cores(), r));
     }
 
     /** Jobs received and not started yet. */
@@ -301,6 +301,24 @@ public final class Executor implements AutoCloseable {
         }
     }
 
+    /** What it offers: the ones given, and the GPUs found here unless {@code gpus} is among them. */
+    private static java.util.List<io.falkon.executor.run.ResourceOffer> offers(
+            java.util.List<io.falkon.executor.run.ResourceOffer> given) {
+        java.util.List<io.falkon.executor.run.ResourceOffer> all = new java.util.ArrayList<>(given);
+        if (given.stream().noneMatch(o -> o.name().equals(io.falkon.protocol.NamedResources.GPUS))) {
+            io.falkon.executor.run.ResourceOffer gpus = io.falkon.executor.run.ResourceOffer.detectGpus(System.getenv());
+            if (gpus != null) {
+                all.add(gpus);
+            }
+        }
+        for (io.falkon.executor.run.ResourceOffer o : all) {
+            if (o.amount() > 0) {
+                log.info("offering {}", o);
+            }
+        }
+        return all;
+    }
+
     /** The connection's events, on the I/O thread. */
     private final class Events implements PeerSession.Listener {
         @Override
@@ -317,6 +335,10 @@ public final class Executor implements AutoCloseable {
             long disk = config.diskMiB() >= 0 ? config.diskMiB() : freeMiB(config.workDir());
             if (disk >= 0) {
                 attrs.put("diskMiB", Long.toString(disk));
+            }
+            io.falkon.protocol.NamedResources offered = slots == null ? null : slots.offered();
+            if (offered != null) {
+                attrs.put(io.falkon.protocol.NamedResources.ATTRIBUTE, offered.attribute());
             }
             if (peerServer != null) {
                 attrs.put("cachePort", Integer.toString(peerServer.port()));

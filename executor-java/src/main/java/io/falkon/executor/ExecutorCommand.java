@@ -44,6 +44,12 @@ public final class ExecutorCommand implements Callable<Integer> {
             + "e.g. 8g or 4096m (default: the node's physical memory)")
     String memory;
 
+    @Option(names = "--resource", paramLabel = "NAME=INDICES|COUNT", description = "a named resource offered to "
+            + "tasks that ask for it: devices (gpus=0,1,2,3; one device: gpus=[0]) or a count (license=4); "
+            + "repeatable. GPUs are found by themselves (nvidia-smi, rocm-smi, an inherited CUDA_VISIBLE_DEVICES or "
+            + "ROCR_VISIBLE_DEVICES) unless gpus=... is given; gpus=0 offers none")
+    List<String> resources = new ArrayList<>();
+
     @Option(names = "--disk", paramLabel = "SIZE", description = "scratch space offered to tasks that state theirs, "
             + "e.g. 100g (default: the free space of --workdir's file system when it registers)")
     String disk;
@@ -229,6 +235,15 @@ public final class ExecutorCommand implements Callable<Integer> {
                 }
                 b.diskMiB(bytes >> 20);
             }
+            List<io.falkon.executor.run.ResourceOffer> offers = new ArrayList<>();
+            for (String r : resources) {
+                io.falkon.executor.run.ResourceOffer o = io.falkon.executor.run.ResourceOffer.parse(r);
+                if (offers.stream().anyMatch(x -> x.name().equals(o.name()))) {
+                    throw new IllegalArgumentException("--resource " + o.name() + " is given twice");
+                }
+                offers.add(o);
+            }
+            b.resources(offers);
             EvictionPolicies.byName(eviction);
             cfg = b.build();
         } catch (IllegalArgumentException e) {

@@ -26,6 +26,7 @@ public final class ExecutorConfig {
     private final long memoryMiB;
     private final long diskMiB;
     private final io.falkon.executor.run.WorkerLimits workerLimits;
+    private final java.util.List<io.falkon.executor.run.ResourceOffer> resources;
     private final boolean noExec;
     private final boolean noExecSleep;
     private final int outputCap;
@@ -57,6 +58,7 @@ public final class ExecutorConfig {
         this.memoryMiB = b.memoryMiB;
         this.diskMiB = b.diskMiB;
         this.workerLimits = b.workerLimits;
+        this.resources = b.resources;
         this.noExec = b.noExec;
         this.noExecSleep = b.noExecSleep;
         if (noExecSleep && !noExec) {
@@ -150,6 +152,21 @@ public final class ExecutorConfig {
     }
 
     /** When a persistent worker is replaced by a fresh one (none by default). */
+    /**
+     * The named resources it offers ({@code --resource}); GPUs not among them are found by themselves
+     * ({@link io.falkon.executor.run.ResourceOffer#detectGpus}) unless {@code gpus=0} is given.
+     */
+    public java.util.List<io.falkon.executor.run.ResourceOffer> resources() {
+        return resources;
+    }
+
+    /** The same with these named resources offered (docs/cli.md "GPUs and other resources"). */
+    public ExecutorConfig withResources(java.util.List<io.falkon.executor.run.ResourceOffer> offers) {
+        Builder b = toBuilder();
+        b.resources = java.util.List.copyOf(offers);
+        return b.build();
+    }
+
     public io.falkon.executor.run.WorkerLimits workerLimits() {
         return workerLimits;
     }
@@ -362,6 +379,7 @@ public final class ExecutorConfig {
         b.memoryMiB = memoryMiB;
         b.diskMiB = diskMiB;
         b.workerLimits = workerLimits;
+        b.resources = resources;
         b.noExec = noExec;
         b.noExecSleep = noExecSleep;
         b.outputCap = outputCap;
@@ -396,6 +414,7 @@ public final class ExecutorConfig {
         private long memoryMiB = physicalMemoryMiB();
         private long diskMiB = -1;
         private io.falkon.executor.run.WorkerLimits workerLimits = io.falkon.executor.run.WorkerLimits.NONE;
+        private java.util.List<io.falkon.executor.run.ResourceOffer> resources = java.util.List.of();
         private boolean noExec;
         private boolean noExecSleep;
         private int outputCap = DEFAULT_OUTPUT_CAP;
@@ -451,6 +470,11 @@ public final class ExecutorConfig {
 
         public Builder slots(int v) {
             slots = v;
+            return this;
+        }
+
+        public Builder resources(java.util.List<io.falkon.executor.run.ResourceOffer> v) {
+            resources = java.util.List.copyOf(v);
             return this;
         }
 

@@ -157,6 +157,10 @@ public final class LocalExecutors implements AutoCloseable {
                 cmd.add("--no-exec");
             }
             cmd.addAll(extraArgs);
+            if (i > 0 && extraArgs.stream().noneMatch(a -> a.startsWith("gpus="))) {
+                // one machine's GPUs, found by each executor: the first offers them, so no device is offered twice
+                cmd.addAll(List.of("--resource", "gpus=0"));
+            }
             ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
             pb.environment().remove(TokenSource.ENV_FILE);

@@ -96,6 +96,16 @@ public final class ExtTags {
      */
     public static final int DISK = 0x000D;
 
+    /**
+     * In a TaskSpec: the named resources the task needs of one executor, GPUs and the like
+     * ({@link NamedResources}: {@code count:u16} then {@code name:str amount:u32}, names sorted,
+     * each once). The dispatcher sends the task only where that much of each is not held by the
+     * tasks the executor runs (its {@code resources} registration attribute), and refuses it when no
+     * executor could ever hold it. The executor picks the devices (indices) and hands them over in
+     * the task's environment.
+     */
+    public static final int NAMED_RESOURCES = 0x000E;
+
     /** In a DispatchedTask: peers believed to cache the task's inputs ({@link DataCodec#encodeHints}). */
     public static final int HINTS = 0x0010;
 

@@ -136,6 +136,16 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
         return 0;
     }
 
+    /** The named resources the task needs of one executor ({@link ExtTags#NAMED_RESOURCES}), null if none. */
+    public NamedResources namedResources() {
+        for (ExtField f : ext) {
+            if (f.tag() == ExtTags.NAMED_RESOURCES) {
+                return NamedResources.decode(f.value());
+            }
+        }
+        return null;
+    }
+
     private byte[] resources() {
         for (ExtField f : ext) {
             if (f.tag() == ExtTags.RESOURCES && f.value().length == 8) {
@@ -351,6 +361,23 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
             }
             return ext(new ExtField(ExtTags.DISK, new byte[]{(byte) (diskMiB >>> 24), (byte) (diskMiB >>> 16),
                     (byte) (diskMiB >>> 8), (byte) diskMiB}));
+        }
+
+        /**
+         * The named resources the task needs of one executor, by name (GPUs as {@code gpus}, a
+         * licence, ...; {@link NamedResources}): the dispatcher sends it only where that much of each
+         * is free, and the executor hands the devices it picked over in the task's environment
+         * ({@code CUDA_VISIBLE_DEVICES}, {@code FALKON_RESOURCE_<NAME>}). An empty map clears them.
+         */
+        public Builder namedResources(Map<String, ? extends Number> amounts) {
+            NamedResources r = NamedResources.of(amounts);
+            ext.removeIf(f -> f.tag() == ExtTags.NAMED_RESOURCES);
+            return r == null ? this : ext(r.toExt());
+        }
+
+        /** {@code n} GPUs of one executor, each a device of its own ({@link #namedResources}). */
+        public Builder gpus(int n) {
+            return namedResources(Map.of(NamedResources.GPUS, n));
         }
 
         /**

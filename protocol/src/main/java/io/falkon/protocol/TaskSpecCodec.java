@@ -70,9 +70,9 @@ public final class TaskSpecCodec {
      */
     public record Scan(String problem, int retries, long wallTimeMillis, String[] inputIds, long[] inputSizes,
                        int retriesOnFailure, String[] outputIds, String name, String[] after, int priority,
-                       int cores, long memoryMiB, long diskMiB, boolean[] temporary) {
+                       int cores, long memoryMiB, long diskMiB, NamedResources named, boolean[] temporary) {
         static Scan invalid(String problem) {
-            return new Scan(problem, -1, 0, null, null, 0, null, null, null, 0, 1, 0, 0, null);
+            return new Scan(problem, -1, 0, null, null, 0, null, null, null, 0, 1, 0, 0, null, null);
         }
 
         /** Whether the task takes part in its instance's dataflow: it produces something others can wait for. */
@@ -171,6 +171,7 @@ public final class TaskSpecCodec {
             long cores = 1;
             long memory = 0;
             long disk = 0;
+            NamedResources named = null;
             String[] ids = null;
             long[] sizes = null;
             byte[] temporaryField = null;
@@ -233,6 +234,8 @@ public final class TaskSpecCodec {
                         return Scan.invalid("ext DISK must hold four bytes (diskMiB:u32)");
                     }
                     disk = in.u32("diskMiB");
+                } else if (tag == ExtTags.NAMED_RESOURCES) {
+                    named = NamedResources.decode(in.blob("named resources"));
                 } else if (tag == ExtTags.WORKER) {
                     PersistentWorker.decode(in.blob("worker"));
                 } else if (tag == ExtTags.TEMPORARY) {
@@ -267,7 +270,7 @@ public final class TaskSpecCodec {
             return new Scan(null, retries, wallTime, ids, sizes, onFailure,
                     outputIds == null || outputIds.length == 0 ? null : outputIds, name,
                     after == null || after.length == 0 ? null : after, priority, (int) cores, memory, disk,
-                    temporary);
+                    named, temporary);
         } catch (ProtocolException e) {
             return Scan.invalid(e.getMessage());
         }

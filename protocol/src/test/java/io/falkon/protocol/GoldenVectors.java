@@ -273,6 +273,18 @@ public final class GoldenVectors {
         v.add(new Vector("52_attach_moved", "request 6: re-attach after the dispatcher came back, cancelling the two "
                 + "tasks the client sent to other dispatchers meanwhile (failover)", new Message.AttachMoved(6,
                 0x1234_5678_9abc_def0L, "0f1e2d3c4b5a69788796a5b4c3d2e1f0", new long[]{7, 12})));
+        Map<String, String> gpuAttrs = new LinkedHashMap<>();
+        gpuAttrs.put("impl", "c");
+        gpuAttrs.put("resources", "gpus=4,license=2");
+        v.add(new Vector("53_register_resources", "an executor of 8 slots offers 4 GPUs (devices it picks for its "
+                + "tasks) and 2 units of a licence: the resources attribute, names sorted",
+                new Message.Register("gpu1-77", "gpu1", 8, 0, gpuAttrs)));
+        v.add(new Vector("54_dispatch_named_resources", "a task that needs 2 GPUs and 1 licence of one executor "
+                + "(NAMED_RESOURCES: count, then name and amount, names sorted); the executor hands it 2 devices in "
+                + "CUDA_VISIBLE_DEVICES and FALKON_RESOURCE_GPUS, 1 in FALKON_RESOURCE_LICENSE",
+                new Message.Dispatch(List.of(new Message.DispatchedTask(54, 0, TaskSpecCodec.encode(
+                        TaskSpec.builder("python3", "infer.py", "batch-54").namedResources(
+                                Map.of("gpus", 2, "license", 1)).build()), ExtField.NONE)))));
         return v;
     }
 

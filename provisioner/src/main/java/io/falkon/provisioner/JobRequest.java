@@ -17,10 +17,20 @@ import java.util.Objects;
  *                        appends {@code --id NAME-HOST-PID} so that the provisioner can tell which
  *                        executors belong to which allocation
  * @param workDir         where the job's script and output files go
+ * @param gpusPerNode     GPUs to ask for on each node (queued tasks need them), 0 for none
  */
 public record JobRequest(String name, int nodes, int slotsPerNode, Duration wallTime, List<String> executorCommand,
-                         Path workDir) {
+                         Path workDir, int gpusPerNode) {
+    /** An allocation without GPUs. */
+    public JobRequest(String name, int nodes, int slotsPerNode, Duration wallTime, List<String> executorCommand,
+                      Path workDir) {
+        this(name, nodes, slotsPerNode, wallTime, executorCommand, workDir, 0);
+    }
+
     public JobRequest {
+        if (gpusPerNode < 0) {
+            throw new IllegalArgumentException("GPUs per node must be 0 or more, got " + gpusPerNode);
+        }
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(wallTime, "wallTime");
         Objects.requireNonNull(workDir, "workDir");

@@ -14,12 +14,21 @@ public final class Planner {
 
     /** Bounds of the pool. */
     public record Bounds(int minNodes, int maxNodes, int maxNodesPerAllocation, int slotsPerNode,
-                         long allocationSeconds, double meanTaskSeconds) {
+                         long allocationSeconds, double meanTaskSeconds, int gpusPerNode) {
         public Bounds {
             if (minNodes < 0 || maxNodes < Math.max(1, minNodes) || maxNodesPerAllocation < 1 || slotsPerNode < 1) {
                 throw new IllegalArgumentException("need 0 <= min nodes <= max nodes, max nodes >= 1, "
                         + "nodes per allocation >= 1 and slots per node >= 1");
             }
+            if (gpusPerNode < 1) {
+                throw new IllegalArgumentException("GPUs per node must be at least 1 (asked only while tasks need them)");
+            }
+        }
+
+        /** Nodes asked with one GPU each while queued tasks need GPUs. */
+        public Bounds(int minNodes, int maxNodes, int maxNodesPerAllocation, int slotsPerNode, long allocationSeconds,
+                      double meanTaskSeconds) {
+            this(minNodes, maxNodes, maxNodesPerAllocation, slotsPerNode, allocationSeconds, meanTaskSeconds, 1);
         }
     }
 
@@ -50,12 +59,20 @@ public final class Planner {
      * node to come is estimated: one executor per node).
      */
     public record Need(long queuedCores, long runningCores, long memoryMiB, long executorMemoryMiB,
-                       int executorsAdvertisingMemory) {
+                       int executorsAdvertisingMemory, long gpus, long executorGpus) {
+        public Need(long queuedCores, long runningCores, long memoryMiB, long executorMemoryMiB,
+                    int executorsAdvertisingMemory) {
+            this(queuedCores, runningCores, memoryMiB, executorMemoryMiB, executorsAdvertisingMemory, 0, 0);
+        }
     }
 
     /** What to do now. */
-    public record Decision(int requestNodes, List<Allocation> cancel) {
+    public record Decision(int requestNodes, List<Allocation> cancel, int gpusPerNode) {
+        public Decision(int requestNodes, List<Allocation> cancel) {
+            this(requestNodes, cancel, 0);
+        }
     }
+
 
     private final Bounds bounds;
     private final AcquisitionPolicy acquisition;
@@ -121,8 +138,9 @@ public final class Planner {
             int needed = demand > capacity ? (int) Math.min(Integer.MAX_VALUE,
                     (demand - capacity + bounds.slotsPerNode() - 1) / bounds.slotsPerNode()) : 0;
             int forMemory = nodesForMemory(need, pendingSlots / bounds.slotsPerNode());
-            boolean short_ = needed > 0 || forMemory > 0;
-            needed = Math.max(Math.max(needed, forMemory), bounds.minNodes() - activeNodes);
+            int forGpus = nodesForGpus(need, pendingSlots / bounds.slotsPerNode());
+            boolean short_ = needed > 0 || forMemory > 0 || forGpus > 0;
+            needed = Math.max(Math.max(needed, Math.max(forMemory, forGpus)), bounds.minNodes() - activeNodes);
             if (needed > 0) {
                 int asked = short_ ? acquisition.nodes(new AcquisitionPolicy.Demand(needed, lastRequest,
                         requests, need.queuedCores(), bounds.slotsPerNode(), bounds.meanTaskSeconds(),
@@ -144,7 +162,18 @@ public final class Planner {
                 queueLowSince = -1;
             }
         }
-        return new Decision(request, cancel);
+        // while tasks need GPUs, every new node comes with them
+        return new Decision(request, cancel, need.gpus() > 0 ? bounds.gpusPerNode() : 0);
+    }
+
+    /**
+     * Nodes to add for the GPUs the tasks ask for beyond what the executors offer (and the nodes on
+     * their way would, {@link Bounds#gpusPerNode} each).
+     */
+    private int nodesForGpus(Need need, long pendingNodes) {
+        long capacity = need.executorGpus() + pendingNodes * bounds.gpusPerNode();
+        return need.gpus() > capacity ? (int) Math.min(Integer.MAX_VALUE,
+                (need.gpus() - capacity + bounds.gpusPerNode() - 1) / bounds.gpusPerNode()) : 0;
     }
 
     /**

@@ -195,7 +195,9 @@ public final class Provisioner implements AutoCloseable {
         Planner.Need need = new Planner.Need(res.path("queuedCores").asLong(queued),
                 res.path("runningCores").asLong(running),
                 res.path("queuedMemoryMiB").asLong(0) + res.path("runningMemoryMiB").asLong(0),
-                st.path("executors").path("memoryMiB").asLong(0), advertising);
+                st.path("executors").path("memoryMiB").asLong(0), advertising,
+                res.path("queuedGpus").asLong(0) + res.path("runningGpus").asLong(0),
+                st.path("executors").path("gpus").asLong(0));
         Planner.Decision d = planner.decide(new Planner.Observation(now, queued, running,
                 st.path("executors").path("slots").asLong(), registered, busy, jobs, need));
         for (Allocation a : d.cancel()) {
@@ -207,10 +209,11 @@ public final class Provisioner implements AutoCloseable {
             String name = config.name() + "-a" + (++sequence);
             JobRequest req = new JobRequest(name, d.requestNodes(), config.bounds().slotsPerNode(),
                     Duration.ofSeconds(Math.max(60, config.bounds().allocationSeconds())),
-                    nodeCommand(name, d.requestNodes()), config.workDir());
+                    nodeCommand(name, d.requestNodes()), config.workDir(), d.gpusPerNode());
             String id = lrm.submit(req);
             planner.requested(name, d.requestNodes(), id, now);
-            log.info("provisioner: requested {} node(s) as {} (job {})", d.requestNodes(), name, id);
+            log.info("provisioner: requested {} node(s) as {} (job {}){}", d.requestNodes(), name, id,
+                    d.gpusPerNode() > 0 ? " with " + d.gpusPerNode() + " GPU(s) each" : "");
         }
         if (config.tiered() != null) {
             listDispatchers();

@@ -28,9 +28,14 @@ public final class Lrms {
     private Lrms() {
     }
 
-    /** SLURM: slurmctld and two slurmd "nodes" (node1, node2) of 4 CPUs each. */
+    /**
+     * SLURM: slurmctld and two slurmd "nodes" (node1, node2) of 4 CPUs each, each with a {@code gpu}
+     * GRES of 2 devices that are FAKE (empty files: Slurm hands jobs their indices in
+     * CUDA_VISIBLE_DEVICES; nothing is a GPU).
+     */
     public static void requireSlurm() throws Exception {
-        require("slurm", Lrms::slurmUp, "start-slurm.sh", Map.of("SLURM_NODES", "2", "SLURM_NODE_CPUS", "4"));
+        require("slurm", Lrms::slurmUp, "start-slurm.sh", Map.of("SLURM_NODES", "2", "SLURM_NODE_CPUS", "4",
+                "SLURM_GPUS", "2"));
     }
 
     /** Slurm's PBS/Torque wrappers (qsub, qstat, qdel) over the SLURM above: PBS syntax, not PBS itself. */

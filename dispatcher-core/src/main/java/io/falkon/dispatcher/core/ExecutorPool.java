@@ -288,13 +288,20 @@ final class ExecutorPool {
         int slots = 0;
         long memory = 0;
         long disk = 0;
+        java.util.TreeMap<String, Long> named = new java.util.TreeMap<>();
         for (ExecutorState x : byLink.values()) {
             slots = Math.max(slots, x.slots);
             memory = Math.max(memory, x.memoryMiB);
             disk = Math.max(disk, x.diskMiB);
+            for (int i = 0; x.offered != null && i < x.offered.size(); i++) {
+                named.merge(x.offered.name(i), x.offered.amount(i), Math::max);
+            }
         }
-        return slots + " slots" + (memory == Long.MAX_VALUE ? "" : ", " + memory + " MiB of memory")
-                + (disk == Long.MAX_VALUE ? "" : ", " + disk + " MiB of disk");
+        StringBuilder s = new StringBuilder(slots + " slots");
+        s.append(memory == Long.MAX_VALUE ? "" : ", " + memory + " MiB of memory")
+                .append(disk == Long.MAX_VALUE ? "" : ", " + disk + " MiB of disk");
+        named.forEach((name, amount) -> s.append(", ").append(amount).append(' ').append(name));
+        return s.toString();
     }
 
     // ---- views ---------------------------------------------------------------------------------

@@ -2,6 +2,7 @@ package io.falkon.dispatcher.core;
 
 import io.falkon.dispatcher.policy.ExecutorView;
 import io.falkon.protocol.Message;
+import io.falkon.protocol.NamedResources;
 
 import java.util.Collection;
 import java.util.Collections;
@@ -32,6 +33,10 @@ final class ExecutorState implements ExecutorView {
     final long diskMiB;
     /** Scratch space stated by the tasks it runs or holds (the ledger's). */
     long diskInUseMiB;
+    /** The named resources it offers ({@code resources} attribute: GPUs, licences), null for none. */
+    final NamedResources offered;
+    /** Of each of {@link #offered}, in its order, how much the tasks it runs hold (the ledger's, through {@link #hold}). */
+    final long[] namedInUse;
     final boolean noExec;
     /** The implementation it says it is ({@code java}, {@code c}, ...; peer-provided, escaped when shown). */
     final String impl;
@@ -70,6 +75,8 @@ final class ExecutorState implements ExecutorView {
         this.slots = reg.slots();
         this.memoryMiB = advertised(reg, "memoryMiB");
         this.diskMiB = advertised(reg, "diskMiB");
+        this.offered = offered(reg);
+        this.namedInUse = offered == null ? null : new long[offered.size()];
         this.noExec = reg.noExec();
         this.connectedMicros = tickMicros;
     }
@@ -91,14 +98,58 @@ final class ExecutorState implements ExecutorView {
         }
     }
 
-    /** Whether {@code t} could ever run here: it asks for no more slots, memory and disk than it has. */
-    boolean couldHold(Task t) {
-        return t.cores <= slots && t.memoryMiB <= memoryMiB && t.diskMiB <= diskMiB;
+    /**
+     * A registration's named resources; null without them, and when the attribute is malformed (the
+     * executor then offers none: a task that needs them goes elsewhere or is refused naming what the
+     * executors offer).
+     */
+    static NamedResources offered(Message.Register reg) {
+        try {
+            return NamedResources.parseAttribute(reg.attributes().get(NamedResources.ATTRIBUTE));
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
-    /** Whether {@code t} fits now: credits for its cores, memory and disk not stated by its running tasks. */
+    /** Whether {@code t} could ever run here: it asks for no more slots, memory, disk and named resources than it has. */
+    boolean couldHold(Task t) {
+        return t.cores <= slots && t.memoryMiB <= memoryMiB && t.diskMiB <= diskMiB
+                && (t.named == null || namedFit(t.named, false));
+    }
+
+    /** Whether {@code t} fits now: credits for its cores, memory, disk and named resources not held by its running tasks. */
     boolean fitsNow(Task t) {
-        return t.cores <= credits && t.memoryMiB <= memoryMiB - memoryInUseMiB && t.diskMiB <= diskMiB - diskInUseMiB;
+        return t.cores <= credits && t.memoryMiB <= memoryMiB - memoryInUseMiB && t.diskMiB <= diskMiB - diskInUseMiB
+                && (t.named == null || namedFit(t.named, true));
+    }
+
+    /** Whether each of {@code asked} is offered here, in full ({@code now}: beside what is held). */
+    private boolean namedFit(NamedResources asked, boolean now) {
+        if (offered == null) {
+            return false;
+        }
+        for (int i = 0, j = 0; i < asked.size(); i++) {
+            String name = asked.name(i);
+            while (j < offered.size() && offered.name(j).compareTo(name) < 0) {
+                j++; // both are sorted by name
+            }
+            if (j == offered.size() || !offered.name(j).equals(name)
+                    || asked.amount(i) > offered.amount(j) - (now ? namedInUse[j] : 0)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Counts {@code r} as held by one more ({@code sign} 1) or one fewer (-1) running task; it was fitted here. */
+    void hold(NamedResources r, int sign) {
+        for (int i = 0; i < r.size(); i++) {
+            for (int j = 0; j < offered.size(); j++) {
+                if (offered.name(j).equals(r.name(i))) {
+                    namedInUse[j] += sign * r.amount(i);
+                }
+            }
+        }
     }
 
     /** The task it runs under {@code taskId}, or null. */

@@ -19,7 +19,7 @@ final class Invariants {
     static void check(TaskLedger ledger, ExecutorPool pool, InstanceRegistry instances) {
         Map<Instance, int[]> perInstance = new HashMap<>(); // queued, running
         long[] queuedBytes = {0};
-        long[] demand = {0, 0, 0, 0};
+        long[] demand = {0, 0, 0, 0, 0, 0};
         int[] queued = {0};
         Set<Task> seen = new HashSet<>();
         Map<Integer, int[]> perPriority = new HashMap<>();
@@ -41,6 +41,7 @@ final class Invariants {
             queuedBytes[0] += t.footprint();
             demand[0] += t.cores;
             demand[1] += t.memoryMiB;
+            demand[4] += t.named == null ? 0 : t.named.amount(io.falkon.protocol.NamedResources.GPUS);
             require(t.queued, "task %d is in the queue but not marked queued", t.id);
             require(t.executor == null, "queued task %d also sits on executor %s", t.id,
                     t.executor == null ? "" : t.executor.id);
@@ -69,9 +70,13 @@ final class Invariants {
             }
             long memory = 0;
             long disk = 0;
+            long[] named = e.offered == null ? null : new long[e.offered.size()];
             for (Task t : e.runningTasks()) {
                 memory += t.memoryMiB;
                 disk += t.diskMiB;
+                for (int i = 0; named != null && i < named.length; i++) {
+                    named[i] += t.named == null ? 0 : t.named.amount(e.offered.name(i));
+                }
                 require(e.task(t.id) == t, "executor %s does not list task %d under its id", e.id, t.id);
                 require(t.executor == e, "task %d is on executor %s but points at %s", t.id, e.id,
                         t.executor == null ? "none" : t.executor.id);
@@ -82,12 +87,18 @@ final class Invariants {
                 runningBytes += t.footprint();
                 demand[2] += t.cores;
                 demand[3] += t.memoryMiB;
+                demand[5] += t.named == null ? 0 : t.named.amount(io.falkon.protocol.NamedResources.GPUS);
                 perInstance.computeIfAbsent(t.instance, k -> new int[2])[1]++;
             }
             require(memory == e.memoryInUseMiB, "executor %s counts %d MiB in use, its tasks state %d", e.id,
                     e.memoryInUseMiB, memory);
             require(disk == e.diskInUseMiB, "executor %s counts %d MiB of disk in use, its tasks state %d", e.id,
                     e.diskInUseMiB, disk);
+            for (int i = 0; named != null && i < named.length; i++) {
+                require(named[i] == e.namedInUse[i] && named[i] <= e.offered.amount(i), "executor %s counts %d %s in "
+                        + "use of %d, its tasks hold %d", e.id, e.namedInUse[i], e.offered.name(i),
+                        e.offered.amount(i), named[i]);
+            }
         }
         require(running == ledger.running(), "running count %d, but executors hold %d tasks", ledger.running(),
                 running);

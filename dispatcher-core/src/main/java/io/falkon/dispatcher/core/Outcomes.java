@@ -157,7 +157,8 @@ final class Outcomes implements Workflows.Ending, Intermediates.Completion {
         core.ledger.drop(t);
         complete(t, "", Execution.of(TaskStatus.REJECTED, Execution.PERMANENT, "not run: it needs " + t.cores
                 + (t.cores == 1 ? " core" : " cores") + (t.memoryMiB > 0 ? ", " + t.memoryMiB + " MiB of memory" : "")
-                + (t.diskMiB > 0 ? ", " + t.diskMiB + " MiB of disk" : "") + " of one executor, and the registered "
+                + (t.diskMiB > 0 ? ", " + t.diskMiB + " MiB of disk" : "") + (t.named != null ? ", " + t.named : "")
+                + " of one executor, and the registered "
                 + "executors have at most " + core.pool.largest(), core.nowMicros));
         return true;
     }

@@ -31,17 +31,30 @@ final class StatusBuilder {
         this.memory = memory;
     }
 
+    private static java.util.Map<String, long[]> named(ExecutorState e) {
+        if (e.offered == null) {
+            return java.util.Map.of();
+        }
+        java.util.Map<String, long[]> m = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < e.offered.size(); i++) {
+            m.put(e.offered.name(i), new long[]{e.offered.amount(i), e.namedInUse[i]});
+        }
+        return m;
+    }
+
     /** The whole dispatcher at monotonic time {@code tickMicros}, up since {@code startedTick}. */
     StatusSnapshot snapshot(long tickMicros, long startedTick, DataStats data) {
         List<StatusSnapshot.ExecutorRow> rows = new ArrayList<>(pool.size());
         long offered = 0;
+        long gpus = 0;
         for (ExecutorState e : pool.all()) {
+            gpus += e.offered == null ? 0 : e.offered.amount(io.falkon.protocol.NamedResources.GPUS);
             boolean advertised = e.memoryMiB != Long.MAX_VALUE;
             offered += advertised ? e.memoryMiB : 0;
             rows.add(new StatusSnapshot.ExecutorRow(e.id, e.host, e.impl, e.slots, e.running(), e.credits, e.completed,
                     e.failures, e.suspended(), (e.suspendedUntilMicros - tickMicros) / 1e6, e.suspensions, e.noExec,
                     e.cachedObjects(), (tickMicros - e.connectedMicros) / 1e6, advertised ? e.memoryMiB : -1,
-                    e.diskMiB == Long.MAX_VALUE ? -1 : e.diskMiB));
+                    e.diskMiB == Long.MAX_VALUE ? -1 : e.diskMiB, named(e)));
         }
         long[] d = ledger.demand();
         List<StatusSnapshot.InstanceRow> listed = new ArrayList<>();
@@ -58,7 +71,7 @@ final class StatusBuilder {
                 pool.totalSlots(), data, pool.index().objects(), w == null ? 0 : w.size(), ledger.queuedBytes(),
                 ledger.runningBytes(), instances.retainedBytes(), instances.spill().bytes(), memory.budgetBytes(),
                 memory.refusing(), memory.holdingDispatch(), memory.refusedBundles(), ledger.dispatchLatency(), rows,
-                listed, new StatusSnapshot.Resources(d[0], d[1], d[2], d[3], offered));
+                listed, new StatusSnapshot.Resources(d[0], d[1], d[2], d[3], offered, d[4], d[5], gpus));
     }
 
     /** One instance's line (also the whole answer to a STATUS_REQUEST naming it). */

@@ -31,7 +31,11 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
      * sizes allocations by.
      */
     public record Resources(long queuedCores, long queuedMemoryMiB, long runningCores, long runningMemoryMiB,
-                            long executorMemoryMiB) {
+                            long executorMemoryMiB, long queuedGpus, long runningGpus, long executorGpus) {
+        public Resources(long queuedCores, long queuedMemoryMiB, long runningCores, long runningMemoryMiB,
+                         long executorMemoryMiB) {
+            this(queuedCores, queuedMemoryMiB, runningCores, runningMemoryMiB, executorMemoryMiB, 0, 0, 0);
+        }
     }
 
     /** The most instances the dispatcher's document lists (all are counted). */
@@ -39,11 +43,19 @@ public record StatusSnapshot(String dispatcherId, double uptimeSeconds, String p
 
     /**
      * One executor's line. {@code suspendedSeconds} is meaningful only when suspended; {@code memoryMiB}
-     * and {@code diskMiB} are what it advertises for tasks, -1 when it advertises none.
+     * and {@code diskMiB} are what it advertises for tasks, -1 when it advertises none; {@code resources}
+     * its named resources, each as {@code {offered, inUse}} (empty when it offers none).
      */
     public record ExecutorRow(String id, String host, String impl, int slots, int running, int credits, long completed,
                        long failures, boolean suspended, double suspendedSeconds, long suspensions, boolean noExec,
-                       int cachedObjects, double connectedSeconds, long memoryMiB, long diskMiB) {
+                       int cachedObjects, double connectedSeconds, long memoryMiB, long diskMiB,
+                       java.util.Map<String, long[]> resources) {
+        public ExecutorRow(String id, String host, String impl, int slots, int running, int credits, long completed,
+                           long failures, boolean suspended, double suspendedSeconds, long suspensions, boolean noExec,
+                           int cachedObjects, double connectedSeconds, long memoryMiB, long diskMiB) {
+            this(id, host, impl, slots, running, credits, completed, failures, suspended, suspendedSeconds, suspensions,
+                    noExec, cachedObjects, connectedSeconds, memoryMiB, diskMiB, java.util.Map.of());
+        }
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.falkon.dispatcher.core;
 
+import io.falkon.protocol.NamedResources;
+
 import io.falkon.dispatcher.policy.ExecutorView;
 import io.falkon.dispatcher.policy.QueuedTask;
 import io.falkon.protocol.Execution;
@@ -33,6 +35,8 @@ final class Task implements QueuedTask {
     final int cores;
     final long memoryMiB;
     final long diskMiB;
+    /** Named resources (GPUs, licences) it needs of its executor, null for none: most tasks. */
+    final NamedResources named;
     /** 0: none; else how long a dispatch may go without a result. */
     final long dispatchTimeoutMillis;
     int attempt;
@@ -69,7 +73,7 @@ final class Task implements QueuedTask {
     boolean finished;
     /** Whether it needs more of an executor than one slot: only such tasks are fitted and reserved for. */
     boolean sized() {
-        return cores > 1 || memoryMiB > 0 || diskMiB > 0;
+        return cores > 1 || memoryMiB > 0 || diskMiB > 0 || named != null;
     }
 
     /** Its place in the scheduling window of a data-aware policy, null outside it. */
@@ -81,13 +85,14 @@ final class Task implements QueuedTask {
     Task(long id, Instance instance, long clientTaskId, byte[] spec, long submittedMicros, int retries,
          long dispatchTimeoutMillis, String[] inputIds, long[] inputSizes, int priority) {
         this(id, instance, clientTaskId, spec, submittedMicros, retries, dispatchTimeoutMillis, inputIds, inputSizes,
-                priority, 1, 0, 0);
+                priority, 1, 0, 0, null);
     }
 
     Task(long id, Instance instance, long clientTaskId, byte[] spec, long submittedMicros, int retries,
          long dispatchTimeoutMillis, String[] inputIds, long[] inputSizes, int priority, int cores, long memoryMiB,
-         long diskMiB) {
+         long diskMiB, NamedResources named) {
         this.cores = cores;
+        this.named = named;
         this.memoryMiB = memoryMiB;
         this.diskMiB = diskMiB;
         this.priority = priority;

@@ -1,6 +1,7 @@
 package io.falkon.dispatcher.core;
 
 import io.falkon.protocol.Execution;
+import io.falkon.protocol.NamedResources;
 import io.falkon.protocol.TaskSpecCodec;
 import io.falkon.protocol.TaskStatus;
 
@@ -37,6 +38,9 @@ final class TaskLedger {
     private long queuedMemoryMiB;
     private long runningCores;
     private long runningMemoryMiB;
+    /** GPUs ({@code gpus} named resource) the queued and the running tasks ask for: what a provisioner asks nodes for. */
+    private long queuedGpus;
+    private long runningGpus;
     private int waiting;
     private long waitingBytes;
 
@@ -73,7 +77,7 @@ final class TaskLedger {
                 : wall > 0 ? wall + config.dispatchGraceMillis() : 0;
         Task t = new Task(nextTaskId++, in, clientTaskId, spec, submittedMicros, retries, timeout, scan.inputIds(),
                 scan.inputSizes(), scan.priority(), scan.cores(), scan.memoryMiB(),
-                scan.diskMiB());
+                scan.diskMiB(), scan.named());
         t.retriesOnFailure = scan.retriesOnFailure();
         // the instance's first task that others can wait for gives it a dataflow
         Dataflow df = scan.produces() || scan.after() != null ? in.producing() : in.dataflow;
@@ -94,7 +98,7 @@ final class TaskLedger {
     Task rerun(Task origin, long nowMicros) {
         Task t = new Task(nextTaskId++, origin.instance, origin.clientTaskId, origin.spec, nowMicros, origin.retries,
                 origin.dispatchTimeoutMillis, origin.inputIds, origin.inputSizes, origin.priority, origin.cores,
-                origin.memoryMiB, origin.diskMiB);
+                origin.memoryMiB, origin.diskMiB, origin.named);
         t.flow = new DataflowNode(origin.flow.outputIds, null, null, origin.flow.temporary, true);
         Dataflow df = origin.instance.dataflow;
         df.read(t, 1, null);
@@ -182,6 +186,9 @@ final class TaskLedger {
         e.tasks.put(t.id, t);
         e.memoryInUseMiB += t.memoryMiB;
         e.diskInUseMiB += t.diskMiB;
+        if (t.named != null) {
+            e.hold(t.named, 1);
+        }
         running++;
         running(t, 1);
         t.instance.running++;
@@ -199,6 +206,9 @@ final class TaskLedger {
         e.tasks.remove(t.id);
         e.memoryInUseMiB -= t.memoryMiB;
         e.diskInUseMiB -= t.diskMiB;
+        if (t.named != null) {
+            e.hold(t.named, -1);
+        }
         deadlines.remove(t);
         running--;
         running(t, -1);
@@ -224,6 +234,9 @@ final class TaskLedger {
         queuedBytes += sign * t.footprint();
         queuedCores += sign * t.cores;
         queuedMemoryMiB += sign * t.memoryMiB;
+        if (t.named != null) {
+            queuedGpus += sign * t.named.amount(NamedResources.GPUS);
+        }
     }
 
     /** The same for the running tasks. */
@@ -231,6 +244,9 @@ final class TaskLedger {
         runningBytes += sign * t.footprint();
         runningCores += sign * t.cores;
         runningMemoryMiB += sign * t.memoryMiB;
+        if (t.named != null) {
+            runningGpus += sign * t.named.amount(NamedResources.GPUS);
+        }
     }
 
     /** Slots the running tasks take (a task of several cores takes several). */
@@ -238,9 +254,9 @@ final class TaskLedger {
         return runningCores;
     }
 
-    /** Cores and stated memory (MiB) of the queued tasks, then of the running ones. */
+    /** Cores and stated memory (MiB) of the queued tasks, then of the running ones; then their GPUs. */
     long[] demand() {
-        return new long[]{queuedCores, queuedMemoryMiB, runningCores, runningMemoryMiB};
+        return new long[]{queuedCores, queuedMemoryMiB, runningCores, runningMemoryMiB, queuedGpus, runningGpus};
     }
 
     /** Takes a queued task off the queue without running it: it ends here (refused). */

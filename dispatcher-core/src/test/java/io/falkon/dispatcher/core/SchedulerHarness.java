@@ -116,6 +116,15 @@ public final class SchedulerHarness {
 
     /** An executor advertising {@code memoryMiB} and {@code diskMiB} for tasks (each none when negative). */
     public FakeLink executor(String id, int slots, int credits, long memoryMiB, long diskMiB) {
+        return executor(id, slots, credits, memoryMiB, diskMiB, null);
+    }
+
+    /** An executor offering named resources ({@code gpus=4,license=2}: its {@code resources} attribute). */
+    public FakeLink executor(String id, int slots, int credits, String resources) {
+        return executor(id, slots, credits, -1, -1, resources);
+    }
+
+    private FakeLink executor(String id, int slots, int credits, long memoryMiB, long diskMiB, String resources) {
         FakeLink link = new FakeLink(id);
         // every fake executor has a cache server, at a port derived from its id
         Map<String, String> attrs = new java.util.HashMap<>();
@@ -125,6 +134,9 @@ public final class SchedulerHarness {
         }
         if (diskMiB >= 0) {
             attrs.put("diskMiB", Long.toString(diskMiB));
+        }
+        if (resources != null) {
+            attrs.put("resources", resources);
         }
         scheduler.handle(Event.executor(link, new Message.Register(id, "host-" + id, slots, 0, attrs)));
         if (credits > 0) {

@@ -261,6 +261,83 @@ public abstract class DispatchPolicyContract {
         h.scheduler.checkInvariants();
     }
 
+    // ---- named resources: GPUs and the like (issue 57) ------------------------------------------
+
+    private static TaskSpec named(String name, int gpus, int licenses) {
+        java.util.Map<String, Integer> r = new java.util.HashMap<>();
+        r.put("gpus", gpus);
+        r.put("license", licenses);
+        return TaskSpec.builder("/bin/true").name(name).namedResources(r).build();
+    }
+
+    @Test
+    void neverGivesAnExecutorMoreOfANamedResourceThanItOffersAndFinishesAMixedWorkload() {
+        SchedulerHarness h = new SchedulerHarness(policy());
+        Random rnd = new Random(57);
+        String[] offers = {"gpus=4,license=1", "gpus=2", null};
+        long[][] limits = {{4, 1}, {2, 0}, {0, 0}};
+        List<FakeLink> executors = new ArrayList<>();
+        List<List<Message.DispatchedTask>> held = new ArrayList<>();
+        for (int i = 0; i < offers.length; i++) {
+            executors.add(offers[i] == null ? h.executor("e" + i, 4, 4) : h.executor("e" + i, 8, 8, offers[i]));
+            held.add(new ArrayList<>());
+        }
+        FakeLink client = h.client("c");
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            int gpus = rnd.nextInt(4); // 3 fits e0 alone
+            specs.add(named("t" + i, gpus, gpus > 0 && rnd.nextInt(4) == 0 ? 1 : 0));
+        }
+        List<Long> submitted = h.submitAll(client, specs);
+        int guard = 0;
+        while (delivered(client).size() < submitted.size() && guard++ < 20_000) {
+            for (int i = 0; i < executors.size(); i++) {
+                List<Message.DispatchedTask> mine = held.get(i);
+                mine.addAll(dispatched(executors.get(i)));
+                long gpus = 0;
+                long licenses = 0;
+                for (Message.DispatchedTask t : mine) {
+                    io.falkon.protocol.NamedResources r = TaskSpecCodec.scan(t.spec()).named();
+                    gpus += r == null ? 0 : r.amount("gpus");
+                    licenses += r == null ? 0 : r.amount("license");
+                }
+                assertThat(gpus).as("GPUs held on e%d", i).isLessThanOrEqualTo(limits[i][0]);
+                assertThat(licenses).as("licences held on e%d", i).isLessThanOrEqualTo(limits[i][1]);
+                int done = mine.isEmpty() ? 0 : rnd.nextInt(mine.size() + 1);
+                if (done > 0) {
+                    List<Message.DispatchedTask> finished = new ArrayList<>(mine.subList(0, done));
+                    mine.subList(0, done).clear();
+                    h.complete(executors.get(i), finished);
+                }
+            }
+            h.scheduler.checkInvariants();
+        }
+        assertThat(delivered(client)).allSatisfy(r -> assertThat(r.execution().succeeded()).isTrue())
+                .extracting(Message.DeliveredResult::clientTaskId).containsExactlyInAnyOrderElementsOf(submitted);
+    }
+
+    @Test
+    void aTaskAskingMoreOfANamedResourceThanAnyExecutorOffersIsRefusedNamingBothSides() {
+        SchedulerHarness h = new SchedulerHarness(policy());
+        FakeLink client = h.client("c");
+        h.submitAll(client, List.of(named("four", 4, 0), named("licensed", 0, 1), named("two", 2, 0)));
+        assertThat(delivered(client)).as("no executor yet: they wait").isEmpty();
+        FakeLink e = h.executor("e", 4, 4, "gpus=3");
+        FakeLink plain = h.executor("plain", 4, 4);
+        assertThat(dispatched(e)).extracting(SchedulerHarness::nameOf).containsExactly("two");
+        assertThat(dispatched(plain)).as("an executor offering no GPUs never gets a task that needs them").isEmpty();
+        List<Message.DeliveredResult> refused = delivered(client);
+        assertThat(refused).hasSize(2).allSatisfy(r -> {
+            assertThat(r.execution().status()).isEqualTo(TaskStatus.REJECTED);
+            assertThat(r.execution().permanent()).isTrue();
+        });
+        assertThat(refused.get(0).execution().detail()).contains("needs 1 core, 4 gpus of one executor")
+                .contains("at most 4 slots").contains("3 gpus");
+        assertThat(refused.get(1).execution().detail()).contains("1 license of one executor").contains("3 gpus")
+                .doesNotContain("license,");
+        h.scheduler.checkInvariants();
+    }
+
     @Test
     void hasAName() {
         assertThat(policy().name()).isNotBlank();

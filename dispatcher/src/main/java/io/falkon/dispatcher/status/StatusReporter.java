@@ -94,11 +94,14 @@ public final class StatusReporter implements StatusRenderer {
         ex.put("slots", s.slots());
         ex.put("busySlots", s.running());
         ex.put("memoryMiB", s.resources().executorMemoryMiB());
+        ex.put("gpus", s.resources().executorGpus());
         ObjectNode res = o.putObject("resources");
         res.put("queuedCores", s.resources().queuedCores());
         res.put("queuedMemoryMiB", s.resources().queuedMemoryMiB());
         res.put("runningCores", s.resources().runningCores());
         res.put("runningMemoryMiB", s.resources().runningMemoryMiB());
+        res.put("queuedGpus", s.resources().queuedGpus());
+        res.put("runningGpus", s.resources().runningGpus());
         ObjectNode dd = o.putObject("data");
         dd.put("localHits", s.data().localHits());
         dd.put("peerHits", s.data().peerHits());
@@ -137,6 +140,10 @@ public final class StatusReporter implements StatusRenderer {
             }
             if (e.diskMiB() >= 0) {
                 x.put("diskMiB", e.diskMiB());
+            }
+            if (!e.resources().isEmpty()) {
+                ObjectNode r = x.putObject("resources");
+                e.resources().forEach((name, v) -> r.putObject(name).put("offered", v[0]).put("inUse", v[1]));
             }
             x.put("running", e.running());
             x.put("credits", e.credits());

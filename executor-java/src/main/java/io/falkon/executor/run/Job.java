@@ -19,6 +19,12 @@ public record Job(long taskId, int attempt, TaskSpec spec, int generation, Map<S
         this(taskId, attempt, spec, generation, Map.of(), false);
     }
 
+    /** The same job with these variables added to its spec's environment (its named resources). */
+    public Job withEnv(Map<String, String> env) {
+        return env.isEmpty() ? this : new Job(taskId, attempt, spec.toBuilder().env(env).build(), generation, hints,
+                bypass);
+    }
+
     /** The slots it takes at once: the cores its spec states, else 1. */
     public int cores() {
         return spec.cores();

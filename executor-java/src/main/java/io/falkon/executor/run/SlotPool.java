@@ -64,6 +64,8 @@ public final class SlotPool implements AutoCloseable {
     private final Staging staging;
     /** Jobs submitted and not yet reported (waiting or running): what makes the executor busy. */
     private final AtomicInteger held = new AtomicInteger();
+    /** The named resources it offers (GPUs, licences), under the lock; null when it offers none. */
+    private final Devices devices;
     private volatile boolean closing;
 
     /**
@@ -71,6 +73,18 @@ public final class SlotPool implements AutoCloseable {
      */
     public SlotPool(int slots, Runner kind, Path spoolDir, int outputCap, long spoolLimit, Path workDir,
                     WorkerLimits workerLimits, Staging staging, BiConsumer<Job, Message.TaskResult> done) {
+        this(slots, kind, spoolDir, outputCap, spoolLimit, workDir, workerLimits, staging, List.of(), done);
+    }
+
+    /**
+     * @param resources the named resources it offers (GPUs, licences): a task that asks for some
+     *                  starts once they are free, and gets its devices in its environment
+     * @param done      called on a slot thread with each finished job and its result
+     */
+    public SlotPool(int slots, Runner kind, Path spoolDir, int outputCap, long spoolLimit, Path workDir,
+                    WorkerLimits workerLimits, Staging staging, List<ResourceOffer> resources,
+                    BiConsumer<Job, Message.TaskResult> done) {
+        this.devices = Devices.of(resources, slots);
         this.done = done;
         this.staging = staging;
         this.slots = slots;
@@ -101,7 +115,8 @@ public final class SlotPool implements AutoCloseable {
                     watchdog);
             runners.add(slot);
             workers.add(slot);
-            Thread t = new Thread(() -> work(slot), "falkon-slot-" + i);
+            int index = i;
+            Thread t = new Thread(() -> work(slot, index), "falkon-slot-" + i);
             t.setDaemon(true);
             threads.add(t);
         }
@@ -117,12 +132,20 @@ public final class SlotPool implements AutoCloseable {
         return runnerName;
     }
 
+    /** The named resources it offers, for its registration; null for none. */
+    public io.falkon.protocol.NamedResources offered() {
+        return devices == null ? null : devices.offered();
+    }
+
     public void submit(Job job) {
-        if (job.cores() > slots) {
-            // the dispatcher sends a task only where it fits: this one was meant for another executor
+        // the dispatcher sends a task only where it fits: one that does not was meant for another executor
+        String problem = job.cores() > slots ? "needs " + job.cores() + " cores; this executor has " + slots + " slots"
+                : devices != null ? devices.problem(job.spec().namedResources())
+                : job.spec().namedResources() != null ? "needs " + job.spec().namedResources()
+                + "; this executor offers no named resources" : null;
+        if (problem != null) {
             done.accept(job, new Message.TaskResult(job.taskId(), job.attempt(), Execution.of(TaskStatus.REJECTED,
-                    Execution.PERMANENT, "needs " + job.cores() + " cores; this executor has " + slots + " slots",
-                    Clock.SYSTEM.nowMicros())));
+                    Execution.PERMANENT, problem, Clock.SYSTEM.nowMicros())));
             return;
         }
         held.incrementAndGet();
@@ -146,12 +169,17 @@ public final class SlotPool implements AutoCloseable {
         return waiting.get();
     }
 
-    /** The queue's head once its slots are free; null when closing or interrupted. */
-    private Job take() {
+    /**
+     * The queue's head once its slots and named resources are free, taken for {@code slot}; null when
+     * closing or interrupted. With named resources on offer, the job comes back with their variables
+     * in its environment.
+     */
+    private Taken take(int slot) {
         lock.lock();
         try {
             Job head;
-            while (!closing && ((head = queue.peek()) == null || head.cores() > freeSlots)) {
+            while (!closing && ((head = queue.peek()) == null || head.cores() > freeSlots
+                    || (devices != null && !devices.free(head.spec().namedResources())))) {
                 changed.await();
             }
             if (closing) {
@@ -160,7 +188,11 @@ public final class SlotPool implements AutoCloseable {
             Job job = queue.poll();
             waiting.decrementAndGet();
             freeSlots -= job.cores();
-            return job;
+            if (devices == null) {
+                return new Taken(job, null);
+            }
+            Devices.Grant grant = devices.take(job.spec().namedResources(), slot);
+            return new Taken(job.withEnv(grant.env()), grant);
         } catch (InterruptedException e) {
             return null;
         } finally {
@@ -168,11 +200,14 @@ public final class SlotPool implements AutoCloseable {
         }
     }
 
-    private void release(Job job) {
+    private void release(Job job, Devices.Grant grant) {
         lock.lock();
         try {
             freeSlots += job.cores();
-            if (job.cores() > 1) {
+            if (grant != null) {
+                devices.give(grant);
+            }
+            if (job.cores() > 1 || (grant != null && grant.taken() != null)) {
                 changed.signalAll(); // room for several waiting jobs
             }
         } finally {
@@ -180,12 +215,13 @@ public final class SlotPool implements AutoCloseable {
         }
     }
 
-    private void work(TaskRunner runner) {
+    private void work(TaskRunner runner, int slot) {
         while (!closing) {
-            Job job = take();
-            if (job == null) {
+            Taken taken = take(slot);
+            if (taken == null) {
                 return;
             }
+            Job job = taken.job;
             Execution x;
             try {
                 x = Staging.needed(job.spec()) ? staging.run(job, runner) : runner.run(job.taskId(), job.spec());
@@ -193,13 +229,17 @@ public final class SlotPool implements AutoCloseable {
                 log.error("task {} failed inside the executor", job.taskId(), e);
                 x = Execution.of(TaskStatus.LAUNCH_FAILED, "executor error: " + e, Clock.SYSTEM.nowMicros());
             }
-            release(job);
+            release(job, taken.grant);
             try {
                 done.accept(job, new Message.TaskResult(job.taskId(), job.attempt(), x));
             } finally {
                 held.decrementAndGet();
             }
         }
+    }
+
+    /** A job a slot took, and the named resources it holds (null when the executor offers none). */
+    private record Taken(Job job, Devices.Grant grant) {
     }
 
     /** Cancels a task whether it is waiting or running; its result is still reported. */

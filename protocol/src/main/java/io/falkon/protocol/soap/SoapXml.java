@@ -135,6 +135,17 @@ public final class SoapXml {
         if (spec.diskMiB() > 0) {
             text(w, "diskMiB", Long.toString(spec.diskMiB()));
         }
+        io.falkon.protocol.NamedResources named = spec.namedResources();
+        for (int i = 0; named != null && i < named.size(); i++) {
+            if (named.name(i).equals(io.falkon.protocol.NamedResources.GPUS)) {
+                text(w, "gpus", Long.toString(named.amount(i)));
+            } else {
+                w.writeStartElement(PREFIX, "resource", NS);
+                w.writeAttribute("name", named.name(i));
+                w.writeCharacters(Long.toString(named.amount(i)));
+                w.writeEndElement();
+            }
+        }
         io.falkon.protocol.PersistentWorker worker = spec.worker();
         if (worker != null) {
             w.writeStartElement(PREFIX, "worker", NS);
@@ -192,6 +203,7 @@ public final class SoapXml {
         long cores = 0;
         long memoryMiB = -1;
         long diskMiB = 0;
+        java.util.Map<String, Long> named = null;
         List<String> worker = null;
         byte[] payload = null;
         while (r.nextTag() == XMLStreamConstants.START_ELEMENT) {
@@ -285,6 +297,22 @@ public final class SoapXml {
                         TaskSpec.MAX_MEMORY_MIB);
                 case "diskMiB" -> diskMiB = parseBounded(r.getElementText(), where + ": <diskMiB>", 0,
                         TaskSpec.MAX_DISK_MIB);
+                case "gpus", "resource" -> {
+                    String rname = name.equals("gpus") ? io.falkon.protocol.NamedResources.GPUS
+                            : r.getAttributeValue(null, "name");
+                    String problem = io.falkon.protocol.NamedResources.nameProblem(rname);
+                    if (problem != null) {
+                        throw new SoapInputException(where + ": <" + name + ">: " + problem);
+                    }
+                    long amount = parseBounded(r.getElementText(), where + ": <" + name + ">", 0,
+                            io.falkon.protocol.NamedResources.MAX_AMOUNT);
+                    if (named == null) {
+                        named = new java.util.LinkedHashMap<>();
+                    }
+                    if (named.put(rname, amount) != null) {
+                        throw new SoapInputException(where + ": resource " + rname + " is given twice");
+                    }
+                }
                 case "worker" -> {
                     if (worker != null) {
                         throw new SoapInputException(where + ": more than one <worker>");
@@ -311,7 +339,7 @@ public final class SoapXml {
                 }
                 default -> throw new SoapInputException(where + ": unknown element <" + name + "> (expected command, "
                         + "arg, env, workDir, wallTimeMillis, retries, input, output, shellLine, retriesOnFailure, "
-                        + "name, after, priority, cores, memoryMiB, diskMiB, worker or payload)");
+                        + "name, after, priority, cores, memoryMiB, diskMiB, gpus, resource, worker or payload)");
             }
         }
         if (command == null || command.isEmpty()) {
@@ -352,6 +380,13 @@ public final class SoapXml {
             b.resources((int) Math.max(1, cores), Math.max(0, memoryMiB));
         }
         b.disk(diskMiB);
+        if (named != null) {
+            try {
+                b.namedResources(named);
+            } catch (IllegalArgumentException e) {
+                throw new SoapInputException(where + ": " + e.getMessage());
+            }
+        }
         if (payload != null && worker == null) {
             throw new SoapInputException(where + ": <payload> is for a persistent worker: name it with <worker>");
         }

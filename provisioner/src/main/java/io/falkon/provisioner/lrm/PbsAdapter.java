@@ -35,8 +35,10 @@ public final class PbsAdapter extends BatchAdapter {
     @Override
     public String script(JobRequest r) {
         long m = r.wallMinutes();
-        String resources = flavor == Flavor.TORQUE ? "nodes=" + r.nodes() + ":ppn=" + r.slotsPerNode()
-                : "select=" + r.nodes() + ":ncpus=" + r.slotsPerNode() + ":mpiprocs=1";
+        String gpus = r.gpusPerNode() == 0 ? "" : flavor == Flavor.TORQUE ? ":gpus=" + r.gpusPerNode()
+                : ":ngpus=" + r.gpusPerNode();
+        String resources = flavor == Flavor.TORQUE ? "nodes=" + r.nodes() + ":ppn=" + r.slotsPerNode() + gpus
+                : "select=" + r.nodes() + ":ncpus=" + r.slotsPerNode() + gpus + ":mpiprocs=1";
         String cmd = JobRequest.quote(r.nodeCommand());
         return "#!/bin/sh\n"
                 + "#PBS -N " + r.name() + "\n"

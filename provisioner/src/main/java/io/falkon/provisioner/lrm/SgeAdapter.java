@@ -36,6 +36,9 @@ public final class SgeAdapter extends BatchAdapter {
                 + "#$ -t 1-" + r.nodes() + "\n"
                 + "#$ -pe " + parallelEnvironment + " " + r.slotsPerNode() + "\n"
                 + "#$ -l h_rt=" + String.format("%d:%02d:00", m / 60, m % 60) + "\n"
+                // the usual name of a site's GPU consumable (a complex each site defines); per slot in
+                // SGE, so the node's GPUs are spread over the slots the parallel environment asks for
+                + (r.gpusPerNode() > 0 ? "#$ -l gpu=" + divideUp(r.gpusPerNode(), r.slotsPerNode()) + "\n" : "")
                 + "#$ -o " + r.workDir().resolve(r.name() + ".out") + "\n"
                 + "#$ -j y\n"
                 + "#$ -S /bin/sh\n"
@@ -91,5 +94,9 @@ public final class SgeAdapter extends BatchAdapter {
         if (r.exit() != 0 && !(r.stdout() + r.stderr()).contains("does not exist")) {
             throw new IOException("qdel " + jobId + " failed: " + (r.stdout() + r.stderr()).strip());
         }
+    }
+
+    private static int divideUp(int a, int b) {
+        return (a + b - 1) / b;
     }
 }

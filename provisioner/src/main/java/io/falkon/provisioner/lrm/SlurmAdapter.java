@@ -29,6 +29,8 @@ public final class SlurmAdapter extends BatchAdapter {
                 + "#SBATCH --job-name=" + r.name() + "\n"
                 + "#SBATCH --nodes=" + r.nodes() + "\n"
                 + "#SBATCH --ntasks-per-node=1\n"
+                // GRES: the job's steps get the devices, and CUDA_VISIBLE_DEVICES names them to the executor
+                + (r.gpusPerNode() > 0 ? "#SBATCH --gres=gpu:" + r.gpusPerNode() + "\n" : "")
                 + "#SBATCH --time=" + r.wallMinutes() + "\n"
                 + "#SBATCH --output=" + r.workDir().resolve(r.name() + "-%j.out") + "\n"
                 + "# one Falkon executor per node; the job ends when they have all left\n"
