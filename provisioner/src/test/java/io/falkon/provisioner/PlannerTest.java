@@ -2,6 +2,7 @@ package io.falkon.provisioner;
 
 import org.junit.jupiter.api.Test;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -77,6 +78,41 @@ class PlannerTest {
         assertThat(new Planner(new Planner.Bounds(0, 16, 16, 4, 60, 1), AcquisitionPolicy.ALL_AT_ONCE,
                 ReleasePolicy.distributed(Duration.ofSeconds(5))).decide(new Planner.Observation(0, 4, 0, 4, Map.of(),
                 Map.of(), Map.of(), new Planner.Need(4, 0, 4 * 6144, 0, 0))).requestNodes()).isZero();
+    }
+
+    @Test
+    void whileTasksAskForGpusNodesComeWithThemAndAreAddedForTheGpusTheExecutorsLack() {
+        Planner p = new Planner(new Planner.Bounds(0, 16, 16, 4, 60, 1, 2), AcquisitionPolicy.ALL_AT_ONCE,
+                ReleasePolicy.distributed(Duration.ofSeconds(5)));
+        // 4 one-core tasks of 2 GPUs each, one executor of 4 slots offering 2 GPUs: 3 more nodes of 2 GPUs
+        Planner.Decision d = p.decide(new Planner.Observation(0, 4, 0, 4, Map.of(), Map.of(), Map.of(),
+                new Planner.Need(4, 0, 0, 0, 0, 8, 2)));
+        assertThat(d.requestNodes()).isEqualTo(3);
+        assertThat(d.gpusPerNode()).isEqualTo(2);
+        // no task asks for a GPU: nodes come without
+        Planner plain = new Planner(new Planner.Bounds(0, 16, 16, 4, 60, 1, 2), AcquisitionPolicy.ALL_AT_ONCE,
+                ReleasePolicy.distributed(Duration.ofSeconds(5)));
+        Planner.Decision none = plain.decide(new Planner.Observation(0, 8, 0, 0, Map.of(), Map.of(), Map.of(),
+                new Planner.Need(8, 0, 0, 0, 0, 0, 0)));
+        assertThat(none.requestNodes()).isEqualTo(2);
+        assertThat(none.gpusPerNode()).isZero();
+    }
+
+    @Test
+    void eachSchedulerIsAskedForGpusInItsOwnForm() {
+        JobRequest r = new JobRequest("g1", 2, 4, Duration.ofMinutes(5), List.of("falkon-executor"), Path.of("/w"), 2);
+        assertThat(new io.falkon.provisioner.lrm.SlurmAdapter(new io.falkon.provisioner.lrm.Shell()).script(r))
+                .contains("#SBATCH --gres=gpu:2\n");
+        assertThat(new io.falkon.provisioner.lrm.SgeAdapter(new io.falkon.provisioner.lrm.Shell(), "smp").script(r))
+                .contains("#$ -l gpu=1\n"); // per slot: 2 GPUs over 4 slots
+        assertThat(new io.falkon.provisioner.lrm.PbsAdapter(new io.falkon.provisioner.lrm.Shell(),
+                io.falkon.provisioner.lrm.PbsAdapter.Flavor.TORQUE).script(r)).contains("-l nodes=2:ppn=4:gpus=2\n");
+        assertThat(new io.falkon.provisioner.lrm.PbsAdapter(new io.falkon.provisioner.lrm.Shell(),
+                io.falkon.provisioner.lrm.PbsAdapter.Flavor.PRO).script(r))
+                .contains("-l select=2:ncpus=4:ngpus=2:mpiprocs=1\n");
+        JobRequest plain = new JobRequest("p1", 2, 4, Duration.ofMinutes(5), List.of("falkon-executor"), Path.of("/w"));
+        assertThat(new io.falkon.provisioner.lrm.SlurmAdapter(new io.falkon.provisioner.lrm.Shell()).script(plain))
+                .doesNotContain("gres");
     }
 
     @Test
