@@ -8,6 +8,8 @@ from falkon import resident
 
 
 held = []
+# the devices it was started with (named resources): a worker keeps them for its whole life
+STARTED_WITH = os.environ.get("CUDA_VISIBLE_DEVICES", "-")
 
 
 def handle(req):
@@ -21,6 +23,8 @@ def handle(req):
         print("printed by the task")
     if verb == "grow":  # holds on to N MiB, as a leaking library would
         held.append(b"x" * (int(req.argv[1]) << 20))
+    if verb == "devices":
+        return 0, f"pid={os.getpid()} started={STARTED_WITH}\n".encode(), b""
     if verb == "fail":
         return 3, b"", b"failed on purpose\n"
     if verb == "big":

@@ -43,6 +43,8 @@ final class RunCommand implements Callable<Integer> {
     boolean noExec;
     String prefetch = "auto";
     Integer outputCap;
+    /** --resource, repeatable: named resources the local executors offer (docs/cli.md "GPUs and other resources"). */
+    String[] resources = new String[0];
     String policy;
     double gccThreshold = 0.9;
     String cacheSize;
@@ -75,6 +77,9 @@ final class RunCommand implements Callable<Integer> {
                         + "data cache)")
                 .option("outputCap", "--output-cap=BYTES", "bytes of stdout and of stderr kept per task "
                         + "(default: 65536)")
+                .option("resources", "--resource=NAME=INDICES|COUNT", "a named resource the executor offers to tasks "
+                        + "that ask for it, as falkon executor's: gpus=0,1 or license=4; repeatable (default: the GPUs "
+                        + "found by nvidia-smi or rocm-smi, nothing else)")
                 .option("policy", "--policy", "dispatch policy: first-available (fa), max-cache-hit (mch), "
                         + "max-compute-util (mcu), good-cache-compute (gcc) (default: first-available; "
                         + "good-cache-compute with --cache-size, which first-available would leave unused)")
@@ -177,6 +182,9 @@ final class RunCommand implements Callable<Integer> {
                     .toString(), "--eviction", eviction));
             if (cacheSize != null) {
                 extra.addAll(List.of("--cache-size", cacheSize, "--cache-host", "127.0.0.1"));
+            }
+            for (String r : resources) {
+                extra.addAll(List.of("--resource", r));
             }
             local = LocalExecutors.start(impl, executors, slots, noExec, dispatcher.port(), dispatcher.token(),
                     "local-" + ProcessHandle.current().pid(), extra);

@@ -165,6 +165,29 @@ class TaskFileTest {
     }
 
     @Test
+    void aJsonlTaskAsksForGpusAndNamedResourcesAndBadOnesAreRefusedNamingTheLine() throws Exception {
+        Path file = Files.writeString(dir.resolve("g.jsonl"), "{\"shell\": \"infer a\", \"gpus\": 1}\n"
+                + "{\"shell\": \"render\", \"resources\": {\"license\": 1, \"gpus\": 2}}\n"
+                + "{\"shell\": \"true\", \"gpus\": 0}\n");
+        List<TaskFile.Entry> entries = new ArrayList<>();
+        try (TaskFile f = TaskFile.open(file.toString(), TaskFile.Format.PLAIN)) {
+            f.forEachRemaining(entries::add);
+        }
+        assertThat(entries.get(0).spec().namedResources().asMap()).containsExactly(java.util.Map.entry("gpus", 1L));
+        assertThat(entries.get(1).spec().namedResources().attribute()).isEqualTo("gpus=2,license=1");
+        assertThat(entries.get(2).spec().namedResources()).as("0 asks nothing").isNull();
+        for (String bad : new String[]{"\"gpus\": -1", "\"gpus\": 1.5", "\"gpus\": \"one\"",
+                "\"resources\": [1]", "\"resources\": {\"License\": 1}", "\"resources\": {\"cores\": 1}",
+                "\"resources\": {\"x\": 2000000}", "\"gpus\": 1, \"resources\": {\"gpus\": 1}"}) {
+            Path b = Files.writeString(dir.resolve("bad.jsonl"), "{\"shell\": \"true\"}\n{\"shell\": \"true\", "
+                    + bad + "}\n");
+            assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(b.toString(),
+                    TaskFile.Format.PLAIN, null))).as(bad).isInstanceOf(TaskFile.BadLine.class)
+                    .hasMessageContaining("bad.jsonl:2:");
+        }
+    }
+
+    @Test
     void aJsonlTaskNamesAPersistentWorkerWithAPayloadAndBadOnesAreRefusedNamingTheLine() throws Exception {
         Path file = Files.writeString(dir.resolve("w.jsonl"), "{\"args\": [\"count\", \"a\"], \"worker\": "
                 + "[\"/opt/w\", \"-q\"], \"payload\": \"é\"}\n{\"args\": [\"true\"], \"worker\": \"python3 w.py\"}\n"

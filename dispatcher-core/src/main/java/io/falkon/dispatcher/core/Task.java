@@ -73,8 +73,10 @@ final class Task implements QueuedTask {
     boolean finished;
     /** Whether it needs more of an executor than one slot: only such tasks are fitted and reserved for. */
     boolean sized() {
-        return cores > 1 || memoryMiB > 0 || diskMiB > 0 || named != null;
+        return sized; // asked per task and executor by every policy: one load, not four tests
     }
+
+    private final boolean sized;
 
     /** Its place in the scheduling window of a data-aware policy, null outside it. */
     Window.Node windowNode;
@@ -93,6 +95,7 @@ final class Task implements QueuedTask {
          long diskMiB, NamedResources named) {
         this.cores = cores;
         this.named = named;
+        this.sized = cores > 1 || memoryMiB > 0 || diskMiB > 0 || named != null;
         this.memoryMiB = memoryMiB;
         this.diskMiB = diskMiB;
         this.priority = priority;

@@ -101,6 +101,28 @@ abstract class ResourcesContract extends ExecutorFixture {
     }
 
     @Test
+    void aPersistentWorkerKeepsTheDevicesItWasStartedWithForItsWholeLife() throws Exception {
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "resident-gpus", "--slots", "2", "--resource", "gpus=0,1");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        List<TaskSpec> specs = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            specs.add(ExecutorContract.forWorker(ExecutorContract.contractWorker(), "", "devices").gpus(1).build());
+        }
+        Map<String, String> deviceOf = new java.util.HashMap<>();
+        for (TaskResult r : all(instance(d.port(), "resident").submit(specs))) {
+            assertThat(r.succeeded()).as(r.toString()).isTrue();
+            String[] f = r.stdout().strip().split(" ");
+            String pid = f[0].substring("pid=".length());
+            String started = f[1].substring("started=".length());
+            assertThat(started).as("a worker started for a task of one GPU").isIn("0", "1");
+            assertThat(deviceOf.putIfAbsent(pid, started)).as("worker %s's devices", pid).isIn(null, started);
+        }
+        // each slot takes its own device again, so each keeps its one worker
+        assertThat(deviceOf).as("workers for 40 one-GPU tasks on 2 slots and 2 devices").hasSizeBetween(1, 2);
+    }
+
+    @Test
     void aCountedResourceLimitsHowManyTasksRunAtOnceAndIsNamedToEach() throws Exception {
         Dispatcher d = dispatcher(new FirstAvailable());
         executor(d.port(), "licensed", "--slots", "4", "--resource", "license=2", "--resource", "gpus=0");

@@ -140,9 +140,7 @@ public final class SlotPool implements AutoCloseable {
     public void submit(Job job) {
         // the dispatcher sends a task only where it fits: one that does not was meant for another executor
         String problem = job.cores() > slots ? "needs " + job.cores() + " cores; this executor has " + slots + " slots"
-                : devices != null ? devices.problem(job.spec().namedResources())
-                : job.spec().namedResources() != null ? "needs " + job.spec().namedResources()
-                + "; this executor offers no named resources" : null;
+                : resourcesProblem(job);
         if (problem != null) {
             done.accept(job, new Message.TaskResult(job.taskId(), job.attempt(), Execution.of(TaskStatus.REJECTED,
                     Execution.PERMANENT, problem, Clock.SYSTEM.nowMicros())));
@@ -157,6 +155,20 @@ public final class SlotPool implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Why this executor could never hold the named resources {@code job} asks for, or null. */
+    private String resourcesProblem(Job job) {
+        io.falkon.protocol.NamedResources asked;
+        try {
+            asked = job.spec().namedResources();
+        } catch (io.falkon.protocol.ProtocolException e) {
+            return e.getMessage(); // the dispatcher checks the field: not from it
+        }
+        if (devices != null) {
+            return devices.problem(asked);
+        }
+        return asked == null ? null : "needs " + asked + "; this executor offers no named resources";
     }
 
     /** Jobs waiting or running: zero means the executor holds no task. */

@@ -42,6 +42,8 @@ class SoapTaskTest {
         TaskSpec scratch = TaskSpec.builder("sort", "big").priority(2).resources(1, 64).disk(9000).build();
         assertThat(roundTrip(scratch)).isEqualTo(scratch);
         assertThat(roundTrip(TaskSpec.builder("sort").disk(10).build()).diskMiB()).isEqualTo(10);
+        TaskSpec gpus = TaskSpec.builder("infer").namedResources(java.util.Map.of("gpus", 2, "license", 1)).build();
+        assertThat(roundTrip(gpus)).as("<gpus> and <resource name=...>").isEqualTo(gpus);
     }
 
     @Test
