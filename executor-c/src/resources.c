@@ -77,6 +77,17 @@ static int add_device(fk_offer *o, const char *s, size_t len) {
     return 0;
 }
 
+/* Frees an offer's devices (one refused half-way, or a tool's list not trusted). */
+static void drop_devices(fk_offer *o) {
+    for (size_t i = 0; i < o->ndevices; i++) {
+        free(o->devices[i]);
+    }
+    free(o->devices);
+    o->devices = NULL;
+    o->ndevices = 0;
+    o->amount = 0;
+}
+
 int fk_resources_add(fk_resources *r, const char *option, char *err, size_t errlen) {
     const char *eq = strchr(option, '=');
     if (!eq) {
@@ -135,12 +146,14 @@ int fk_resources_add(fk_resources *r, const char *option, char *err, size_t errl
             if (!device_ok(p, (size_t)(t - p))) {
                 snprintf(err, errlen, "--resource %s: device '%.*s' is not an index or id ([A-Za-z0-9_.:-], at "
                          "most 64 characters)", option, (int)(t - p), p);
+                drop_devices(o);
                 return -1;
             }
             int added = add_device(o, p, (size_t)(t - p));
             if (added != 0) {
                 snprintf(err, errlen, added > 0 ? "--resource %s: a device is given twice"
                          : "--resource %s: too many devices", option);
+                drop_devices(o);
                 return -1;
             }
         }
@@ -189,14 +202,7 @@ static void from_tool(fk_offer *o, const char *cmd, const char *prefix) {
         add_device(o, s + plen, len);
     }
     if (pclose(f) != 0) {
-        /* the tool failed: what it listed is not trusted */
-        for (size_t i = 0; i < o->ndevices; i++) {
-            free(o->devices[i]);
-        }
-        free(o->devices);
-        o->devices = NULL;
-        o->ndevices = 0;
-        o->amount = 0;
+        drop_devices(o); /* the tool failed: what it listed is not trusted */
     }
 }
 
