@@ -301,6 +301,8 @@ def resource_name_problem(name):
 def named_resources_ext(gpus=None, resources=None):
     """The NAMED_RESOURCES field (docs/protocol.md): GPUs and other named resources a task needs of one
     executor, names sorted, each once; left out when none are stated (amounts of 0 are dropped)."""
+    if gpus is None and not resources:
+        return []  # every task that states none: nothing to check or build
     wanted = dict(resources or {})
     if gpus is not None:
         if "gpus" in wanted:

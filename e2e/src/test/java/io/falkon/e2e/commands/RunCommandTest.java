@@ -245,7 +245,7 @@ class RunCommandTest {
         Cli.Result r = Cli.run(dir, "run", file.toString());
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.stderr().strip()).isEqualTo("falkon run: " + file + ":3: unknown field \"tiemout\" "
-                + "(known: shell, args, env, dir, timeout, retries, retriesOnFailure, name, after, priority, cores, memory, disk, inputs, outputs, worker, payload)");
+                + "(known: shell, args, env, dir, timeout, retries, retriesOnFailure, name, after, priority, cores, memory, disk, gpus, resources, inputs, outputs, worker, payload)");
         assertThat(dir.resolve("ran")).doesNotExist();
     }
 
