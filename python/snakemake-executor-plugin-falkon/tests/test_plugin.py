@@ -80,7 +80,7 @@ def await_condition(what, check, timeout=120):
 
 def test_resources_map_to_falkon_fields():
     r = task_resources(4, {"mem_mb": 1000, "disk_mib": 2048, "runtime": 3}, priority=5)
-    assert r == {"cores": 4, "memory": 954, "disk": 2048, "walltime": 180, "priority": 5}
+    assert r == {"cores": 4, "memory": 954, "disk": 2048, "walltime": 180, "priority": 5, "gpus": None}
     # mem_mib wins over mem_mb; nothing stated stays unstated
     assert task_resources(1, {"mem_mib": 10, "mem_mb": 99999})["memory"] == 10
     assert task_resources(1, {}) == {"cores": 1, "memory": None, "disk": None, "walltime": None, "priority": 0,

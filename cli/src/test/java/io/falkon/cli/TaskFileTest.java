@@ -127,10 +127,7 @@ class TaskFileTest {
     void aJsonlTaskCarriesItsPriorityAndABadOneIsRefusedNamingTheLine() throws Exception {
         Path file = Files.writeString(dir.resolve("p.jsonl"), "{\"shell\": \"true\", \"priority\": 10}\n"
                 + "{\"shell\": \"true\", \"priority\": -3}\n{\"shell\": \"true\"}\n");
-        List<TaskFile.Entry> entries = new ArrayList<>();
-        try (TaskFile f = TaskFile.open(file.toString(), TaskFile.Format.PLAIN)) {
-            f.forEachRemaining(entries::add);
-        }
+        List<TaskFile.Entry> entries = entries(file);
         assertThat(entries).extracting(e -> e.spec().priority()).containsExactly(10, -3, 0);
         for (String bad : new String[]{"\"high\"", "1.5", "4294967296"}) {
             Path b = Files.writeString(dir.resolve("bad.jsonl"), "{\"shell\": \"true\"}\n{\"shell\": \"true\", "
@@ -146,10 +143,7 @@ class TaskFileTest {
         Path file = Files.writeString(dir.resolve("r.jsonl"), "{\"shell\": \"xz -T2 a\", \"cores\": 2}\n"
                 + "{\"shell\": \"true\", \"memory\": 512}\n{\"shell\": \"true\", \"cores\": 4, \"memory\": \"1.5g\"}\n"
                 + "{\"shell\": \"true\"}\n{\"shell\": \"sort big\", \"disk\": \"20g\"}\n");
-        List<TaskFile.Entry> entries = new ArrayList<>();
-        try (TaskFile f = TaskFile.open(file.toString(), TaskFile.Format.PLAIN)) {
-            f.forEachRemaining(entries::add);
-        }
+        List<TaskFile.Entry> entries = entries(file);
         assertThat(entries).extracting(e -> e.spec().cores()).containsExactly(2, 1, 4, 1, 1);
         assertThat(entries).extracting(e -> e.spec().memoryMiB()).containsExactly(0L, 512L, 1536L, 0L, 0L);
         assertThat(entries).extracting(e -> e.spec().diskMiB()).containsExactly(0L, 0L, 0L, 0L, 20_480L);
@@ -169,10 +163,7 @@ class TaskFileTest {
         Path file = Files.writeString(dir.resolve("g.jsonl"), "{\"shell\": \"infer a\", \"gpus\": 1}\n"
                 + "{\"shell\": \"render\", \"resources\": {\"license\": 1, \"gpus\": 2}}\n"
                 + "{\"shell\": \"true\", \"gpus\": 0}\n");
-        List<TaskFile.Entry> entries = new ArrayList<>();
-        try (TaskFile f = TaskFile.open(file.toString(), TaskFile.Format.PLAIN)) {
-            f.forEachRemaining(entries::add);
-        }
+        List<TaskFile.Entry> entries = entries(file);
         assertThat(entries.get(0).spec().namedResources().asMap()).containsExactly(java.util.Map.entry("gpus", 1L));
         assertThat(entries.get(1).spec().namedResources().attribute()).isEqualTo("gpus=2,license=1");
         assertThat(entries.get(2).spec().namedResources()).as("0 asks nothing").isNull();
@@ -192,10 +183,7 @@ class TaskFileTest {
         Path file = Files.writeString(dir.resolve("w.jsonl"), "{\"args\": [\"count\", \"a\"], \"worker\": "
                 + "[\"/opt/w\", \"-q\"], \"payload\": \"é\"}\n{\"args\": [\"true\"], \"worker\": \"python3 w.py\"}\n"
                 + "{\"args\": [\"/bin/true\"]}\n");
-        List<TaskFile.Entry> entries = new ArrayList<>();
-        try (TaskFile f = TaskFile.open(file.toString(), TaskFile.Format.PLAIN)) {
-            f.forEachRemaining(entries::add);
-        }
+        List<TaskFile.Entry> entries = entries(file);
         assertThat(entries.get(0).spec().worker().command()).containsExactly("/opt/w", "-q");
         assertThat(entries.get(0).spec().worker().payload()).isEqualTo("é".getBytes(java.nio.charset.StandardCharsets.UTF_8));
         assertThat(entries.get(0).spec().argv()).containsExactly("count", "a");
@@ -218,10 +206,7 @@ class TaskFileTest {
     void anOutputMayBeMarkedTemporaryAndAnythingButTrueOrFalseIsRefusedNamingTheLine() throws Exception {
         Path file = Files.writeString(dir.resolve("tmp.jsonl"), "{\"args\": [\"mDiff\"], \"outputs\": ["
                 + "{\"path\": \"d.fits\", \"id\": \"diffs/d\", \"temporary\": true}, {\"path\": \"log\", \"id\": \"l\"}]}\n");
-        List<TaskFile.Entry> entries = new ArrayList<>();
-        try (TaskFile f = TaskFile.open(file.toString(), TaskFile.Format.PLAIN)) {
-            f.forEachRemaining(entries::add);
-        }
+        List<TaskFile.Entry> entries = entries(file);
         assertThat(entries.get(0).spec().outputs()).containsExactly(
                 new io.falkon.protocol.TaskOutput("d.fits", "diffs/d", true), new io.falkon.protocol.TaskOutput("log", "l"));
         Path bad = Files.writeString(dir.resolve("bad.jsonl"), "{\"args\": [\"a\"], \"outputs\": [{\"path\": \"x\", "
@@ -241,5 +226,14 @@ class TaskFileTest {
             f.forEachRemaining(arc::add);
         }
         assertThat(arc.get(0).spec().outputs()).containsExactly(new io.falkon.protocol.TaskOutput("x", "x", false, true));
+    }
+
+    /** Every entry of a plain task file, read as falkon run reads it. */
+    private static List<TaskFile.Entry> entries(Path file) throws Exception {
+        List<TaskFile.Entry> entries = new ArrayList<>();
+        try (TaskFile f = TaskFile.open(file.toString(), TaskFile.Format.PLAIN)) {
+            f.forEachRemaining(entries::add);
+        }
+        return entries;
     }
 }

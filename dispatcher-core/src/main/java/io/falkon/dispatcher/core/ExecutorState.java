@@ -143,7 +143,7 @@ final class ExecutorState implements ExecutorView {
 
     /** Counts {@code r} as held by one more ({@code sign} 1) or one fewer (-1) running task; it was fitted here. */
     void hold(NamedResources r, int sign) {
-        for (int i = 0; i < r.size(); i++) {
+        for (int i = 0; offered != null && i < r.size(); i++) {
             for (int j = 0; j < offered.size(); j++) {
                 if (offered.name(j).equals(r.name(i))) {
                     namedInUse[j] += sign * r.amount(i);

@@ -54,13 +54,7 @@ public abstract class DispatchPolicyContract {
                 // the executor finishes a random part of what it holds and keeps the rest across rounds
                 List<Message.DispatchedTask> mine = held.get(i);
                 mine.addAll(got);
-                int done = mine.isEmpty() ? 0 : rnd.nextInt(mine.size() + 1);
-                if (done > 0) {
-                    List<Message.DispatchedTask> finished = new ArrayList<>(mine.subList(0, done));
-                    mine.subList(0, done).clear();
-                    h.complete(executors.get(i), finished);
-                    free[i] += done;
-                }
+                free[i] += completeSome(h, executors.get(i), mine, rnd);
             }
         }
         assertThat(delivered(client)).extracting(Message.DeliveredResult::clientTaskId)
@@ -177,12 +171,7 @@ public abstract class DispatchPolicyContract {
                 assertThat(mem).as("MiB held by e%d advertising %d", i, memory[i]).isLessThanOrEqualTo(memory[i]);
                 long used = mine.stream().mapToLong(t -> TaskSpecCodec.scan(t.spec()).diskMiB()).sum();
                 assertThat(used).as("disk MiB held by e%d advertising %d", i, disk[i]).isLessThanOrEqualTo(disk[i]);
-                int done = mine.isEmpty() ? 0 : rnd.nextInt(mine.size() + 1);
-                if (done > 0) {
-                    List<Message.DispatchedTask> finished = new ArrayList<>(mine.subList(0, done));
-                    mine.subList(0, done).clear();
-                    h.complete(executors.get(i), finished);
-                }
+                completeSome(h, executors.get(i), mine, rnd);
             }
         }
         assertThat(delivered(client)).allSatisfy(r -> assertThat(r.execution().succeeded()).isTrue())
@@ -303,12 +292,7 @@ public abstract class DispatchPolicyContract {
                 }
                 assertThat(gpus).as("GPUs held on e%d", i).isLessThanOrEqualTo(limits[i][0]);
                 assertThat(licenses).as("licences held on e%d", i).isLessThanOrEqualTo(limits[i][1]);
-                int done = mine.isEmpty() ? 0 : rnd.nextInt(mine.size() + 1);
-                if (done > 0) {
-                    List<Message.DispatchedTask> finished = new ArrayList<>(mine.subList(0, done));
-                    mine.subList(0, done).clear();
-                    h.complete(executors.get(i), finished);
-                }
+                completeSome(h, executors.get(i), mine, rnd);
             }
             h.scheduler.checkInvariants();
         }
@@ -342,5 +326,16 @@ public abstract class DispatchPolicyContract {
     void hasAName() {
         assertThat(policy().name()).isNotBlank();
         assertThat(DispatchPolicies.byName(policy().name()).name()).isEqualTo(policy().name());
+    }
+
+    /** Completes a random number (maybe none) of the oldest tasks {@code e} holds; returns how many. */
+    private static int completeSome(SchedulerHarness h, FakeLink e, List<Message.DispatchedTask> mine, Random rnd) {
+        int done = mine.isEmpty() ? 0 : rnd.nextInt(mine.size() + 1);
+        if (done > 0) {
+            List<Message.DispatchedTask> finished = new ArrayList<>(mine.subList(0, done));
+            mine.subList(0, done).clear();
+            h.complete(e, finished);
+        }
+        return done;
     }
 }
