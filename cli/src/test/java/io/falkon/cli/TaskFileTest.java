@@ -150,11 +150,7 @@ class TaskFileTest {
         assertThat(entries.get(3).spec().ext()).as("states nothing").isEmpty();
         for (String bad : new String[]{"\"cores\": 0", "\"cores\": 1.5", "\"cores\": \"two\"", "\"memory\": -1",
                 "\"memory\": \"lots\"", "\"disk\": -5", "\"disk\": [1]"}) {
-            Path b = Files.writeString(dir.resolve("bad.jsonl"), "{\"shell\": \"true\"}\n{\"shell\": \"true\", "
-                    + bad + "}\n");
-            assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(b.toString(),
-                    TaskFile.Format.PLAIN, null))).as(bad).isInstanceOf(TaskFile.BadLine.class)
-                    .hasMessageContaining("bad.jsonl:2:").hasMessageContaining(bad.substring(0, bad.indexOf(':')));
+            assertThat(refusedSecondLine(bad)).hasMessageContaining(bad.substring(0, bad.indexOf(':')));
         }
     }
 
@@ -170,11 +166,7 @@ class TaskFileTest {
         for (String bad : new String[]{"\"gpus\": -1", "\"gpus\": 1.5", "\"gpus\": \"one\"",
                 "\"resources\": [1]", "\"resources\": {\"License\": 1}", "\"resources\": {\"cores\": 1}",
                 "\"resources\": {\"x\": 2000000}", "\"gpus\": 1, \"resources\": {\"gpus\": 1}"}) {
-            Path b = Files.writeString(dir.resolve("bad.jsonl"), "{\"shell\": \"true\"}\n{\"shell\": \"true\", "
-                    + bad + "}\n");
-            assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(b.toString(),
-                    TaskFile.Format.PLAIN, null))).as(bad).isInstanceOf(TaskFile.BadLine.class)
-                    .hasMessageContaining("bad.jsonl:2:");
+            assertThat(refusedSecondLine(bad)).hasMessageContaining(bad.startsWith("\"gpus\"") ? "gpus" : "resource");
         }
     }
 
@@ -226,6 +218,16 @@ class TaskFileTest {
             f.forEachRemaining(arc::add);
         }
         assertThat(arc.get(0).spec().outputs()).containsExactly(new io.falkon.protocol.TaskOutput("x", "x", false, true));
+    }
+
+    /** What validating a .jsonl whose second line carries {@code fields} throws: a BadLine naming the line. */
+    private Throwable refusedSecondLine(String fields) throws Exception {
+        Path b = Files.writeString(dir.resolve("bad.jsonl"), "{\"shell\": \"true\"}\n{\"shell\": \"true\", "
+                + fields + "}\n");
+        Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(b.toString(),
+                TaskFile.Format.PLAIN, null));
+        assertThat(t).as(fields).isInstanceOf(TaskFile.BadLine.class).hasMessageContaining("bad.jsonl:2:");
+        return t;
     }
 
     /** Every entry of a plain task file, read as falkon run reads it. */

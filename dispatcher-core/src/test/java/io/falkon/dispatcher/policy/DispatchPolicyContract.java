@@ -146,10 +146,8 @@ public abstract class DispatchPolicyContract {
         long[] memory = {1000, 4000, 2000};
         long[] disk = {500, 3000, 1200};
         List<FakeLink> executors = new ArrayList<>();
-        List<List<Message.DispatchedTask>> held = new ArrayList<>();
         for (int i = 0; i < slots.length; i++) {
             executors.add(h.executor("e" + i, slots[i], slots[i], memory[i], disk[i]));
-            held.add(new ArrayList<>());
         }
         FakeLink client = h.client("c");
         List<TaskSpec> specs = new ArrayList<>();
@@ -159,24 +157,14 @@ public abstract class DispatchPolicyContract {
             long scratch = rnd.nextInt(2) == 0 ? 0 : 100L * (1 + rnd.nextInt(10)); // up to 1,000: not e0
             specs.add(sized("t" + i, cores, mem, scratch));
         }
-        List<Long> submitted = h.submitAll(client, specs);
-        int guard = 0;
-        while (delivered(client).size() < submitted.size() && guard++ < 20_000) {
-            for (int i = 0; i < executors.size(); i++) {
-                List<Message.DispatchedTask> mine = held.get(i);
-                mine.addAll(dispatched(executors.get(i)));
-                int cores = mine.stream().mapToInt(SchedulerHarness::coresOf).sum();
-                long mem = mine.stream().mapToLong(t -> TaskSpecCodec.scan(t.spec()).memoryMiB()).sum();
-                assertThat(cores).as("cores held by e%d of %d slots", i, slots[i]).isLessThanOrEqualTo(slots[i]);
-                assertThat(mem).as("MiB held by e%d advertising %d", i, memory[i]).isLessThanOrEqualTo(memory[i]);
-                long used = mine.stream().mapToLong(t -> TaskSpecCodec.scan(t.spec()).diskMiB()).sum();
-                assertThat(used).as("disk MiB held by e%d advertising %d", i, disk[i]).isLessThanOrEqualTo(disk[i]);
-                completeSome(h, executors.get(i), mine, rnd);
-            }
-        }
-        assertThat(delivered(client)).allSatisfy(r -> assertThat(r.execution().succeeded()).isTrue())
-                .extracting(Message.DeliveredResult::clientTaskId).containsExactlyInAnyOrderElementsOf(submitted);
-        h.scheduler.checkInvariants();
+        runMixed(h, executors, client, specs, rnd, (mine, i) -> {
+            int cores = mine.stream().mapToInt(SchedulerHarness::coresOf).sum();
+            long mem = mine.stream().mapToLong(t -> TaskSpecCodec.scan(t.spec()).memoryMiB()).sum();
+            assertThat(cores).as("cores held by e%d of %d slots", i, slots[i]).isLessThanOrEqualTo(slots[i]);
+            assertThat(mem).as("MiB held by e%d advertising %d", i, memory[i]).isLessThanOrEqualTo(memory[i]);
+            long used = mine.stream().mapToLong(t -> TaskSpecCodec.scan(t.spec()).diskMiB()).sum();
+            assertThat(used).as("disk MiB held by e%d advertising %d", i, disk[i]).isLessThanOrEqualTo(disk[i]);
+        });
     }
 
     @Test
@@ -266,10 +254,8 @@ public abstract class DispatchPolicyContract {
         String[] offers = {"gpus=4,license=1", "gpus=2", null};
         long[][] limits = {{4, 1}, {2, 0}, {0, 0}};
         List<FakeLink> executors = new ArrayList<>();
-        List<List<Message.DispatchedTask>> held = new ArrayList<>();
         for (int i = 0; i < offers.length; i++) {
             executors.add(offers[i] == null ? h.executor("e" + i, 4, 4) : h.executor("e" + i, 8, 8, offers[i]));
-            held.add(new ArrayList<>());
         }
         FakeLink client = h.client("c");
         List<TaskSpec> specs = new ArrayList<>();
@@ -277,27 +263,17 @@ public abstract class DispatchPolicyContract {
             int gpus = rnd.nextInt(4); // 3 fits e0 alone
             specs.add(named("t" + i, gpus, gpus > 0 && rnd.nextInt(4) == 0 ? 1 : 0));
         }
-        List<Long> submitted = h.submitAll(client, specs);
-        int guard = 0;
-        while (delivered(client).size() < submitted.size() && guard++ < 20_000) {
-            for (int i = 0; i < executors.size(); i++) {
-                List<Message.DispatchedTask> mine = held.get(i);
-                mine.addAll(dispatched(executors.get(i)));
-                long gpus = 0;
-                long licenses = 0;
-                for (Message.DispatchedTask t : mine) {
-                    io.falkon.protocol.NamedResources r = TaskSpecCodec.scan(t.spec()).named();
-                    gpus += r == null ? 0 : r.amount("gpus");
-                    licenses += r == null ? 0 : r.amount("license");
-                }
-                assertThat(gpus).as("GPUs held on e%d", i).isLessThanOrEqualTo(limits[i][0]);
-                assertThat(licenses).as("licences held on e%d", i).isLessThanOrEqualTo(limits[i][1]);
-                completeSome(h, executors.get(i), mine, rnd);
+        runMixed(h, executors, client, specs, rnd, (mine, i) -> {
+            long gpus = 0;
+            long licenses = 0;
+            for (Message.DispatchedTask t : mine) {
+                io.falkon.protocol.NamedResources r = TaskSpecCodec.scan(t.spec()).named();
+                gpus += r == null ? 0 : r.amount("gpus");
+                licenses += r == null ? 0 : r.amount("license");
             }
-            h.scheduler.checkInvariants();
-        }
-        assertThat(delivered(client)).allSatisfy(r -> assertThat(r.execution().succeeded()).isTrue())
-                .extracting(Message.DeliveredResult::clientTaskId).containsExactlyInAnyOrderElementsOf(submitted);
+            assertThat(gpus).as("GPUs held on e%d", i).isLessThanOrEqualTo(limits[i][0]);
+            assertThat(licenses).as("licences held on e%d", i).isLessThanOrEqualTo(limits[i][1]);
+        });
     }
 
     @Test
@@ -326,6 +302,30 @@ public abstract class DispatchPolicyContract {
     void hasAName() {
         assertThat(policy().name()).isNotBlank();
         assertThat(DispatchPolicies.byName(policy().name()).name()).isEqualTo(policy().name());
+    }
+
+    /**
+     * Submits {@code specs}, then until all are delivered: takes what each executor was sent, checks
+     * what it holds ({@code check} with its index), completes a random part of it; the invariants
+     * hold after every round, and every task succeeds once.
+     */
+    private static void runMixed(SchedulerHarness h, List<FakeLink> executors, FakeLink client, List<TaskSpec> specs,
+                                 Random rnd, java.util.function.ObjIntConsumer<List<Message.DispatchedTask>> check) {
+        List<List<Message.DispatchedTask>> held = new ArrayList<>();
+        executors.forEach(e -> held.add(new ArrayList<>()));
+        List<Long> submitted = h.submitAll(client, specs);
+        int guard = 0;
+        while (delivered(client).size() < submitted.size() && guard++ < 20_000) {
+            for (int i = 0; i < executors.size(); i++) {
+                List<Message.DispatchedTask> mine = held.get(i);
+                mine.addAll(dispatched(executors.get(i)));
+                check.accept(mine, i);
+                completeSome(h, executors.get(i), mine, rnd);
+            }
+            h.scheduler.checkInvariants();
+        }
+        assertThat(delivered(client)).allSatisfy(r -> assertThat(r.execution().succeeded()).isTrue())
+                .extracting(Message.DeliveredResult::clientTaskId).containsExactlyInAnyOrderElementsOf(submitted);
     }
 
     /** Completes a random number (maybe none) of the oldest tasks {@code e} holds; returns how many. */
