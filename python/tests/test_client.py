@@ -132,6 +132,44 @@ class ClientTest(unittest.TestCase):
             self.assertEqual("status-test", s["name"])
             self.assertEqual(1, s["completed"])
 
+    def test_results_are_acknowledged_in_batches_and_on_close(self):
+        # with a lease the dispatcher keeps each result until it is acknowledged; the client does it
+        # in batches (every ACK_EVERY results, or ACK_DELAY_SECONDS after one arrives), not per result
+        import falkon._connection as connection
+        c = self.client()
+        acks = []
+        write = c._write
+        c._write = lambda msg: (acks.append(msg["upToSeq"]) if msg["type"] == "ACK" else None, write(msg))[1]
+        inst = c.create_instance("acks", lease_seconds=60)
+        futures = [inst.submit(["/bin/true"]) for _ in range(connection.ACK_EVERY + 100)]
+        for f in futures:
+            f.result(60)
+        wait_for(lambda: inst.status()["unacknowledged"] == 0, what="every result acknowledged")
+        self.assertEqual(len(futures), acks[-1])
+        self.assertEqual(sorted(acks), acks)  # cumulative: each ACK covers all before it
+
+        # the last results, still waiting for the delay, are acknowledged when the client closes
+        connection_delay, connection.ACK_DELAY_SECONDS = connection.ACK_DELAY_SECONDS, 3600
+        self.addCleanup(setattr, connection, "ACK_DELAY_SECONDS", connection_delay)
+        c2 = Client(self.local.address, token=self.local.token)
+        inst2 = c2.create_instance("acks-on-close", lease_seconds=60)
+        inst2.submit(["/bin/true"]).result(60)
+        self.assertEqual(1, inst2.status()["unacknowledged"])
+        c2.close()
+        # the ACK and the other connection's request may reach the scheduler in either order
+        other = self.client()
+        wait_for(lambda: next(r for r in other.status()["instanceList"]
+                              if r["instance"] == f"{inst2.id:x}")["unacknowledged"] == 0,
+                 what="the result acknowledged by close()")
+
+    def test_the_local_dispatcher_runs_with_the_client_compiler_unless_told(self):
+        with open(f"/proc/{self.local.dispatcher.pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        if os.environ.get("FALKON_JIT", "client") == "client" and "FALKON_JAVA_OPTS" not in os.environ:
+            self.assertIn(b"-XX:TieredStopAtLevel=1", argv)
+        with self.assertRaisesRegex(ValueError, "jit is 'server'"):
+            LocalDispatcher(jit="server", falkon=FALKON)
+
     def test_max_in_flight_bounds_unfinished_tasks(self):
         c = self.client(max_in_flight=8, bundle_size=4)
         with c.create_instance() as inst:

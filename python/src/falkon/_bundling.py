@@ -101,15 +101,17 @@ class _Bundler:
         while True:
             with self._lock:
                 while not self._closed and (not self._connected or not (self._queue or self._resend)):
-                    self._wakeup.wait(self._heartbeat_due())
+                    self._wakeup.wait(self._sender_due())
                     if self._connected and not self._closed:
                         self._maybe_heartbeat()
+                        self._maybe_ack()
                 if self._closed:
                     return
                 wait = self._busy_until - time.monotonic() if self._resend else 0
                 if wait > 0:
                     self._wakeup.wait(wait)
                     continue
+                self._maybe_ack()  # also while bundles keep it busy
                 item = self._next_bundle()
                 self._sender_holds = item is not None
             if item is None:

@@ -19,6 +19,11 @@ from .token import find_token
 
 log = logging.getLogger("falkon.client")
 
+# Results of an instance with a lease are acknowledged at most this long after they arrive, or at
+# once when this many are waiting: the dispatcher keeps each result until then (docs/python.md)
+ACK_DELAY_SECONDS = 0.05
+ACK_EVERY = 512
+
 
 class _Connection:
     """The connection methods of :class:`falkon.Client` (its state lives there)."""
@@ -87,10 +92,30 @@ class _Connection:
                 pass  # the reader notices the broken connection and fails or re-sends the request
         return f.result(timeout)
 
-    def _heartbeat_due(self):
-        if not self.heartbeat_millis:
-            return None
-        return max(0.01, self._last_write + self.heartbeat_millis / 1000.0 - time.monotonic())
+    def _sender_due(self):
+        """Under the lock: seconds until the sender must wake (a heartbeat or acknowledgements due), or None."""
+        now = time.monotonic()
+        due = self._last_write + self.heartbeat_millis / 1000.0 if self.heartbeat_millis else None
+        if self._ack_due is not None and self._connected and (due is None or self._ack_due < due):
+            due = self._ack_due
+        return None if due is None else max(0.001, due - now)
+
+    def _maybe_ack(self, now=False):
+        """Under the lock: acknowledges what the instances have received, once the delay has passed
+        (or ``now``). Results are acknowledged in batches rather than one ACK per DELIVER: an ACK per
+        result was a write here and a read and an event in the dispatcher for each task
+        (docs/python.md, "Acknowledgements")."""
+        if self._ack_due is None or not self._connected or not (now or time.monotonic() >= self._ack_due):
+            return
+        self._ack_due = None
+        for inst in self._instances.values():
+            if inst._ack_wanted > inst._acked:
+                try:
+                    self._write({"type": "ACK", "instanceId": inst.id, "upToSeq": inst._ack_wanted})
+                except OSError:
+                    self._ack_due = time.monotonic()  # again once connected: the reader notices the break
+                    return
+                inst._acked = inst._ack_wanted
 
     def _maybe_heartbeat(self):
         if self.heartbeat_millis and time.monotonic() - self._last_write >= self.heartbeat_millis / 1000.0:
@@ -154,20 +179,24 @@ class _Connection:
                 return
             for d in msg["results"]:
                 p = inst._unfinished.pop(d["clientTaskId"], None)
-                if d["seq"] > inst._acked:
-                    ack = d["seq"]
+                if d["seq"] > inst._ack_wanted:
+                    inst._ack_wanted = d["seq"]
                 if p is not None:  # a result already received (re-delivered after a reconnect) is dropped
                     outcomes.append((p.future, Result(d)))
                     self._in_flight -= 1
             if outcomes:
                 self._room.notify_all()
+            if inst._ack_wanted - inst._acked >= ACK_EVERY:
+                ack = inst._acked = inst._ack_wanted  # many at once: now, from this thread
+            elif inst._ack_wanted > inst._acked and self._ack_due is None:
+                self._ack_due = time.monotonic() + ACK_DELAY_SECONDS  # the sender sends it then
+                self._wakeup.notify()
         _settle(outcomes)
         if ack is not None:
-            inst._acked = ack
             try:
                 self._write({"type": "ACK", "instanceId": inst.id, "upToSeq": ack})
             except OSError:
-                pass
+                pass  # after re-attaching, the dispatcher re-delivers them and they are acknowledged again
 
     def _reply(self, msg):
         rid = msg["requestId"]

@@ -73,7 +73,8 @@ class Instance:
         self._unconfirmed = {}         # requestId -> bundle (list of (id, spec)) sent, no SUBMITTED yet
         self._lost = None
         self._destroyed = False
-        self._acked = 0
+        self._acked = 0                # the highest result seq acknowledged to the dispatcher
+        self._ack_wanted = 0           # the highest received (acknowledged within ACK_DELAY_SECONDS)
         self._moved_away = None        # failover: the ids of the tasks moved elsewhere (DistributedInstance)
 
     # --- submitting ---
@@ -279,6 +280,7 @@ class Client(_Connection, _Bundler):
         self._busy_until = 0.0
         self._sender_holds = False  # the sender has taken a bundle and not yet written it
         self._last_enqueue = 0.0
+        self._ack_due = None  # when received results must be acknowledged (the sender does it)
 
         self._sock = self._dial()
         self._connected = True
@@ -308,6 +310,7 @@ class Client(_Connection, _Bundler):
         with self._lock:
             if self._closed:
                 return
+            self._maybe_ack(now=True)  # what arrived is acknowledged: a later client is not sent it again
             self._closed = True
             self._wakeup.notify_all()
             sock = self._sock
