@@ -162,14 +162,6 @@ class ClientTest(unittest.TestCase):
                               if r["instance"] == f"{inst2.id:x}")["unacknowledged"] == 0,
                  what="the result acknowledged by close()")
 
-    def test_the_local_dispatcher_runs_with_the_client_compiler_unless_told(self):
-        with open(f"/proc/{self.local.dispatcher.pid}/cmdline", "rb") as f:
-            argv = f.read().split(b"\0")
-        if os.environ.get("FALKON_JIT", "client") == "client" and "FALKON_JAVA_OPTS" not in os.environ:
-            self.assertIn(b"-XX:TieredStopAtLevel=1", argv)
-        with self.assertRaisesRegex(ValueError, "jit is 'server'"):
-            LocalDispatcher(jit="server", falkon=FALKON)
-
     def test_max_in_flight_bounds_unfinished_tasks(self):
         c = self.client(max_in_flight=8, bundle_size=4)
         with c.create_instance() as inst:

@@ -35,22 +35,14 @@ class LocalDispatcher:
     :param token: the token to require (default: a fresh random one)
     :param host: the address it listens on: loopback by default; ``0.0.0.0`` when executors on other
         nodes must reach it (a provisioner's)
-    :param jit: the dispatcher JVM's compilers: ``"client"`` (default: the client compiler alone, as
-        ``falkon run``'s own dispatcher has, which spends far less CPU warming up beside its client on
-        a few cores) or ``"full"`` (the server compiler too, for a dispatcher that serves for hours);
-        ``$FALKON_JIT``, when set, wins
     """
 
     def __init__(self, executors=1, slots=None, impl=None, falkon=None, extra_dispatcher_args=(),
-                 extra_executor_args=(), log_dir=None, startup_timeout=60.0, token=None, host="127.0.0.1",
-                 jit="client"):
-        if jit not in ("client", "full"):
-            raise ValueError(f"jit is {jit!r}; it takes 'client' or 'full'")
+                 extra_executor_args=(), log_dir=None, startup_timeout=60.0, token=None, host="127.0.0.1"):
         self.command = falkon_command(falkon)
         self.token = token or secrets.token_hex(32)
         self.env = dict(os.environ, FALKON_TOKEN=self.token)
         self.env.pop("FALKON_TOKEN_FILE", None)
-        self.env.setdefault("FALKON_JIT", jit)
         self.log_dir = log_dir
         self.executors = []
         self._logs = []
