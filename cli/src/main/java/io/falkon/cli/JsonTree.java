@@ -13,16 +13,19 @@ import java.io.IOException;
 /**
  * A JSON document as Jackson's tree, read with its streaming parser alone: an ObjectMapper costs a
  * short command (falkon status) tens of milliseconds of set-up before it reads anything, for date
- * formats, type factories and serializers a tree never uses.
+ * formats, type factories and serializers a tree never uses. It reads each line of a .jsonl task file
+ * too. The parser bounds the nesting (Jackson's StreamReadConstraints), so the recursion here is bounded.
  */
 final class JsonTree {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    /** Thread-safe once configured; one for every document (each line of a .jsonl file is one). */
+    private static final JsonFactory FACTORY = new JsonFactory();
 
     private JsonTree() {
     }
 
     static JsonNode read(String json) throws IOException {
-        try (JsonParser p = new JsonFactory().createParser(json)) {
+        try (JsonParser p = FACTORY.createParser(json)) {
             JsonToken first = p.nextToken();
             if (first == null) {
                 throw new IOException("an empty document where JSON was expected");

@@ -220,6 +220,26 @@ class TaskFileTest {
         assertThat(arc.get(0).spec().outputs()).containsExactly(new io.falkon.protocol.TaskOutput("x", "x", false, true));
     }
 
+    @Test
+    void aLineThatIsNotOneJsonObjectIsRefusedNamingTheLineAndWhy() throws Exception {
+        // read with the streaming parser alone (no ObjectMapper): the same tree, the same refusals
+        List<TaskFile.Entry> ok = entries(Files.writeString(dir.resolve("ok.jsonl"),
+                "{\"args\": [\"echo\", \"é\"], \"env\": {\"A\": \"1\"}, \"timeout\": 2.5, \"retries\": 3}\n"));
+        assertThat(ok.get(0).spec().argv()).containsExactly("echo", "é");
+        assertThat(ok.get(0).spec().env()).containsEntry("A", "1");
+        assertThat(ok.get(0).spec().wallTimeMillis()).isEqualTo(2500);
+        for (String[] bad : new String[][]{
+                {"{\"shell\": \"true\"", "not valid JSON: Unexpected end-of-input"},
+                {"{\"shell\": \"true\"} {\"shell\": \"false\"}", "not valid JSON: more than one JSON value"},
+                {"[\"true\"]", "expected a JSON object"},
+                {"[".repeat(5000) + "]".repeat(5000), "not valid JSON: Document nesting depth"}}) {
+            Path b = Files.writeString(dir.resolve("bad.jsonl"), "{\"shell\": \"true\"}\n" + bad[0] + "\n");
+            assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(b.toString(),
+                    TaskFile.Format.PLAIN, null))).as(bad[1]).isInstanceOf(TaskFile.BadLine.class)
+                    .hasMessageContaining("bad.jsonl:2:").hasMessageContaining(bad[1]);
+        }
+    }
+
     /** What validating a .jsonl whose second line carries {@code fields} throws: a BadLine naming the line. */
     private Throwable refusedSecondLine(String fields) throws Exception {
         Path b = Files.writeString(dir.resolve("bad.jsonl"), "{\"shell\": \"true\"}\n{\"shell\": \"true\", "
