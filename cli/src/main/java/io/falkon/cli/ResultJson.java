@@ -4,7 +4,6 @@ import io.falkon.protocol.DataCodec;
 import java.util.List;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.falkon.client.TaskResult;
 
@@ -13,8 +12,6 @@ import io.falkon.client.TaskResult;
  * --json}; read back by {@code --rerun-failed}.
  */
 final class ResultJson {
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     private ResultJson() {
     }
 
@@ -70,12 +67,12 @@ final class ResultJson {
         o.put("startedMicros", r.execution().startedMicros());
         o.put("finishedMicros", r.execution().finishedMicros());
         o.put("deliveredMicros", r.deliveredMicros());
-        return o.toString();
+        return JsonTree.write(o);
     }
 
     /** What every result line opens with: which task, at which line of the file, running what. */
     private static ObjectNode head(long number, int line, String command) {
-        ObjectNode o = JSON.createObjectNode();
+        ObjectNode o = JsonTree.object();
         o.put("task", number);
         if (line >= 0) {
             o.put("line", line);
@@ -96,7 +93,7 @@ final class ResultJson {
         o.put("status", "REFUSED");
         o.put("succeeded", false);
         o.put("detail", reason);
-        return o.toString();
+        return JsonTree.write(o);
     }
 
     /** Data counters as {@code "data"} of {@code o}: a result's, or a run's summed (its summary line). */
@@ -120,7 +117,7 @@ final class ResultJson {
         o.put("status", "SKIPPED");
         o.put("succeeded", true);
         o.put("detail", "done: " + why);
-        return o.toString();
+        return JsonTree.write(o);
     }
 
     /** Whether a result line read back says its task succeeded (older lines without the field: exit 0). */

@@ -75,7 +75,7 @@ final class Workload {
         }
 
         String json() {
-            ObjectNode o = Json.JSON.createObjectNode();
+            ObjectNode o = JsonTree.object();
             o.put("tasks", tasks);
             o.put("succeeded", succeeded);
             o.put("failed", failed);
@@ -99,7 +99,7 @@ final class Workload {
             if (data != null) {
                 ResultJson.putData(o, data);
             }
-            return o.toString();
+            return JsonTree.write(o);
         }
 
         String text() {

@@ -30,6 +30,18 @@ class JsonTreeTest {
     }
 
     @Test
+    void aTreeIsWrittenAsAnObjectMapperWritesIt() throws Exception {
+        com.fasterxml.jackson.databind.node.ObjectNode o = JsonTree.object();
+        o.put("task", 7L).put("line", 3).put("command", "echo \"é\" \u0001\n").put("succeeded", true)
+                .put("seconds", 0.1 + 0.2).put("rate", 12.5f).put("big", new BigInteger("184467440737095516150"))
+                .put("dec", new java.math.BigDecimal("1.50")).put("short", (short) 2).putNull("none");
+        o.putObject("data").put("bytesStore", Long.MAX_VALUE).putObject("empty");
+        o.putArray("archived").add(1).add("x").addObject().put("size", -1);
+        assertThat(JsonTree.write(o)).isEqualTo(new ObjectMapper().writeValueAsString(o));
+        assertThat(JsonTree.read(JsonTree.write(o))).isEqualTo(new ObjectMapper().readTree(o.toString()));
+    }
+
+    @Test
     void whatIsNotOneJsonValueIsRefused() {
         assertThatThrownBy(() -> JsonTree.read("")).isInstanceOf(IOException.class).hasMessageContaining("empty");
         assertThatThrownBy(() -> JsonTree.read("{} {}")).isInstanceOf(IOException.class)
