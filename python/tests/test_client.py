@@ -152,6 +152,7 @@ class ClientTest(unittest.TestCase):
         connection_delay, connection.ACK_DELAY_SECONDS = connection.ACK_DELAY_SECONDS, 3600
         self.addCleanup(setattr, connection, "ACK_DELAY_SECONDS", connection_delay)
         c2 = Client(self.local.address, token=self.local.token)
+        self.addCleanup(c2.close)  # closing twice is harmless
         inst2 = c2.create_instance("acks-on-close", lease_seconds=60)
         inst2.submit(["/bin/true"]).result(60)
         self.assertEqual(1, inst2.status()["unacknowledged"])

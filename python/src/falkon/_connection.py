@@ -98,7 +98,7 @@ class _Connection:
         due = self._last_write + self.heartbeat_millis / 1000.0 if self.heartbeat_millis else None
         if self._ack_due is not None and self._connected and (due is None or self._ack_due < due):
             due = self._ack_due
-        return None if due is None else max(0.001, due - now)
+        return None if due is None else max(0.01, due - now)  # at most 100 wake-ups a second, connected or not
 
     def _maybe_ack(self, now=False):
         """Under the lock: acknowledges what the instances have received, once the delay has passed
