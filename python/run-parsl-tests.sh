@@ -4,6 +4,8 @@
 #   python/run-parsl-tests.sh              # the suite with python/src/falkon/parsl/falkon_config.py
 #   python/run-parsl-tests.sh --compare    # first the same selection with Parsl's htex_local config
 #   python/run-parsl-tests.sh -- -x ...    # more pytest arguments
+#   python/run-parsl-tests.sh --prepare    # only make the virtualenv (no build needed; .ci/run does
+#                                          # it from PyPI while Maven builds)
 #
 # Needs the README's build (bin/falkon) and PyPI. Makes a virtualenv (python/target/venv, or
 # $FALKON_PARSL_VENV) with Parsl, pytest and this package; the executor starts its own dispatcher
@@ -15,18 +17,20 @@ PARSL_VERSION=2026.10.26
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 compare=0
+prepare=0
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --compare) compare=1 ;;
+        --prepare) prepare=1 ;;
         --) shift; extra=("$@"); break ;;
-        -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "run-parsl-tests.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 
-if [ ! -f "$repo/cli/target/falkon-cli.jar" ]; then
+if [ "$prepare" = 0 ] && [ ! -f "$repo/cli/target/falkon-cli.jar" ]; then
     echo "run-parsl-tests.sh: Falkon is not built; first run: ./mvnw -q install -DskipTests" >&2
     exit 2
 fi
@@ -38,6 +42,9 @@ fi
 # Parsl with what its CI installs for these tests (monitoring, pandas), and the pytest its conftest is written for
 "$venv/bin/pip" install -q --disable-pip-version-check "parsl[monitoring]==$PARSL_VERSION" pandas \
     "pytest>=7.4,<8" pytest-random-order
+if [ "$prepare" = 1 ]; then
+    exit 0
+fi
 "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$here"
 
 tests=$("$venv/bin/python" -c 'import os, parsl.tests; print(os.path.dirname(parsl.tests.__file__))')

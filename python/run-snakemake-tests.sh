@@ -4,6 +4,8 @@
 #
 #   python/run-snakemake-tests.sh              # both
 #   python/run-snakemake-tests.sh -- -k ctrl   # more pytest arguments
+#   python/run-snakemake-tests.sh --prepare    # only make the virtualenv (no build needed; .ci/run
+#                                              # does it from PyPI while Maven builds)
 #
 # Needs the README's build (bin/falkon) and PyPI. Makes a virtualenv (python/target/snakemake-venv,
 # or $FALKON_SNAKEMAKE_VENV) with the pinned Snakemake, pytest, the Python client and the plugin.
@@ -16,17 +18,19 @@ INTERFACE_VERSION=9.4.0   # snakemake-interface-executor-plugins
 PYTEST_VERSION=9.2.0
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
+prepare=0
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
+        --prepare) prepare=1 ;;
         --) shift; extra=("$@"); break ;;
-        -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "run-snakemake-tests.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
     shift
 done
 
-if [ ! -f "$repo/cli/target/falkon-cli.jar" ]; then
+if [ "$prepare" = 0 ] && [ ! -f "$repo/cli/target/falkon-cli.jar" ]; then
     echo "run-snakemake-tests.sh: Falkon is not built; first run: ./mvnw -q install -DskipTests" >&2
     exit 2
 fi
@@ -42,6 +46,9 @@ if ! "$venv/bin/pip" install -q --disable-pip-version-check "snakemake==$SNAKEMA
         exit 0
     fi
     exit 1
+fi
+if [ "$prepare" = 1 ]; then
+    exit 0
 fi
 "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$here" \
     "$here/snakemake-executor-plugin-falkon"

@@ -3,13 +3,13 @@ package io.falkon.e2e.client;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.journal.FsyncPolicy;
+import io.falkon.e2e.Ports;
 import io.falkon.transport.ws.WsTransport;
 import io.falkon.executor.Executor;
 import io.falkon.executor.ExecutorConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -48,9 +48,7 @@ class WsRestartTest {
     }
 
     private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
+        return Ports.free(); // the dispatcher binds it again after its restart: not the kernel's to hand out
     }
 
     /** Fetches with ack until nothing is outstanding or {@code until} results are in; returns the last seq. */

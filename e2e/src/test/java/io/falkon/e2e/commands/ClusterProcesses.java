@@ -1,19 +1,18 @@
 package io.falkon.e2e.commands;
 
 import io.falkon.client.ClientOptions;
+import io.falkon.e2e.Ports;
 
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -29,33 +28,9 @@ final class ClusterProcesses implements AutoCloseable {
         this.logs = logs;
     }
 
-    /**
-     * A port free now and below the kernel's ephemeral range. A port the kernel handed out (bind to
-     * 0) can be handed out again at once as the source port of any outgoing connection, such as an
-     * executor dialling another dispatcher, and the dispatcher meant for it then fails with "Address
-     * already in use" (seen in CI). Ports below the range are never picked that way.
-     */
+    /** A free port below the kernel's ephemeral range, in this test JVM's share ({@link Ports#free}). */
     static int freePort() throws IOException {
-        int below = ephemeralLow();
-        for (int attempt = 0; attempt < 1000; attempt++) {
-            int port = ThreadLocalRandom.current().nextInt(10_000, below);
-            try (ServerSocket s = new ServerSocket(port)) {
-                return s.getLocalPort();
-            } catch (IOException taken) {
-                // in use: another one
-            }
-        }
-        throw new IOException("no free port between 10000 and " + below);
-    }
-
-    private static int ephemeralLow() {
-        try {
-            // readAllLines, not readString: on JDK 17 readString returns one byte of this /proc/sys file
-            String range = Files.readAllLines(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).get(0).trim();
-            return Math.max(11_000, Integer.parseInt(range.split("\\s+")[0]));
-        } catch (IOException | RuntimeException e) {
-            return 32_768; // Linux's default
-        }
+        return Ports.free();
     }
 
     private Process spawn(String name, List<String> args) throws IOException {
