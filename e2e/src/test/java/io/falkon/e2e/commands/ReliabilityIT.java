@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -69,7 +70,7 @@ class ReliabilityIT {
             List<Process> executors = new ArrayList<>();
             int next = 0;
             for (; next < 3; next++) {
-                executors.add(procs.executor(port, "chaos-" + next, "--slots", "2"));
+                executors.add(chaosExecutor(procs, port, next));
             }
             try (FalkonClient client = FalkonClient.connect("127.0.0.1:" + port, procs.clientOptions());
                  Instance in = client.createInstance("chaos")) {
@@ -84,7 +85,7 @@ class ReliabilityIT {
                     Process victim = executors.remove(rnd.nextInt(executors.size()));
                     ClusterProcesses.kill9(victim);
                     kills++;
-                    executors.add(procs.executor(port, "chaos-" + next++, "--slots", "2"));
+                    executors.add(chaosExecutor(procs, port, next++));
                 }
                 run.assertExactlyOneSuccessEach(5000);
                 assertThat(kills).as("executors killed during the run").isGreaterThanOrEqualTo(3);
@@ -92,6 +93,16 @@ class ReliabilityIT {
                 assertThat(status.get("retried").asLong()).isPositive();
             }
         }
+    }
+
+    /**
+     * The Java and the C executor by turns: the rule under test is the dispatcher's, and both kinds
+     * must hold it. A JVM per replacement every second cost this test most of its CPU, and the run
+     * stretched with it (more kills, more JVMs); half as many is enough to keep both kinds in play.
+     */
+    private static Process chaosExecutor(ClusterProcesses procs, int port, int n) throws IOException {
+        return n % 2 == 0 ? procs.executor(port, "chaos-" + n, "--slots", "2")
+                : procs.executor(port, "chaos-" + n, "--impl", "c", "--slots", "2");
     }
 
     @Test
