@@ -3,6 +3,8 @@ package io.falkon.bench;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
@@ -22,8 +24,10 @@ import org.assertj.core.api.Assertions;
 
 /**
  * The benchmarks run and write what they claim, on tiny sizes. Correctness only: the figures
- * themselves are never asserted.
+ * themselves are never asserted. Two run at a time (each its own cluster and directory): the figures
+ * of one are not the other's business.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class BenchmarkSmokeTest {
     @TempDir
     Path out;
