@@ -8,12 +8,15 @@ import org.slf4j.LoggerFactory;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -63,6 +66,8 @@ public final class LocalExecutors implements AutoCloseable {
     }
 
     private final List<Process> processes = new ArrayList<>();
+    /** Per process: done once its exit has been handled ({@link #exited}). */
+    private final List<CompletableFuture<Void>> exits = new ArrayList<>();
     private final CompletableFuture<Void> died = new CompletableFuture<>();
     private final CompletableFuture<Void> allGone = new CompletableFuture<>();
     /** Started and not exited. */
@@ -175,7 +180,7 @@ public final class LocalExecutors implements AutoCloseable {
                 Process p = pb.start();
                 ex.processes.add(p);
                 int n = i;
-                p.onExit().thenAccept(done -> ex.exited(n, count, done.exitValue()));
+                ex.exits.add(p.onExit().thenAccept(done -> ex.exited(n, count, done.exitValue())));
             } catch (IOException e) {
                 ex.close();
                 throw new IOException("cannot start a local executor process: " + e.getMessage(), e);
@@ -227,13 +232,41 @@ public final class LocalExecutors implements AutoCloseable {
      * expected, not reported. Call it before closing the dispatcher; {@link #close()} does too.
      */
     public void leaving() {
+        // One that died just before (a task killed it, say) is still reported: the JVM learns of a
+        // child's exit on a thread of its own, which a short run could otherwise beat to this line, and
+        // the death would pass for the expected exit. /proc tells a dead child from a live one at once.
+        for (int i = 0; i < processes.size(); i++) {
+            if (dead(processes.get(i).pid())) {
+                try {
+                    exits.get(i).get(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                } catch (ExecutionException | TimeoutException e) {
+                    // not reported: nothing more to wait for
+                }
+            }
+        }
         closing = true;
+    }
+
+    /** Exited, whether reaped yet or not (a zombie); false where /proc cannot say. */
+    static boolean dead(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            int name = stat.lastIndexOf(')'); // the state follows the command name, which may hold anything
+            return name > 0 && stat.length() > name + 2 && stat.charAt(name + 2) == 'Z';
+        } catch (NoSuchFileException e) {
+            return true; // reaped
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
     }
 
     /** Waits up to 10 s for each executor to exit (they do when the dispatcher goes), then kills it. */
     @Override
     public void close() {
-        closing = true;
+        leaving();
         for (Process p : processes) {
             try {
                 if (!p.waitFor(10, TimeUnit.SECONDS)) {
