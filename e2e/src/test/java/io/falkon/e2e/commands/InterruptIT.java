@@ -143,7 +143,7 @@ class InterruptIT {
     @Test
     void aCExecutorStartedThroughTheJvmDiesWithIt() throws Exception {
         try (Dispatcher d = Dispatcher.start(DispatcherConfig.local().withToken("jvm-token"))) {
-            List<String> cmd = Cli.falkon(List.of("-XX:TieredStopAtLevel=1"));
+            List<String> cmd = Cli.falkonJvm(List.of("-XX:TieredStopAtLevel=1"));
             cmd.addAll(List.of("executor", "--impl", "c", "--dispatcher", "127.0.0.1:" + d.port(), "--slots", "1",
                     "--id", "behind-a-jvm"));
             ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
