@@ -65,6 +65,8 @@ public final class LocalExecutors implements AutoCloseable {
         }
     }
 
+    private static final boolean PROC = Files.isReadable(Path.of("/proc/self/stat"));
+
     private final List<Process> processes = new ArrayList<>();
     /** Per process: done once its exit has been handled ({@link #exited}). */
     private final List<CompletableFuture<Void>> exits = new ArrayList<>();
@@ -250,8 +252,11 @@ public final class LocalExecutors implements AutoCloseable {
         closing = true;
     }
 
-    /** Exited, whether reaped yet or not (a zombie); false where /proc cannot say. */
+    /** Exited, whether reaped yet or not (a zombie); false where there is no /proc to say. */
     static boolean dead(long pid) {
+        if (!PROC) {
+            return false;
+        }
         try {
             String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
             int name = stat.lastIndexOf(')'); // the state follows the command name, which may hold anything
