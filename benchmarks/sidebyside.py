@@ -180,6 +180,18 @@ def optional_ways(ways, swift, swift_way, parsl_way):
     return ways
 
 
+def keep_ways(ways, names):
+    """Only the ways named (comma-separated; None keeps all); the serial way stays, as every other's
+    reference. An unknown name is an error naming the known ones."""
+    if names is None:
+        return ways
+    wanted = {n.strip() for n in names.split(",") if n.strip()} | {"serial"}
+    unknown = wanted - set(ways)
+    if unknown:
+        sys.exit(f"--ways: no way {', '.join(sorted(unknown))} here (known: {', '.join(ways)})")
+    return {w: run for w, run in ways.items() if w in wanted}
+
+
 def rounds(ways, n, fresh, digest, what):
     """Runs every way n times, each round in an order rotated from the last, each from fresh(way,
     round) (a new directory); way(run) returns ((wall, cpu), target) and digest(target) what must

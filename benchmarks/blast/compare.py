@@ -28,7 +28,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "examples" / "blast"))
 import blast  # noqa: E402  (the example's generator and its constants)
-from sidebyside import (CORES, optional_ways, rounds, run_parsl, run_swift, store_bytes,  # noqa: E402
+from sidebyside import (CORES, keep_ways, optional_ways, rounds, run_parsl, run_swift, store_bytes,  # noqa: E402
                         summary, timed, unpack_swift)
 
 BLAST_PY = ROOT / "examples" / "blast" / "blast.py"
@@ -145,6 +145,7 @@ def digest(run, query_files):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ways", default=None, help="only these ways, comma-separated (serial always runs: the reference)")
     ap.add_argument("--proteins", type=int, default=4000)
     ap.add_argument("--slices", type=int, default=4)
     ap.add_argument("--query-files", type=int, default=4)
@@ -208,7 +209,7 @@ def main():
     ways = {"serial": script("serial.sh"), "stages": script("stages.sh"),
             "falkon": task_file("workflow.jsonl", "falkon"),
             "fal-tmp": task_file("workflow-tmp.jsonl", "fal-tmp", ["--cache-size", "1g"]), "inplace": in_place}
-    optional_ways(ways, swift, swift_way, parsl_way)
+    ways = keep_ways(optional_ways(ways, swift, swift_way, parsl_way), a.ways)
     print(f"{a.proteins} proteins in {a.slices} slices, {a.query_files} query files: {len(cmds) - 1} tasks, "
           f"{CORES} cores")
     rows, cpus, limits = rounds(ways, a.rounds, lambda w, r: fresh(sky, work / f"r{r}" / w),

@@ -26,7 +26,7 @@ during a way (/proc/stat: some ways' processes are never waited for), so run it 
 The CPU-bound limit of a round is the serial run's CPU divided by the cores: no schedule on this
 machine can finish the same work sooner.
 
-  benchmarks/montage/compare.py [--tiles 6] [--rounds 3] [--work DIR]
+  benchmarks/montage/compare.py [--tiles 6] [--rounds 3] [--ways stages,falkon,...] [--work DIR]
 (after ./mvnw -q install -DskipTests; needs Montage: apt-get install montage; the Parsl rows need
 the virtualenv python/run-parsl-tests.sh makes, or FALKON_PARSL_VENV)
 """
@@ -41,7 +41,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples" / "montage"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import montage  # noqa: E402  (the example's generator: the same sky, tiles and commands)
-from sidebyside import (CORES, optional_ways, rounds, run_parsl, run_swift, store_bytes,  # noqa: E402
+from sidebyside import (CORES, keep_ways, optional_ways, rounds, run_parsl, run_swift, store_bytes,  # noqa: E402
                         summary, timed, unpack_swift)
 
 def stages_script(names, pairs):
@@ -193,6 +193,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tiles", type=int, default=6)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ways", default=None, help="only these ways, comma-separated (serial always runs: the reference)")
     ap.add_argument("--work", default=None, help="scratch directory (default: target/montage-bench)")
     a = ap.parse_args()
     work = pathlib.Path(a.work or ROOT / "target" / "montage-bench").resolve()
@@ -254,7 +255,7 @@ def main():
 
     STORE = {}
     ways = {"serial": serial, "stages": stages, "falkon": falkon, "fal-tmp": falkon_tmp, "inplace": in_place}
-    optional_ways(ways, swift, swift_way, parsl_way)
+    ways = keep_ways(optional_ways(ways, swift, swift_way, parsl_way), a.ways)
     print(f"{tasks} tasks ({a.tiles}x{a.tiles} tiles, {len(pairs)} overlaps), {CORES} cores")
     rows, cpus, limits = rounds(ways, a.rounds, lambda w, r: fresh(sky, work / f"r{r}" / w), sha, "mosaic")
     summary(ways, rows, cpus, STORE, limits, "montage")

@@ -28,7 +28,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from sidebyside import (CORES, optional_ways, rounds, run_parsl, run_swift, store_bytes,  # noqa: E402
+from sidebyside import (CORES, keep_ways, optional_ways, rounds, run_parsl, run_swift, store_bytes,  # noqa: E402
                         summary, timed, unpack_swift)
 
 STACKING = ROOT / "examples" / "stacking" / "stacking.py"
@@ -92,6 +92,7 @@ def fresh(sky, run):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ways", default=None, help="only these ways, comma-separated (serial always runs: the reference)")
     ap.add_argument("--grid", type=int, default=6)
     ap.add_argument("--work", default=None, help="scratch directory (default: target/stacking-bench)")
     a = ap.parse_args()
@@ -148,7 +149,7 @@ def main():
     ways = {"serial": script("serial.sh"), "stages": script("stages.sh"),
             "falkon": task_file("workflow.jsonl", "falkon"),
             "fal-tmp": task_file("workflow-tmp.jsonl", "fal-tmp", ["--cache-size", "1g"]), "inplace": in_place}
-    optional_ways(ways, swift, swift_way, parsl_way)
+    ways = keep_ways(optional_ways(ways, swift, swift_way, parsl_way), a.ways)
     print(f"{len(images)} images, {len(images) + 1} tasks, {CORES} cores")
     rows, cpus, limits = rounds(ways, a.rounds, lambda w, r: fresh(sky, work / f"r{r}" / w),
                                 lambda stack: hashlib.sha256(stack.read_bytes()).hexdigest(), "stack")
