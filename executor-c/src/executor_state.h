@@ -75,6 +75,8 @@ typedef struct {
     size_t ndone;
     size_t flush_at; /* ndone at which the main thread flushes results (ex_grant) */
     size_t running; /* taken by a slot, not yet finished */
+    size_t saving; /* its process done, its outputs being saved on a thread of its own (slots.c) */
+    pthread_cond_t saved; /* saving fell to 0 */
     int free_cores; /* slots not taken by a running job (a job of N cores takes N) */
     unsigned char *claimed; /* per slot index: taken by a running job (its CPUs when pinned) */
     change *chead, *ctail; /* cache changes not yet reported */

@@ -74,6 +74,66 @@ typedef struct {
     int slot;
 } slot_arg;
 
+/* A finished task whose outputs are being saved on a thread of its own (save_elsewhere). */
+typedef struct {
+    ex *e;
+    job *j;
+    fk_staged *rest;
+    fk_exec x;
+} saving;
+
+static void saved_one(ex *e) {
+    pthread_mutex_lock(&e->queue.lock);
+    if (--e->queue.saving == 0) {
+        pthread_cond_broadcast(&e->queue.saved);
+    }
+    pthread_mutex_unlock(&e->queue.lock);
+}
+
+static void *save_main(void *p) {
+    saving *s = p;
+    fk_staging_finish(&s->e->staging, &s->j->spec, s->rest, &s->x);
+    ex_finish(s->e, s->j->task_id, s->j->attempt, s->j->gen, s->j->cores, &s->x);
+    saved_one(s->e); /* after finish: counted in ndone before it stops counting as saving */
+    ex_job_free(s->j);
+    free(s);
+    return NULL;
+}
+
+/* Hands what is left of a finished job (its outputs to save, each forced to disk, and its sandbox
+ * to remove) to a thread of its own, which reports it when done, so that the slot takes its next job
+ * meanwhile: a task's outputs waiting for the disk (an fsync takes milliseconds per megabyte) no
+ * longer hold a slot. At most one such thread per slot at a time; 1 if handed over, 0 if the slot
+ * must do it itself (none free, stopping, or no thread could be made). */
+static int save_elsewhere(ex *e, job *j, fk_staged *rest, fk_exec *x) {
+    pthread_mutex_lock(&e->queue.lock);
+    int room = !e->queue.stopping && e->queue.saving < (size_t)e->queue.nthreads;
+    if (room) {
+        e->queue.saving++; /* before the job stops counting as running (ex_holding) */
+    }
+    pthread_mutex_unlock(&e->queue.lock);
+    if (!room) {
+        return 0;
+    }
+    saving *s = malloc(sizeof *s);
+    if (!s) {
+        abort();
+    }
+    *s = (saving){.e = e, .j = j, .rest = rest, .x = *x};
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    int made = pthread_create(&t, &attr, save_main, s) == 0;
+    pthread_attr_destroy(&attr);
+    if (!made) {
+        free(s);
+        saved_one(e);
+    }
+    return made;
+}
+
 /* Under the lock: takes the queue's head if its cores are free (FIFO: a job of several cores is
  * not overtaken here, so it cannot starve; the dispatcher keeps smaller work away meanwhile), and
  * claims that many slot indices, lowest first. NULL when the head must wait. */
@@ -133,30 +193,43 @@ static void *slot_main(void *p) {
         pthread_mutex_unlock(&e->queue.lock);
         /* a task that stated its cores runs on that many CPUs of its own when slots are pinned */
         r->confine = j->declared && fk_affinity_cpus_of(claimed, nclaimed, &r->cpus);
+        int cores = (int)j->cores;
+        int several = j->cores > 1 || j->asked;
         if (j->gen == atomic_load(&e->queue.gen)) {
             fk_exec x;
+            fk_staged *rest = NULL;
             if (fk_staging_needed(&j->spec)) {
-                fk_staging_run(&e->staging, r, j->task_id, &j->spec, j->hints, j->nhints, j->bypass, &x);
+                rest = fk_staging_begin(&e->staging, r, j->task_id, &j->spec, j->hints, j->nhints, j->bypass, &x);
             } else {
                 fk_run(r, j->task_id, &j->spec, NULL, NULL, &x);
             }
-            ex_finish(e, j->task_id, j->attempt, j->gen, j->cores, &x);
+            if (rest && save_elsewhere(e, j, rest, &x)) {
+                j = NULL; /* its saving thread reports it and frees it */
+            } else {
+                if (rest) {
+                    fk_staging_finish(&e->staging, &j->spec, rest, &x);
+                }
+                ex_finish(e, j->task_id, j->attempt, j->gen, j->cores, &x);
+            }
         }
-        /* after finish: its result is counted in ndone before it stops counting as running */
+        /* after finish (or the hand-over): its result is counted in ndone (or it in saving) before it
+         * stops counting as running */
         pthread_mutex_lock(&e->queue.lock);
         e->queue.running--;
-        e->queue.free_cores += (int)j->cores;
+        e->queue.free_cores += cores;
         for (int i = 0; i < nclaimed; i++) {
             e->queue.claimed[claimed[i]] = 0;
         }
         if (e->queue.res) {
             fk_resources_give(e->queue.res, &grant);
         }
-        if (j->cores > 1 || j->asked) {
+        if (several) {
             pthread_cond_broadcast(&e->queue.cond); /* room for several waiting jobs */
         }
         pthread_mutex_unlock(&e->queue.lock);
-        ex_job_free(j);
+        if (j) {
+            ex_job_free(j);
+        }
     }
 }
 
@@ -232,6 +305,7 @@ void ex_set_flush_at(ex *e, size_t n) {
 int ex_queue_init(ex *e) {
     pthread_mutex_init(&e->queue.lock, NULL);
     pthread_cond_init(&e->queue.cond, NULL);
+    pthread_cond_init(&e->queue.saved, NULL);
     e->queue.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     return e->queue.wake_fd < 0 ? -1 : 0;
 }
@@ -240,6 +314,7 @@ void ex_queue_destroy(ex *e) {
     close(e->queue.wake_fd);
     pthread_mutex_destroy(&e->queue.lock);
     pthread_cond_destroy(&e->queue.cond);
+    pthread_cond_destroy(&e->queue.saved);
 }
 
 /* Drops every waiting job and kills every running one: the connection they came on is gone. */
@@ -323,6 +398,13 @@ void ex_stop_slots(ex *e) {
     for (int i = 0; i < e->queue.nthreads; i++) {
         pthread_join(e->queue.threads[i], NULL);
     }
+    /* outputs being saved are saved: the task ran, and what it made is the user's (its result may
+     * not be sent) */
+    pthread_mutex_lock(&e->queue.lock);
+    while (e->queue.saving > 0) {
+        pthread_cond_wait(&e->queue.saved, &e->queue.lock);
+    }
+    pthread_mutex_unlock(&e->queue.lock);
     ex_cancel_all(e); /* anything a slot finished while stopping */
     for (int i = 0; i < e->queue.nthreads; i++) {
         fk_worker_stop(&e->queue.runners[i]);
@@ -337,10 +419,11 @@ void ex_stop_slots(ex *e) {
     e->queue.nthreads = 0;
 }
 
-/* Tasks the executor holds: waiting, running, or finished and not yet reported (--idle-exit). */
+/* Tasks the executor holds: waiting, running, saving their outputs, or finished and not yet
+ * reported (--idle-exit). */
 size_t ex_holding(ex *e) {
     pthread_mutex_lock(&e->queue.lock);
-    size_t n = e->queue.queued + e->queue.running + e->queue.ndone;
+    size_t n = e->queue.queued + e->queue.running + e->queue.saving + e->queue.ndone;
     pthread_mutex_unlock(&e->queue.lock);
     return n;
 }

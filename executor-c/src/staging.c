@@ -579,8 +579,20 @@ static void release_held(fk_cache *c, const fk_buf *held, uint16_t nheld) {
     free(ids);
 }
 
-void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spec *spec, const fk_hint *hints,
-                    size_t nhints, int bypass, fk_exec *out) {
+/* What is left of a task once its process has exited (fk_staging_begin). */
+struct fk_staged {
+    char sandbox[PATH_MAX];
+    int ran;    /* the process ran: its outputs are saved and DATA_STATS added */
+    int bypass;
+    uint64_t counts[8];
+    fk_input *inputs;
+    size_t nin;
+    char **names, **paths, **env;
+    size_t nenv;
+};
+
+fk_staged *fk_staging_begin(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spec *spec,
+                            const fk_hint *hints, size_t nhints, int bypass, fk_exec *out) {
     fk_input *inputs = NULL;
     size_t nin = 0;
     char err[1024];
@@ -589,7 +601,7 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         char why[1100];
         snprintf(why, sizeof why, "undecodable inputs: %s", err);
         fetch_failed(out, why, 1);
-        return;
+        return NULL;
     }
     char sandbox[PATH_MAX];
     snprintf(sandbox, sizeof sandbox, "%s/task-%llu-%lu", st->sandboxes, (unsigned long long)task_id,
@@ -603,6 +615,7 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
     size_t nenv = 0;
     int failed = 0;
     int permanent = 0;
+    int ran = 0;
     if (mkdir(sandbox, 0755) != 0) {
         snprintf(err, sizeof err, "cannot create the sandbox %s: %s", sandbox, strerror(errno));
         failed = 1;
@@ -679,14 +692,37 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         }
         env[nenv++] = env_var("FALKON_INPUTS", all);
         free(all);
-        const char *dir = spec->workdir.len ? spec->workdir.s : sandbox;
         fk_run(r, task_id, spec, env, sandbox, out);
+        ran = 1;
+    }
+    fk_staged *rest = calloc(1, sizeof *rest);
+    if (!rest) {
+        abort();
+    }
+    memcpy(rest->sandbox, sandbox, sizeof sandbox);
+    rest->ran = ran;
+    rest->bypass = bypass;
+    memcpy(rest->counts, counts, sizeof counts);
+    rest->inputs = inputs;
+    rest->nin = nin;
+    rest->names = names;
+    rest->paths = paths;
+    rest->env = env;
+    rest->nenv = nenv;
+    return rest;
+}
+
+void fk_staging_finish(fk_staging *st, const fk_spec *spec, fk_staged *rest, fk_exec *out) {
+    uint64_t *counts = rest->counts;
+    if (rest->ran) {
+        const char *dir = spec->workdir.len ? spec->workdir.s : rest->sandbox;
         fk_buf held, archived;
         fk_buf_init(&held);
         fk_buf_init(&archived);
         uint16_t nheld = 0, narchived = 0;
         char *problem = out->status == FK_EXITED && out->exit_code == 0
-                        ? save_outputs(st, spec, dir, sandbox, bypass, &counts[7], &held, &nheld, &archived, &narchived)
+                        ? save_outputs(st, spec, dir, rest->sandbox, rest->bypass, &counts[7], &held, &nheld, &archived,
+                                       &narchived)
                         : NULL;
         if (problem) {
             /* exit 0 is not success while a declared output is missing or unsaved */
@@ -712,16 +748,25 @@ void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spe
         fk_buf_free(&held);
         fk_buf_free(&archived);
     }
-    for (size_t i = 0; i < nin; i++) {
-        free(paths[i]);
-        free(names[i]);
+    for (size_t i = 0; i < rest->nin; i++) {
+        free(rest->paths[i]);
+        free(rest->names[i]);
     }
-    free(names);
-    for (size_t i = 0; i < nenv; i++) {
-        free(env[i]);
+    free(rest->names);
+    for (size_t i = 0; i < rest->nenv; i++) {
+        free(rest->env[i]);
     }
-    free(env);
-    free(paths);
-    fk_inputs_free(inputs, nin);
-    fk_rmtree(sandbox);
+    free(rest->env);
+    free(rest->paths);
+    fk_inputs_free(rest->inputs, rest->nin);
+    fk_rmtree(rest->sandbox);
+    free(rest);
+}
+
+void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spec *spec, const fk_hint *hints,
+                    size_t nhints, int bypass, fk_exec *out) {
+    fk_staged *rest = fk_staging_begin(st, r, task_id, spec, hints, nhints, bypass, out);
+    if (rest) {
+        fk_staging_finish(st, spec, rest, out);
+    }
 }

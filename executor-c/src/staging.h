@@ -25,7 +25,17 @@ typedef struct {
 /* Whether the task has inputs or outputs. */
 int fk_staging_needed(const fk_spec *spec);
 
+/* Stages the task's inputs, runs it and, after exit 0, saves its outputs; the result in out. */
 void fk_staging_run(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spec *spec, const fk_hint *hints,
                     size_t nhints, int bypass, fk_exec *out);
+
+/* fk_staging_run in two halves, so that the slot can take its next task while the last one's outputs
+ * go to disk: begin stages and runs, and returns what is left (NULL when nothing is: out is final);
+ * finish, on any thread, saves the outputs (forced to disk before they are renamed into place, as
+ * before), completes out and removes the sandbox. spec must live until finish returns. */
+typedef struct fk_staged fk_staged;
+fk_staged *fk_staging_begin(fk_staging *st, fk_runner *r, uint64_t task_id, const fk_spec *spec,
+                            const fk_hint *hints, size_t nhints, int bypass, fk_exec *out);
+void fk_staging_finish(fk_staging *st, const fk_spec *spec, fk_staged *rest, fk_exec *out);
 
 #endif

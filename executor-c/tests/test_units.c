@@ -14,6 +14,7 @@
 #include "check.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -660,6 +661,104 @@ static void test_staging(void) {
     fk_runner_destroy(&r);
 }
 
+/* ---- staging in two halves: the slot runs the next task while a thread saves the last one's outputs ---- */
+
+typedef struct {
+    fk_staging *st;
+    const fk_spec *spec;
+    fk_staged *rest;
+    fk_exec *x;
+} finishing;
+
+static void *finish_elsewhere(void *p) {
+    finishing *f = p;
+    fk_staging_finish(f->st, f->spec, f->rest, f->x);
+    return NULL;
+}
+
+static int entries(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) {
+        return -1;
+    }
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    }
+    closedir(d);
+    return n;
+}
+
+static void test_staging_halves(void) {
+    char store[PATH_MAX], sandboxes[PATH_MAX], saved[PATH_MAX];
+    snprintf(store, sizeof store, "%s/halves-store", scratch);
+    snprintf(sandboxes, sizeof sandboxes, "%s/halves-sandboxes", scratch);
+    snprintf(saved, sizeof saved, "%s/o/out.txt", store);
+    mkdir(store, 0755);
+    mkdir(sandboxes, 0755);
+    fk_staging st = {.store = store, .outputs = store, .sandboxes = sandboxes};
+    fk_runner r;
+    fk_runner_init(&r, 1 << 16, scratch);
+    fk_spec s = sh("echo made > out.txt", 0);
+    fk_buf b; /* OUTPUTS = count:u16 (path:str id:str)* */
+    fk_buf_init(&b);
+    fk_buf_u16(&b, 1);
+    fk_buf_blob(&b, "out.txt", 7);
+    fk_buf_blob(&b, "o/out.txt", 9);
+    s.ext.n = 1;
+    s.ext.items = calloc(1, sizeof *s.ext.items);
+    s.ext.items[0].tag = FK_EXT_OUTPUTS;
+    s.ext.items[0].value.s = (char *)b.data; /* fk_spec_free frees it */
+    s.ext.items[0].value.len = b.len;
+    CHECK(fk_staging_needed(&s), "a task with an output needs staging");
+
+    fk_exec x;
+    fk_staged *rest = fk_staging_begin(&st, &r, 7, &s, NULL, 0, 0, &x);
+    /* ran, and nothing saved yet: the output is still in the sandbox, and the result still lacks its
+     * data statistics */
+    CHECK(rest && x.status == FK_EXITED && x.exit_code == 0, "begin: %d %d", x.status, x.exit_code);
+    CHECK(access(saved, F_OK) != 0, "the output was saved before finish");
+    CHECK(entries(sandboxes) == 1, "the sandbox is gone before finish: %d", entries(sandboxes));
+    CHECK(!fk_ext_find(&x.ext, FK_EXT_DATA_STATS), "data statistics before the outputs were saved");
+
+    finishing f = {&st, &s, rest, &x};
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, finish_elsewhere, &f) == 0, "no thread");
+    pthread_join(t, NULL);
+    char got[16] = {0};
+    FILE *in = fopen(saved, "r");
+    CHECK(in && fread(got, 1, sizeof got - 1, in) == 5 && strcmp(got, "made\n") == 0, "saved: '%s'", got);
+    if (in) {
+        fclose(in);
+    }
+    CHECK(x.status == FK_EXITED && fk_ext_find(&x.ext, FK_EXT_DATA_STATS), "finish: %d", x.status);
+    CHECK(entries(sandboxes) == 0, "the sandbox outlived finish: %d", entries(sandboxes));
+    fk_exec_free(&x);
+
+    /* a task that fails keeps its output where it made it: nothing saved, the sandbox still removed */
+    fk_spec_free(&s);
+    s = sh("echo no > out.txt; exit 3", 0);
+    fk_buf_init(&b);
+    fk_buf_u16(&b, 1);
+    fk_buf_blob(&b, "out.txt", 7);
+    fk_buf_blob(&b, "o/failed.txt", 12);
+    s.ext.n = 1;
+    s.ext.items = calloc(1, sizeof *s.ext.items);
+    s.ext.items[0].tag = FK_EXT_OUTPUTS;
+    s.ext.items[0].value.s = (char *)b.data;
+    s.ext.items[0].value.len = b.len;
+    rest = fk_staging_begin(&st, &r, 8, &s, NULL, 0, 0, &x);
+    CHECK(rest && x.status == FK_EXITED && x.exit_code == 3, "a failing task: %d %d", x.status, x.exit_code);
+    fk_staging_finish(&st, &s, rest, &x);
+    snprintf(saved, sizeof saved, "%s/o/failed.txt", store);
+    CHECK(access(saved, F_OK) != 0 && x.exit_code == 3, "a failed task's output was saved");
+    CHECK(entries(sandboxes) == 0, "a failed task's sandbox outlived finish");
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+    fk_runner_destroy(&r);
+}
+
 /* ---- a gather from a peer that lies ---- */
 
 typedef struct {
@@ -864,6 +963,7 @@ int main(void) {
     test_cache();
     test_gather_from_a_lying_peer();
     test_staging();
+    test_staging_halves();
     test_resources();
     fk_rmtree(scratch);
     printf("unit tests: %d failures\n", check_failures);
