@@ -573,6 +573,15 @@ static void test_input_names(void) {
 
 /* ---- staging: names that clash, and a gather of many inputs ---- */
 
+/* Gives s the one extension tag, its value b's bytes (fk_spec_free frees them). */
+static void only_ext(fk_spec *s, uint16_t tag, fk_buf *b) {
+    s->ext.n = 1;
+    s->ext.items = calloc(1, sizeof *s->ext.items);
+    s->ext.items[0].tag = tag;
+    s->ext.items[0].value.s = (char *)b->data;
+    s->ext.items[0].value.len = b->len;
+}
+
 /* A spec for /bin/sh -c SCRIPT whose INPUTS are ids[i] from the store's source ids[i], named names[i]. */
 static fk_spec with_inputs(const char *script, const char *const *ids, const char *const *names, size_t n) {
     fk_spec s = sh(script, 0);
@@ -587,11 +596,7 @@ static fk_spec with_inputs(const char *script, const char *const *ids, const cha
         fk_buf_u8(&b, 0);
         fk_buf_blob(&b, names[i], strlen(names[i]));
     }
-    s.ext.n = 1;
-    s.ext.items = calloc(1, sizeof *s.ext.items);
-    s.ext.items[0].tag = FK_EXT_INPUTS;
-    s.ext.items[0].value.s = (char *)b.data; /* fk_spec_free frees it */
-    s.ext.items[0].value.len = b.len;
+    only_ext(&s, FK_EXT_INPUTS, &b);
     return s;
 }
 
@@ -676,6 +681,18 @@ static void *finish_elsewhere(void *p) {
     return NULL;
 }
 
+/* A spec for /bin/sh -c SCRIPT whose one output, out.txt, is saved as id. */
+static fk_spec with_output(const char *script, const char *id) {
+    fk_spec s = sh(script, 0);
+    fk_buf b; /* OUTPUTS = count:u16 (path:str id:str)* */
+    fk_buf_init(&b);
+    fk_buf_u16(&b, 1);
+    fk_buf_blob(&b, "out.txt", 7);
+    fk_buf_blob(&b, id, strlen(id));
+    only_ext(&s, FK_EXT_OUTPUTS, &b);
+    return s;
+}
+
 static int entries(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) {
@@ -700,17 +717,7 @@ static void test_staging_halves(void) {
     fk_staging st = {.store = store, .outputs = store, .sandboxes = sandboxes};
     fk_runner r;
     fk_runner_init(&r, 1 << 16, scratch);
-    fk_spec s = sh("echo made > out.txt", 0);
-    fk_buf b; /* OUTPUTS = count:u16 (path:str id:str)* */
-    fk_buf_init(&b);
-    fk_buf_u16(&b, 1);
-    fk_buf_blob(&b, "out.txt", 7);
-    fk_buf_blob(&b, "o/out.txt", 9);
-    s.ext.n = 1;
-    s.ext.items = calloc(1, sizeof *s.ext.items);
-    s.ext.items[0].tag = FK_EXT_OUTPUTS;
-    s.ext.items[0].value.s = (char *)b.data; /* fk_spec_free frees it */
-    s.ext.items[0].value.len = b.len;
+    fk_spec s = with_output("echo made > out.txt", "o/out.txt");
     CHECK(fk_staging_needed(&s), "a task with an output needs staging");
 
     fk_exec x;
@@ -738,16 +745,7 @@ static void test_staging_halves(void) {
 
     /* a task that fails keeps its output where it made it: nothing saved, the sandbox still removed */
     fk_spec_free(&s);
-    s = sh("echo no > out.txt; exit 3", 0);
-    fk_buf_init(&b);
-    fk_buf_u16(&b, 1);
-    fk_buf_blob(&b, "out.txt", 7);
-    fk_buf_blob(&b, "o/failed.txt", 12);
-    s.ext.n = 1;
-    s.ext.items = calloc(1, sizeof *s.ext.items);
-    s.ext.items[0].tag = FK_EXT_OUTPUTS;
-    s.ext.items[0].value.s = (char *)b.data;
-    s.ext.items[0].value.len = b.len;
+    s = with_output("echo no > out.txt; exit 3", "o/failed.txt");
     rest = fk_staging_begin(&st, &r, 8, &s, NULL, 0, 0, &x);
     CHECK(rest && x.status == FK_EXITED && x.exit_code == 3, "a failing task: %d %d", x.status, x.exit_code);
     fk_staging_finish(&st, &s, rest, &x);
