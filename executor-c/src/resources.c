@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void *rcalloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size);
@@ -182,8 +183,36 @@ static void from_variable(fk_offer *o, const char *v) {
     }
 }
 
-/* The indices a vendor's tool lists: the numbers after prefix at the start of its lines. */
-static void from_tool(fk_offer *o, const char *cmd, const char *prefix) {
+int fk_on_path(const char *tool) {
+    const char *path = getenv("PATH");
+    char dir[4096];
+    if (!path) {
+        path = "/bin:/usr/bin"; /* what sh searches without one */
+    }
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        /* an empty entry is the current directory, as for sh */
+        int n = len == 0 ? snprintf(dir, sizeof dir, "./%s", tool)
+                         : snprintf(dir, sizeof dir, "%.*s/%s", (int)len, p, tool);
+        if (n > 0 && (size_t)n < sizeof dir && access(dir, X_OK) == 0) {
+            return 1;
+        }
+        if (!end) {
+            return 0;
+        }
+        p = end;
+    }
+}
+
+/* The indices a vendor's tool lists: the numbers after prefix at the start of its lines. The tool
+ * is looked for on PATH first: a node without it (most nodes, and every short `falkon run` on a
+ * laptop) then starts no shell, which took 5-10 ms of the executor's start before it could
+ * register (docs/benchmarks.md, "The last places a peer is faster (issue 58): a third pass"). */
+static void from_tool(fk_offer *o, const char *tool, const char *cmd, const char *prefix) {
+    if (!fk_on_path(tool)) {
+        return;
+    }
     FILE *f = popen(cmd, "r");
     if (!f) {
         return;
@@ -222,9 +251,9 @@ void fk_resources_ready(fk_resources *r, int slots) {
             from_variable(o, rocr);
             o->amd = 1;
         } else {
-            from_tool(o, "nvidia-smi -L 2>/dev/null </dev/null", "GPU ");
+            from_tool(o, "nvidia-smi", "nvidia-smi -L 2>/dev/null </dev/null", "GPU ");
             if (!o->ndevices) {
-                from_tool(o, "rocm-smi --showid 2>/dev/null </dev/null", "GPU[");
+                from_tool(o, "rocm-smi", "rocm-smi --showid 2>/dev/null </dev/null", "GPU[");
                 o->amd = o->ndevices > 0;
             }
         }

@@ -54,6 +54,8 @@ int fk_resources_add(fk_resources *r, const char *option, char *err, size_t errl
  * set, never widened; else nvidia-smi -L, then rocm-smi --showid. Then sorts the offers by name and sets
  * up the per-slot state. */
 void fk_resources_ready(fk_resources *r, int slots);
+/* Whether an executable called tool is in one of PATH's directories (the vendors' GPU tools). */
+int fk_on_path(const char *tool);
 void fk_resources_destroy(fk_resources *r);
 /* The registration attribute "resources": gpus=4,license=2; empty when it offers none. */
 void fk_resources_attribute(const fk_resources *r, char *out, size_t outlen);

@@ -945,6 +945,60 @@ static void test_resources(void) {
     fk_resources_destroy(&r);
 }
 
+/* The GPUs a vendor's tool lists, found on PATH. FAKE nvidia-smi: this machine has no GPU, so a
+ * script in its place prints the tool's `-L` lines; what is tested is the finding and the parsing. */
+static void test_gpus_found_on_path(void) {
+    char *saved_path = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+    char *saved_cuda = getenv("CUDA_VISIBLE_DEVICES") ? strdup(getenv("CUDA_VISIBLE_DEVICES")) : NULL;
+    char *saved_rocr = getenv("ROCR_VISIBLE_DEVICES") ? strdup(getenv("ROCR_VISIBLE_DEVICES")) : NULL;
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    unsetenv("ROCR_VISIBLE_DEVICES");
+    char empty[1100], tools[1100], tool[1200], path[2400], attr[256];
+    snprintf(empty, sizeof empty, "%s/no-tools", scratch);
+    snprintf(tools, sizeof tools, "%s/tools", scratch);
+    CHECK(mkdir(empty, 0700) == 0 && mkdir(tools, 0700) == 0, "tool directories");
+    snprintf(tool, sizeof tool, "%s/nvidia-smi", tools);
+    static const char fake[] = "#!/bin/sh\necho 'GPU 0: FAKE (UUID: GPU-0)'\necho 'GPU 1: FAKE (UUID: GPU-1)'\n";
+    write_file(tool, fake, sizeof fake - 1);
+
+    /* not executable: not the tool */
+    snprintf(path, sizeof path, "%s:%s", empty, tools);
+    setenv("PATH", path, 1);
+    CHECK(!fk_on_path("nvidia-smi"), "a file that cannot be run is not found");
+    fk_resources r;
+    memset(&r, 0, sizeof r);
+    fk_resources_ready(&r, 2);
+    fk_resources_attribute(&r, attr, sizeof attr);
+    CHECK(!strcmp(attr, ""), "no tool, no GPUs: '%s'", attr);
+    fk_resources_destroy(&r);
+
+    chmod(tool, 0700);
+    CHECK(fk_on_path("nvidia-smi"), "found in PATH's second directory");
+    CHECK(!fk_on_path("rocm-smi"), "rocm-smi is not there");
+    memset(&r, 0, sizeof r);
+    fk_resources_ready(&r, 2);
+    fk_resources_attribute(&r, attr, sizeof attr);
+    CHECK(!strcmp(attr, "gpus=2"), "the tool's two GPUs: '%s'", attr);
+    fk_resources_destroy(&r);
+
+    setenv("PATH", empty, 1);
+    CHECK(!fk_on_path("nvidia-smi") && !fk_on_path("sh"), "nothing on a PATH of an empty directory");
+    if (saved_path) {
+        setenv("PATH", saved_path, 1);
+    } else {
+        unsetenv("PATH");
+    }
+    if (saved_cuda) {
+        setenv("CUDA_VISIBLE_DEVICES", saved_cuda, 1);
+    }
+    if (saved_rocr) {
+        setenv("ROCR_VISIBLE_DEVICES", saved_rocr, 1);
+    }
+    free(saved_path);
+    free(saved_cuda);
+    free(saved_rocr);
+}
+
 int main(void) {
     const char *tmp = getenv("TMPDIR");
     snprintf(scratch, sizeof scratch, "%s/falkon-c-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -963,6 +1017,7 @@ int main(void) {
     test_staging();
     test_staging_halves();
     test_resources();
+    test_gpus_found_on_path();
     fk_rmtree(scratch);
     printf("unit tests: %d failures\n", check_failures);
     return check_failures ? 1 : 0;

@@ -49,12 +49,37 @@ public final class Falkon {
         LogConfigurator.forFalkonPrograms();
         Executor.preferFastSpawn();
         StartupTrace.mark("logging");
+        String[] given = args;
         args = ArgumentSources.takeFrom(args); // GNU parallel's ::: values are the user's, not options
-        CommandLine cl = commandLine(args);
-        StartupTrace.mark("command line");
-        int exit = cl.execute(args);
+        RunCommand plain = args == given && args.length > 1 && args[0].equals("run")
+                ? RunCommand.plain(List.of(args).subList(1, args.length)) : null;
+        int exit;
+        if (plain != null) {
+            StartupTrace.mark("command line (plain run)");
+            exit = execute("run", plain);
+        } else {
+            CommandLine cl = commandLine(args);
+            StartupTrace.mark("command line");
+            exit = cl.execute(args);
+        }
         StartupTrace.mark("exit");
         System.exit(exit);
+    }
+
+    /**
+     * A command configured without picocli ({@link RunCommand#plain}), run as picocli's
+     * {@code execute} would run it: its exit code, or a failure reported as {@link Failure} does.
+     */
+    static int execute(String name, java.util.concurrent.Callable<Integer> command) {
+        try {
+            Integer exit = command.call();
+            return exit == null ? 0 : exit;
+        } catch (Exception e) {
+            java.io.PrintWriter err = new java.io.PrintWriter(System.err, true);
+            int exit = Failure.report(e, name, err);
+            err.flush();
+            return exit;
+        }
     }
 
     /**
@@ -201,11 +226,15 @@ public final class Falkon {
     private static final class Failure implements CommandLine.IExecutionExceptionHandler {
         @Override
         public int handleExecutionException(Exception e, CommandLine cmd, CommandLine.ParseResult parsed) {
+            return report(e, cmd.getCommandName(), cmd.getErr());
+        }
+
+        static int report(Exception e, String command, java.io.PrintWriter err) {
             if (e instanceof UserError || e instanceof FalkonException
                     || e instanceof TaskFile.BadLine || e instanceof IOException) {
-                cmd.getErr().println("falkon " + cmd.getCommandName() + ": " + e.getMessage());
+                err.println("falkon " + command + ": " + e.getMessage());
             } else {
-                e.printStackTrace(cmd.getErr());
+                e.printStackTrace(err);
             }
             return EXIT_USAGE;
         }

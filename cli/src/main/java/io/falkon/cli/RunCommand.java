@@ -102,6 +102,36 @@ final class RunCommand implements Callable<Integer> {
         return spec;
     }
 
+    /**
+     * {@code falkon run FILE}, with {@code -q} or {@code -v} or both (the words after {@code run}),
+     * configured without picocli; null for any other command line, which picocli parses as always.
+     *
+     * <p>Why: building this command's picocli model and parsing with it was about a sixth of a short
+     * run's wall time (docs/benchmarks.md, "The last places a peer is faster (issue 58): a third
+     * pass"), and the commonest command lines need none of it. Every option is a field whose initial
+     * value is its default ({@link CommandModel}), so what picocli would set for these words is the
+     * file and the two flags' fields: CommandModelTest checks field by field that both ways
+     * give the same command. Anything else (another option, {@code --help}, two files, a word picocli
+     * would read differently, such as {@code @FILE}, an option repeated) goes to picocli, which
+     * also words its errors.
+     */
+    static RunCommand plain(List<String> words) {
+        RunCommand run = new RunCommand();
+        for (String w : words) {
+            if ((w.equals("-q") || w.equals("--quiet")) && !run.workload.quiet) {
+                run.workload.quiet = true;
+            } else if ((w.equals("-v") || w.equals("--verbose")) && !run.verbose) {
+                run.verbose = true;
+            } else if (run.workload.words.isEmpty() && !w.isEmpty() && !w.startsWith("@")
+                    && (w.equals("-") || !w.startsWith("-"))) {
+                run.workload.words.add(w);
+            } else {
+                return null;
+            }
+        }
+        return run.workload.words.isEmpty() ? null : run;
+    }
+
     @Override
     public Integer call() throws Exception {
         Logging.level(verbose ? "INFO" : "WARN");

@@ -10,8 +10,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -47,6 +49,35 @@ class CommandModelTest {
         assertEquals(7, r.provision.maxNodes);
         assertEquals(2.5, r.provision.idleSeconds);
         assertEquals(r.workload.command.name(), "run"); // what --results' rerun command is built from
+    }
+
+    /** The command lines configured without picocli ({@link RunCommand#plain}): the same command as picocli makes. */
+    @Test
+    void aPlainRunIsConfiguredExactlyAsPicocliConfiguresIt() {
+        for (List<String> words : List.of(List.of("tasks.txt"), List.of("-q", "tasks.txt"),
+                List.of("tasks.txt", "--quiet"), List.of("-v", "-q", "-"), List.of("--verbose", "dir/my tasks.txt"),
+                List.of("-q", "tasks.txt", "-v"))) {
+            RunCommand plain = RunCommand.plain(words);
+            assertNotNull(plain, words.toString());
+            RunCommand parsed = parseRun(words.toArray(String[]::new));
+            // every field of the command and of its option groups, the parse result's record aside
+            assertThat(plain).as(words.toString()).usingRecursiveComparison().ignoringFields("workload.command")
+                    .isEqualTo(parsed);
+        }
+        assertThat(RunCommand.plain(List.of("-q", "t.txt"))).usingRecursiveComparison()
+                .ignoringFields("workload.command").isNotEqualTo(parseRun("t.txt")); // the comparison sees -q
+    }
+
+    /** Anything else is picocli's to parse: more options, help, two files, @FILE, a flag twice, clustered flags. */
+    @Test
+    void everyOtherRunCommandLineGoesToPicocli() {
+        for (List<String> words : List.<List<String>>of(List.of(), List.of("-q"), List.of("a.txt", "b.txt"),
+                List.of("-q", "-q", "a.txt"), List.of("-v", "--verbose", "a.txt"), List.of("--help"),
+                List.of("-h", "a.txt"), List.of("-V"), List.of("@args"), List.of("--json", "a.txt"),
+                List.of("-j", "2", "a.txt"), List.of("-qv", "a.txt"), List.of("--", "a.txt"), List.of("-x", "a.txt"),
+                List.of(""), List.of("--quiet=true", "a.txt"), List.of("a.txt", "--results", "r.jsonl"))) {
+            assertNull(RunCommand.plain(words), words.toString());
+        }
     }
 
     @Test

@@ -4,6 +4,8 @@ import io.falkon.protocol.NamedResources;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -111,11 +113,12 @@ public record ResourceOffer(String name, List<String> devices, long amount, Vend
         if (rocr != null) {
             return fromVariable(rocr, Vendor.AMD);
         }
-        List<String> nvidia = indices(List.of("nvidia-smi", "-L"), NVIDIA_LINE);
+        String path = env.getOrDefault("PATH", "/bin:/usr/bin");
+        List<String> nvidia = indices(path, "nvidia-smi", "-L", NVIDIA_LINE);
         if (!nvidia.isEmpty()) {
             return new ResourceOffer(NamedResources.GPUS, nvidia, nvidia.size(), Vendor.NVIDIA);
         }
-        List<String> amd = indices(List.of("rocm-smi", "--showid"), AMD_LINE);
+        List<String> amd = indices(path, "rocm-smi", "--showid", AMD_LINE);
         return amd.isEmpty() ? null : new ResourceOffer(NamedResources.GPUS, amd, amd.size(), Vendor.AMD);
     }
 
@@ -135,10 +138,32 @@ public record ResourceOffer(String name, List<String> devices, long amount, Vend
         return devices.isEmpty() ? null : new ResourceOffer(NamedResources.GPUS, devices, devices.size(), vendor);
     }
 
-    /** The indices a vendor's tool lists (its lines matching {@code line}), none when it is absent or fails. */
-    private static List<String> indices(List<String> command, Pattern line) {
+    /**
+     * The executable called {@code tool} in the first of {@code path}'s directories that has one (an
+     * empty entry is the current directory, as for a shell), or null.
+     */
+    static Path onPath(String path, String tool) {
+        for (String dir : path.split(":", -1)) {
+            Path p = Path.of(dir.isEmpty() ? "." : dir, tool);
+            if (Files.isRegularFile(p) && Files.isExecutable(p)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The indices a vendor's tool lists (its lines matching {@code line}), none when it is absent or
+     * fails. The tool is looked for on PATH first: a node without it (most nodes) starts no process,
+     * as the C executor (docs/benchmarks.md, "The last places a peer is faster (issue 58): a third pass").
+     */
+    private static List<String> indices(String path, String tool, String option, Pattern line) {
+        Path exe = onPath(path, tool);
+        if (exe == null) {
+            return List.of();
+        }
         try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true)
+            Process p = new ProcessBuilder(exe.toString(), option).redirectErrorStream(true)
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
             String out = new String(p.getInputStream().readNBytes(1 << 20), StandardCharsets.UTF_8);
             if (!p.waitFor(20, TimeUnit.SECONDS)) {

@@ -2,7 +2,12 @@ package io.falkon.executor.run;
 
 import io.falkon.protocol.NamedResources;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
 
@@ -40,6 +45,30 @@ class DevicesTest {
         assertThat(ResourceOffer.detectGpus(Map.of("CUDA_VISIBLE_DEVICES", "NoDevFiles"))).isNull();
         assertThat(ResourceOffer.detectGpus(Map.of("CUDA_VISIBLE_DEVICES", "0,-1,1")).devices())
                 .as("CUDA stops at the first that hides the rest").containsExactly("0");
+    }
+
+    /**
+     * The vendors' tools are looked for on PATH before anything is started. FAKE rocm-smi: this
+     * machine has no GPU, so a script in its place prints the tool's lines; the finding and the
+     * parsing are what is tested.
+     */
+    @Test
+    void aVendorsToolIsFoundOnThePathAndOnlyAnExecutableOneCounts(@TempDir Path dir) throws IOException {
+        Path none = Files.createDirectory(dir.resolve("no-tools"));
+        Path tools = Files.createDirectory(dir.resolve("tools"));
+        Path rocm = Files.writeString(tools.resolve("rocm-smi"), "#!/bin/sh\necho 'GPU[0]\t\t: Device ID: 0x740f'\n"
+                + "echo 'GPU[1]\t\t: Device ID: 0x740f'\n");
+        String path = none + ":" + tools;
+        assertThat(ResourceOffer.onPath(path, "rocm-smi")).as("not executable: not the tool").isNull();
+        assertThat(ResourceOffer.detectGpus(Map.of("PATH", path))).isNull();
+
+        Files.setPosixFilePermissions(rocm, PosixFilePermissions.fromString("rwx------"));
+        assertThat(ResourceOffer.onPath(path, "rocm-smi")).isEqualTo(rocm);
+        assertThat(ResourceOffer.onPath(path, "nvidia-smi")).isNull();
+        ResourceOffer amd = ResourceOffer.detectGpus(Map.of("PATH", path));
+        assertThat(amd.devices()).containsExactly("0", "1");
+        assertThat(amd.vendor()).isEqualTo(ResourceOffer.Vendor.AMD);
+        assertThat(ResourceOffer.detectGpus(Map.of("PATH", none.toString()))).as("nothing on PATH").isNull();
     }
 
     @Test
