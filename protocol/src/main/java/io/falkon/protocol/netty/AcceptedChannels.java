@@ -24,6 +24,12 @@ import java.util.concurrent.TimeUnit;
  */
 @ChannelHandler.Sharable
 public final class AcceptedChannels extends ChannelInboundHandlerAdapter {
+
+    /** Sharable, as annotated; said here too: see {@link Frames}. */
+    @Override
+    public boolean isSharable() {
+        return true;
+    }
     private final Set<Channel> open = ConcurrentHashMap.newKeySet();
 
     @Override

@@ -13,6 +13,12 @@ import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
  */
 public final class FrameDecoder extends LengthFieldBasedFrameDecoder {
 
+    /** One per connection (a decoder keeps what it has read); see {@link Frames}. */
+    @Override
+    public boolean isSharable() {
+        return false;
+    }
+
     /** @param maxFrameLength the largest allowed value of the length field */
     public FrameDecoder(int maxFrameLength) {
         // Netty's limit counts the 4-byte prefix too; the protocol's limit does not.

@@ -10,6 +10,12 @@ import io.netty.handler.codec.MessageToByteEncoder;
 /** Encodes a {@link Message} as one length-prefixed frame into a single buffer. */
 @ChannelHandler.Sharable
 public final class FrameEncoder extends MessageToByteEncoder<Message> {
+
+    /** Sharable, as annotated; said here too: see {@link Frames}. */
+    @Override
+    public boolean isSharable() {
+        return true;
+    }
     public static final FrameEncoder INSTANCE = new FrameEncoder();
 
     private FrameEncoder() {

@@ -33,6 +33,12 @@ import javax.net.ssl.SSLException;
  * only, with an ERROR naming the reason (logged once, rate-limited).
  */
 final class PeerHandler extends ChannelInboundHandlerAdapter {
+
+    /** One per connection; see {@link io.falkon.protocol.netty.Frames}. */
+    @Override
+    public boolean isSharable() {
+        return false;
+    }
     private static final Logger log = LoggerFactory.getLogger(PeerHandler.class);
 
     private enum State { AWAIT_HELLO, OPEN, CLOSED }

@@ -73,6 +73,11 @@ public final class TcpTransport implements ServerTransport {
                     .childOption(ChannelOption.SO_KEEPALIVE, true)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
+                        public boolean isSharable() {
+                            return true; // one for every connection, as ChannelInitializer's annotation says (see Frames)
+                        }
+
+                        @Override
                         protected void initChannel(SocketChannel ch) {
                             if (settings.tls() != null) {
                                 ch.pipeline().addLast("tls", settings.tls().serverHandler(ch.alloc()));
