@@ -43,6 +43,19 @@ public final class SlotPool implements AutoCloseable {
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
+    /** Signalled when a save handed to another thread ends ({@link #saveElsewhere}). */
+    private final Condition saved = lock.newCondition();
+    /** Finished tasks whose outputs another thread is saving (under the lock). */
+    private int saving;
+    /**
+     * Threads that save finished tasks' outputs (made on demand, gone when idle; each pool keeps at
+     * most as many busy as it has slots).
+     */
+    private static final java.util.concurrent.ExecutorService SAVERS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "falkon-save");
+        t.setDaemon(true);
+        return t;
+    });
     /** Jobs received and not yet started (under the lock). */
     private final ArrayDeque<Job> queue = new ArrayDeque<>();
     /** Slots not taken by a running job (under the lock). */
@@ -69,7 +82,8 @@ public final class SlotPool implements AutoCloseable {
     private volatile boolean closing;
 
     /**
-     * @param done called on a slot thread with each finished job and its result
+     * @param done called with each finished job and its result, on a slot thread or on the thread
+     *             that saved the job's outputs
      */
     public SlotPool(int slots, Runner kind, Path spoolDir, int outputCap, long spoolLimit, Path workDir,
                     WorkerLimits workerLimits, Staging staging, BiConsumer<Job, Message.TaskResult> done) {
@@ -79,7 +93,8 @@ public final class SlotPool implements AutoCloseable {
     /**
      * @param resources the named resources it offers (GPUs, licences): a task that asks for some
      *                  starts once they are free, and gets its devices in its environment
-     * @param done      called on a slot thread with each finished job and its result
+     * @param done      called with each finished job and its result, on a slot thread or on the
+     *                  thread that saved the job's outputs
      */
     public SlotPool(int slots, Runner kind, Path spoolDir, int outputCap, long spoolLimit, Path workDir,
                     WorkerLimits workerLimits, Staging staging, List<ResourceOffer> resources,
@@ -235,19 +250,78 @@ public final class SlotPool implements AutoCloseable {
             }
             Job job = taken.job;
             Execution x;
+            Staging.Ran ran = null;
             try {
-                x = Staging.needed(job.spec()) ? staging.run(job, runner) : runner.run(job.taskId(), job.spec());
+                if (Staging.needed(job.spec())) {
+                    ran = staging.begin(job, runner);
+                    x = ran.done() ? ran.result() : null;
+                } else {
+                    x = runner.run(job.taskId(), job.spec());
+                }
             } catch (RuntimeException e) {
-                log.error("task {} failed inside the executor", job.taskId(), e);
-                x = Execution.of(TaskStatus.LAUNCH_FAILED, "executor error: " + e, Clock.SYSTEM.nowMicros());
+                x = executorError(job, e);
             }
             release(job, taken.grant);
-            try {
-                done.accept(job, new Message.TaskResult(job.taskId(), job.attempt(), x));
-            } finally {
-                held.decrementAndGet();
+            if (x == null && saveElsewhere(job, ran)) {
+                continue; // the slot takes its next job while the outputs are saved
             }
+            report(job, x != null ? x : finish(job, ran));
         }
+    }
+
+    private static Execution executorError(Job job, RuntimeException e) {
+        log.error("task {} failed inside the executor", job.taskId(), e);
+        return Execution.of(TaskStatus.LAUNCH_FAILED, "executor error: " + e, Clock.SYSTEM.nowMicros());
+    }
+
+    private Execution finish(Job job, Staging.Ran ran) {
+        try {
+            return staging.finish(ran);
+        } catch (RuntimeException e) {
+            return executorError(job, e);
+        }
+    }
+
+    private void report(Job job, Execution x) {
+        try {
+            done.accept(job, new Message.TaskResult(job.taskId(), job.attempt(), x));
+        } finally {
+            held.decrementAndGet();
+        }
+    }
+
+    /**
+     * Hands the rest of a staged task (saving its outputs, removing its sandbox, reporting its
+     * result) to a thread of its own, as the C executor does: an output forced to disk takes
+     * milliseconds the slot would otherwise sit idle (docs/executor-c.md). At most one such thread
+     * per slot; beyond that, and while the pool closes, the slot does it itself.
+     *
+     * @return false when the slot is to finish the task itself
+     */
+    private boolean saveElsewhere(Job job, Staging.Ran ran) {
+        lock.lock();
+        try {
+            if (closing || saving >= slots) {
+                return false;
+            }
+            saving++;
+        } finally {
+            lock.unlock();
+        }
+        SAVERS.execute(() -> {
+            try {
+                report(job, finish(job, ran));
+            } finally {
+                lock.lock();
+                try {
+                    saving--;
+                    saved.signalAll();
+                } finally {
+                    lock.unlock();
+                }
+            }
+        });
+        return true;
     }
 
     /** A job a slot took, and the named resources it holds (null when the executor offers none). */
@@ -330,5 +404,30 @@ public final class SlotPool implements AutoCloseable {
                 return;
             }
         }
+        awaitSaves();
     }
+
+    /** Waits for the saves handed to other threads: their results are reported, their sandboxes gone. */
+    private void awaitSaves() {
+        lock.lock();
+        try {
+            long left = TimeUnit.SECONDS.toNanos(SAVE_WAIT_SECONDS);
+            while (saving > 0 && left > 0) {
+                left = saved.awaitNanos(left);
+            }
+            if (saving > 0) {
+                // as a slot thread still saving after its join times out: the result is not reported,
+                // and the dispatcher runs the task again (an output is renamed into place whole or not at all)
+                log.warn("{} finished tasks were still saving their outputs after {} s; not waiting longer", saving,
+                        SAVE_WAIT_SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** How long {@link #close} waits for the saves handed to other threads. */
+    private static final long SAVE_WAIT_SECONDS = 60;
 }

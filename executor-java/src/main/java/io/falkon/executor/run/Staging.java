@@ -130,14 +130,62 @@ public final class Staging {
 
     /** Stages, runs with {@code runner}, saves outputs, cleans up; the result carries DATA_STATS. */
     Execution run(Job job, TaskRunner runner) {
+        Ran ran = begin(job, runner);
+        return ran.done() ? ran.result() : finish(ran);
+    }
+
+    /**
+     * A task {@link #begin} ran, whose outputs are still in its sandbox; or a task that is done
+     * already ({@link #done()}: it could not be staged), with its {@link #result()}.
+     */
+    static final class Ran {
+        private final Execution result;
+        private final Sandbox box;
+        private final TaskSpec spec;
+        private final TaskSpec staged;
+        private final Job job;
+        private final Counts counts;
+
+        private Ran(Execution result, Sandbox box, TaskSpec spec, TaskSpec staged, Job job, Counts counts) {
+            this.result = result;
+            this.box = box;
+            this.spec = spec;
+            this.staged = staged;
+            this.job = job;
+            this.counts = counts;
+        }
+
+        private static Ran done(Execution result) {
+            return new Ran(result, null, null, null, null, null);
+        }
+
+        /** Whether nothing is left to do: the task could not be staged, and {@link #result()} says why. */
+        boolean done() {
+            return box == null;
+        }
+
+        /** The result of a task that is {@link #done()}; else what its process did, outputs not yet saved. */
+        Execution result() {
+            return result;
+        }
+    }
+
+    /**
+     * The first half of {@link #run}: stages the inputs into a fresh sandbox and runs the task.
+     * Its process has exited when this returns; its outputs are saved by {@link #finish}, which the
+     * slot may leave to another thread so as to take its next task meanwhile.
+     */
+    Ran begin(Job job, TaskRunner runner) {
         TaskSpec spec = job.spec();
         List<TaskInput> inputs = spec.inputs();
         Counts counts = new Counts();
         String clash = DataCodec.stagingClash(inputs);
         if (clash != null) { // the dispatcher refuses such a task; a spec from elsewhere is checked here too
-            return Execution.of(TaskStatus.FETCH_FAILED, Execution.PERMANENT, clash, Clock.SYSTEM.nowMicros());
+            return Ran.done(Execution.of(TaskStatus.FETCH_FAILED, Execution.PERMANENT, clash,
+                    Clock.SYSTEM.nowMicros()));
         }
-        try (Sandbox box = new Sandbox(sandboxes.resolve("task-" + job.taskId() + "-" + seq.incrementAndGet()))) {
+        Sandbox box = new Sandbox(sandboxes.resolve("task-" + job.taskId() + "-" + seq.incrementAndGet()));
+        try {
             box.create();
             Path sandbox = box.dir();
             List<String> paths = new ArrayList<>();
@@ -161,10 +209,34 @@ public final class Staging {
             b.env("FALKON_INPUTS", String.join(":", paths));
             TaskSpec staged = b.build();
             Execution x = runner.run(job.taskId(), staged);
+            return new Ran(x, box, spec, staged, job, counts);
+        } catch (FetchException e) {
+            box.close();
+            return Ran.done(Execution.of(TaskStatus.FETCH_FAILED, e.permanent() ? Execution.PERMANENT : 0,
+                    e.getMessage(), Clock.SYSTEM.nowMicros()));
+        } catch (IOException e) {
+            box.close();
+            return Ran.done(Execution.of(TaskStatus.FETCH_FAILED, e instanceof PermanentFetchException
+                    ? Execution.PERMANENT : 0, e.getMessage(), Clock.SYSTEM.nowMicros()));
+        } catch (RuntimeException | Error e) {
+            box.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The second half of {@link #run}, on any thread: saves the outputs of a task that succeeded,
+     * removes its sandbox and gives its result, which carries DATA_STATS. The result still means
+     * what it always did: a success's outputs are saved.
+     */
+    Execution finish(Ran ran) {
+        try (Sandbox box = ran.box) {
+            Execution x = ran.result;
+            Counts counts = ran.counts;
             List<String> held = new ArrayList<>();
             List<DataCodec.ArchivedOutput> archived = new ArrayList<>();
             String outputProblem = x.succeeded()
-                    ? save(box, staged, spec.outputs(), job.bypass(), counts, held, archived) : null;
+                    ? save(box, ran.staged, ran.spec.outputs(), ran.job.bypass(), counts, held, archived) : null;
             List<ExtField> ext = new ArrayList<>(x.ext());
             ext.add(new ExtField(ExtTags.DATA_STATS, DataCodec.encodeStats(counts.stats())));
             if (!held.isEmpty()) {
@@ -183,12 +255,6 @@ public final class Staging {
             }
             return new Execution(TaskStatus.OUTPUT_FAILED, x.exitCode(), x.flags(), x.startedMicros(),
                     x.finishedMicros(), x.stdout(), x.stderr(), outputProblem, ext);
-        } catch (FetchException e) {
-            return Execution.of(TaskStatus.FETCH_FAILED, e.permanent() ? Execution.PERMANENT : 0, e.getMessage(),
-                    Clock.SYSTEM.nowMicros());
-        } catch (IOException e) {
-            return Execution.of(TaskStatus.FETCH_FAILED, e instanceof PermanentFetchException ? Execution.PERMANENT : 0,
-                    e.getMessage(), Clock.SYSTEM.nowMicros());
         }
     }
 
