@@ -175,7 +175,9 @@ def test_ctrl_c_cancels_queued_and_running_jobs_and_leaves_nothing_running(tmp_p
                          # (a script's background job): Python ignores it too if it starts ignored
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        await_condition("two jobs running", lambda: len(list(tmp_path.glob("pid.*"))) == 2)
+        # a pid file exists from the shell's redirection on, its line only once echo has written it
+        await_condition("two jobs running, their pids written",
+                        lambda: [f.read_text()[-1:] for f in tmp_path.glob("pid.*")] == ["\n", "\n"])
         pids = [int(f.read_text()) for f in tmp_path.glob("pid.*")]
         p.send_signal(signal.SIGINT)
         out, _ = p.communicate(timeout=120)
