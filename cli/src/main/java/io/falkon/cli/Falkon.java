@@ -8,8 +8,10 @@ import io.falkon.protocol.Protocol;
 import picocli.CommandLine;
 
 import java.io.IOException;
+import java.io.PrintWriter;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.Callable;
 
 /**
  * The {@code falkon} command. Its top level and {@code falkon run} are picocli models built in code
@@ -70,12 +72,12 @@ public final class Falkon {
      * A command configured without picocli ({@link RunCommand#plain}), run as picocli's
      * {@code execute} would run it: its exit code, or a failure reported as {@link Failure} does.
      */
-    static int execute(String name, java.util.concurrent.Callable<Integer> command) {
+    static int execute(String name, Callable<Integer> command) {
         try {
             Integer exit = command.call();
             return exit == null ? 0 : exit;
         } catch (Exception e) {
-            java.io.PrintWriter err = new java.io.PrintWriter(System.err, true);
+            PrintWriter err = new PrintWriter(System.err, true);
             int exit = Failure.report(e, name, err);
             err.flush();
             return exit;
@@ -229,7 +231,7 @@ public final class Falkon {
             return report(e, cmd.getCommandName(), cmd.getErr());
         }
 
-        static int report(Exception e, String command, java.io.PrintWriter err) {
+        static int report(Exception e, String command, PrintWriter err) {
             if (e instanceof UserError || e instanceof FalkonException
                     || e instanceof TaskFile.BadLine || e instanceof IOException) {
                 err.println("falkon " + command + ": " + e.getMessage());

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.ArrayDeque;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -51,7 +52,7 @@ public final class SlotPool implements AutoCloseable {
      * Threads that save finished tasks' outputs (made on demand, gone when idle; each pool keeps at
      * most as many busy as it has slots).
      */
-    private static final java.util.concurrent.ExecutorService SAVERS = Executors.newCachedThreadPool(r -> {
+    private static final ExecutorService SAVERS = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "falkon-save");
         t.setDaemon(true);
         return t;
