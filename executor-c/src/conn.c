@@ -66,6 +66,7 @@ void fk_tls_free(fk_tls *t) {
 void fk_conn_init(fk_conn *c, fk_tls *tls) {
     memset(c, 0, sizeof *c);
     c->fd = -1;
+    c->wfd = -1;
     c->tls = tls;
     fk_buf_init(&c->in);
     fk_buf_init(&c->out);
@@ -99,6 +100,7 @@ int fk_conn_dial(fk_conn *c, const char *host, int port, char *why, size_t whyle
         return -1;
     }
     c->fd = fd;
+    c->wfd = fd;
     c->host = host;
     c->state = CONNECTING;
     c->in.len = 0;
@@ -132,11 +134,28 @@ int fk_probe(const char *host, int port, int timeout_ms, char *why, size_t whyle
     return rc;
 }
 
+void fk_conn_attach(fk_conn *c, int rfd, int wfd) {
+    c->fd = rfd;
+    c->wfd = wfd;
+    c->host = "stdio";
+    c->state = OPEN;
+    c->in.len = 0;
+    c->out.len = 0;
+    c->ssl_wants_write = 0;
+}
+
+int fk_conn_piped(const fk_conn *c) {
+    return c->fd >= 0 && c->wfd != c->fd;
+}
+
 int fk_conn_open(const fk_conn *c) {
     return c->fd >= 0 && c->state == OPEN;
 }
 
 short fk_conn_events(const fk_conn *c) {
+    if (fk_conn_piped(c)) {
+        return POLLIN; /* the writing end is polled on its own (fk_conn_write_fd) */
+    }
     if (c->state == CONNECTING) {
         return POLLOUT;
     }
@@ -236,7 +255,7 @@ long fk_conn_read(fk_conn *c, char *why, size_t whylen) {
                 return -1;
             }
         } else {
-            n = recv(c->fd, c->in.data + c->in.len, room, 0);
+            n = fk_conn_piped(c) ? read(c->fd, c->in.data + c->in.len, room) : recv(c->fd, c->in.data + c->in.len, room, 0);
             if (n == 0) {
                 snprintf(why, whylen, "the connection to the dispatcher closed");
                 return -1;
@@ -278,7 +297,8 @@ int fk_conn_write(fk_conn *c, char *why, size_t whylen) {
                 return -1;
             }
         } else {
-            n = send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
+            /* a pipe has no MSG_NOSIGNAL: the executor ignores SIGPIPE (executor.c), so a parent gone is EPIPE */
+            n = fk_conn_piped(c) ? write(c->wfd, c->out.data, c->out.len) : send(c->fd, c->out.data, c->out.len, MSG_NOSIGNAL);
             if (n < 0) {
                 if (errno == EINTR) {
                     continue;
@@ -300,6 +320,10 @@ void fk_conn_close(fk_conn *c) {
         SSL_free(c->ssl); /* no close_notify: the socket is closed at once either way */
         c->ssl = NULL;
     }
+    if (c->wfd >= 0 && c->wfd != c->fd) {
+        close(c->wfd);
+    }
+    c->wfd = -1;
     if (c->fd >= 0) {
         close(c->fd);
         c->fd = -1;

@@ -1,5 +1,6 @@
 /* The executor's connection to the dispatcher as a byte pipe: a non-blocking TCP socket, with
- * TLS over it when configured (OpenSSL: the dispatcher's certificate checked against the given CA
+ * TLS over it when configured, or a pair of pipes from the process that started it (falkon run's
+ * own executors) (OpenSSL: the dispatcher's certificate checked against the given CA
  * and the host name dialled). The poll loop in executor.c drives it: fk_conn_events says what to
  * wait for, fk_conn_progress completes the connect and the TLS handshake, fk_conn_read and
  * fk_conn_write move bytes between the socket and the connection's buffers. */
@@ -19,7 +20,8 @@ fk_tls *fk_tls_client(const char *ca_file, char *err, size_t errlen);
 void fk_tls_free(fk_tls *t);
 
 typedef struct {
-    int fd;         /* -1 when closed */
+    int fd;         /* -1 when closed; the socket, or the pipe read from */
+    int wfd;        /* what is written to: fd for a socket, the other pipe for a pair of pipes */
     int state;      /* enum in conn.c: connecting, handshaking, open */
     void *ssl;      /* SSL *, NULL for plain text */
     fk_tls *tls;    /* NULL for plain text */
@@ -31,6 +33,11 @@ typedef struct {
 void fk_conn_init(fk_conn *c, fk_tls *tls);
 /* Starts a non-blocking connect to host:port. 0, or -1 with why. */
 int fk_conn_dial(fk_conn *c, const char *host, int port, char *why, size_t whylen);
+/* The connection is a pair of pipes already open (--dispatcher stdio: the process that started the
+ * executor, on its standard input and output): read from rfd, written to wfd, both non-blocking. */
+void fk_conn_attach(fk_conn *c, int rfd, int wfd);
+/* Whether it is a pair of pipes: fd is then polled for reading only, wfd for writing. */
+int fk_conn_piped(const fk_conn *c);
 /* Whether something accepts a TCP connection at host:port within timeout_ms (closed at once):
  * 0, or -1 with why. */
 int fk_probe(const char *host, int port, int timeout_ms, char *why, size_t whylen);

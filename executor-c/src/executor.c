@@ -268,13 +268,17 @@ static void loop(ex *e) {
             }
         }
 
-        struct pollfd p[2];
+        struct pollfd p[3];
         nfds_t n = 0;
         p[n++] = (struct pollfd){.fd = e->queue.wake_fd, .events = POLLIN};
-        int sock = -1;
+        int sock = -1, wpipe = -1;
         if (e->session.conn.fd >= 0) {
             sock = (int)n;
             p[n++] = (struct pollfd){.fd = e->session.conn.fd, .events = fk_conn_events(&e->session.conn)};
+            if (fk_conn_piped(&e->session.conn) && e->session.conn.out.len > 0) {
+                wpipe = (int)n; /* a pair of pipes: the one written to is polled on its own */
+                p[n++] = (struct pollfd){.fd = e->session.conn.wfd, .events = POLLOUT};
+            }
         }
         int64_t until = now + 1000;
         if (fk_conn_open(&e->session.conn) && e->session.heartbeat_ms > 0) {
@@ -310,14 +314,17 @@ static void loop(ex *e) {
         if (p[0].revents & POLLIN) {
             drain_wake(e);
         }
-        if (sock >= 0 && p[sock].revents) {
+        if (sock >= 0 && (p[sock].revents || (wpipe >= 0 && p[wpipe].revents))) {
             if (!fk_conn_open(&e->session.conn)) {
                 ex_progressed(e);
             } else {
                 if (p[sock].revents & (POLLIN | POLLHUP | POLLERR)) {
                     ex_read_frames(e);
                 }
-                if (fk_conn_open(&e->session.conn) && (p[sock].revents & POLLOUT)) {
+                /* a pipe whose reader has gone says POLLERR: the write then fails and says why */
+                short w = wpipe >= 0 ? (short)(p[wpipe].revents & (POLLOUT | POLLERR | POLLHUP))
+                                     : (short)(p[sock].revents & POLLOUT);
+                if (fk_conn_open(&e->session.conn) && w) {
                     ex_write_out(e);
                 }
             }

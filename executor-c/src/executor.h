@@ -13,7 +13,9 @@
 
 typedef struct {
     const char *host;
-    int port;
+    int port;               /* 0 with --dispatcher stdio */
+    const char *where;      /* the dispatcher as --dispatcher named it (HOST:PORT, or stdio), for messages */
+    int stdio_in, stdio_out; /* --dispatcher stdio: the pipes from and to the parent (else -1) */
     const char *id;
     int slots;
     int64_t memory_mib;     /* memory it advertises for tasks' stated needs (--memory; default: the node's) */

@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -28,7 +29,8 @@ static void usage(FILE *f) {
     fprintf(f,
             "Usage: falkon-executor-c --dispatcher HOST:PORT [options]\n"
             "Run an executor: it dials the dispatcher and runs the tasks it is sent.\n\n"
-            "  --dispatcher HOST:PORT  the dispatcher (required)\n"
+            "  --dispatcher HOST:PORT  the dispatcher (required); stdio: the process that started this one,\n"
+            "                          on its standard input and output (falkon run's own executors)\n"
             "  --slots N               tasks run at once (default: the CPUs it may use)\n"
             "  --pin-slots auto|on|off keep each slot's thread on one CPU, so that a task's start and\n"
             "                          exit stay on one core; tasks still get every CPU (default: auto:\n"
@@ -136,6 +138,25 @@ static int tie_to_launcher(void) {
     return 0;
 }
 
+/* --dispatcher stdio: the protocol's bytes come on standard input and go out on standard output.
+ * Both move to descriptors of their own (close-on-exec, non-blocking), and 0 and 1 become /dev/null
+ * and standard error: no task, tool or stray printf can then read or write the dispatcher's frames. */
+static int take_stdio(fk_config *cfg, char *why, size_t whylen) {
+    int in = fcntl(0, F_DUPFD_CLOEXEC, 3);
+    int out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in < 0 || out < 0 || null < 0 || dup2(null, 0) < 0 || dup2(2, 1) < 0
+        || fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK) != 0
+        || fcntl(out, F_SETFL, fcntl(out, F_GETFL) | O_NONBLOCK) != 0) {
+        snprintf(why, whylen, "%s", strerror(errno));
+        return -1;
+    }
+    close(null);
+    cfg->stdio_in = in;
+    cfg->stdio_out = out;
+    return 0;
+}
+
 /* No token anywhere yet, on an account where the dispatcher writes ~/.falkon/token on its first
  * start: started beside it (a batch script), the executor waits until something listens at the
  * dispatcher's address, then looks again (what it builds, the peer cache server included, needs the
@@ -148,12 +169,12 @@ static int await_dispatcher(const fk_config *cfg) {
             return 0;
         }
         if (attempt == 0) {
-            fprintf(stderr, "falkon-executor-c: no dispatcher at %s:%d yet (%s); dialling again for up to %d s\n",
-                    cfg->host, cfg->port, why, cfg->reconnect_for_s);
+            fprintf(stderr, "falkon-executor-c: no dispatcher at %s yet (%s); dialling again for up to %d s\n",
+                    cfg->where, why, cfg->reconnect_for_s);
         }
         if (fk_mono_millis() >= deadline) {
-            fprintf(stderr, "falkon-executor-c: cannot connect to dispatcher at %s:%d within %d s: %s\n", cfg->host,
-                    cfg->port, cfg->reconnect_for_s, why);
+            fprintf(stderr, "falkon-executor-c: cannot connect to dispatcher at %s within %d s: %s\n", cfg->where,
+                    cfg->reconnect_for_s, why);
             return -1;
         }
         int shift = attempt < 6 ? attempt : 6; /* 100 ms doubling to 6.4 s, as the session backs off */
@@ -449,28 +470,44 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (!dispatcher) {
-        fprintf(stderr, "falkon-executor-c: --dispatcher HOST:PORT is required\n");
+        fprintf(stderr, "falkon-executor-c: --dispatcher HOST:PORT (or stdio) is required\n");
         usage(stderr);
         return 2;
     }
-    /* HOST:PORT, with [v6]:PORT for IPv6 literals */
+    cfg.where = dispatcher;
     static char host[256];
-    const char *colon = strrchr(dispatcher, ':');
-    if (!colon || colon == dispatcher || (size_t)(colon - dispatcher) >= sizeof host
-        || parse_int(colon + 1, 1, 65535, &v) != 0) {
-        return bad("--dispatcher must be HOST:PORT", dispatcher);
+    cfg.stdio_in = cfg.stdio_out = -1;
+    if (strcmp(dispatcher, "stdio") == 0) {
+        if (cfg.tls) {
+            return bad("--tls is for TCP: the pipes from the parent are not encrypted", dispatcher);
+        }
+        if (take_stdio(&cfg, why, sizeof why) != 0) {
+            fprintf(stderr, "falkon-executor-c: --dispatcher stdio: %s\n", why);
+            return 2;
+        }
+        cfg.where = "the parent process (stdio)";
+        cfg.host = "stdio";
+        cfg.port = 0;
+        cfg.reconnect_for_s = 0; /* a pipe cannot be dialled again */
+    } else {
+        /* HOST:PORT, with [v6]:PORT for IPv6 literals */
+        const char *colon = strrchr(dispatcher, ':');
+        if (!colon || colon == dispatcher || (size_t)(colon - dispatcher) >= sizeof host
+            || parse_int(colon + 1, 1, 65535, &v) != 0) {
+            return bad("--dispatcher must be HOST:PORT or stdio", dispatcher);
+        }
+        const char *h = dispatcher;
+        size_t hl = (size_t)(colon - dispatcher);
+        if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']') {
+            h++;
+            hl -= 2;
+        }
+        memcpy(host, h, hl);
+        host[hl] = 0;
+        cfg.host = host;
+        cfg.port = (int)v;
     }
-    const char *h = dispatcher;
-    size_t hl = (size_t)(colon - dispatcher);
-    if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']') {
-        h++;
-        hl -= 2;
-    }
-    memcpy(host, h, hl);
-    host[hl] = 0;
-    cfg.host = host;
-    cfg.port = (int)v;
-    if (!*cfg.token && cfg.reconnect_for_s > 0 && await_dispatcher(&cfg) != 0) {
+    if (!*cfg.token && cfg.port > 0 && cfg.reconnect_for_s > 0 && await_dispatcher(&cfg) != 0) {
         return 2;
     }
     cfg.token = resolve_token(token, token_file, why, sizeof why);

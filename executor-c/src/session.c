@@ -127,20 +127,20 @@ void ex_on_welcome(ex *e, const fk_msg *w) {
     ex_send_msg(e, &m);
     if (e->session.disconnected_at >= 0 && e->session.registered_once) {
         e->session.reconnects++;
-        fk_info("registered again with %s:%d after %lld ms", c->host, c->port,
+        fk_info("registered again with %s after %lld ms", c->where,
                 (long long)(fk_mono_millis() - e->session.disconnected_at));
         e->session.disconnected_at = -1;
     } else if (!e->session.registered_once) {
         if (e->session.disconnected_at >= 0) {
-            fk_info("%s:%d answered after %lld ms", c->host, c->port, (long long)(fk_mono_millis() - e->session.disconnected_at));
+            fk_info("%s answered after %lld ms", c->where, (long long)(fk_mono_millis() - e->session.disconnected_at));
             e->session.disconnected_at = -1;
         }
         if (e->cache) {
-            fk_info("registered with %s:%d (%d slots, %s, %lld MiB LRU cache served on port %d)", c->host, c->port,
+            fk_info("registered with %s (%d slots, %s, %lld MiB LRU cache served on port %d)", c->where,
                     c->slots, c->no_exec ? "NO-EXEC benchmark mode: tasks are not run" : "processes via vfork + exec",
                     (long long)(c->cache_size >> 20), fk_peer_port(e->peer));
         } else {
-            fk_info("registered with %s:%d (%d slots, %s)", c->host, c->port, c->slots,
+            fk_info("registered with %s (%d slots, %s)", c->where, c->slots,
                     c->no_exec ? "NO-EXEC benchmark mode: tasks are not run" : "processes via vfork + exec");
         }
     }
@@ -157,11 +157,11 @@ void ex_schedule_dial(ex *e) {
     if (now - e->session.disconnected_at > (int64_t)e->cfg->reconnect_for_s * 1000) {
         char why[600];
         if (e->session.registered_once) {
-            snprintf(why, sizeof why, "no dispatcher at %s:%d for %d s; giving up", e->cfg->host, e->cfg->port,
+            snprintf(why, sizeof why, "no dispatcher at %s for %d s; giving up", e->cfg->where,
                      e->cfg->reconnect_for_s);
         } else {
-            snprintf(why, sizeof why, "cannot connect to dispatcher at %s:%d within %d s: %s", e->cfg->host,
-                     e->cfg->port, e->cfg->reconnect_for_s, e->session.last_dial_error);
+            snprintf(why, sizeof why, "cannot connect to dispatcher at %s within %d s: %s", e->cfg->where,
+                      e->cfg->reconnect_for_s, e->session.last_dial_error);
         }
         ex_terminate(e, e->session.registered_once ? 1 : 2, why);
         return;
@@ -183,14 +183,14 @@ void ex_first_dial_failed(ex *e, const char *why) {
     snprintf(e->session.last_dial_error, sizeof e->session.last_dial_error, "%s", why);
     if (e->cfg->reconnect_for_s == 0) {
         char msg[700];
-        snprintf(msg, sizeof msg, "cannot connect to dispatcher at %s:%d: %s", e->cfg->host, e->cfg->port, why);
+        snprintf(msg, sizeof msg, "cannot connect to dispatcher at %s: %s", e->cfg->where, why);
         ex_terminate(e, 2, msg);
         return;
     }
     if (e->session.disconnected_at < 0) {
         e->session.disconnected_at = fk_mono_millis();
         e->session.attempt = 0;
-        fk_warn("no dispatcher at %s:%d yet (%s); dialling again for up to %d s", e->cfg->host, e->cfg->port, why,
+        fk_warn("no dispatcher at %s yet (%s); dialling again for up to %d s", e->cfg->where, why,
                 e->cfg->reconnect_for_s);
     }
     ex_schedule_dial(e);
@@ -207,7 +207,7 @@ void ex_disconnected(ex *e, const char *why) {
     ex_cancel_all(e);
     if (!e->session.registered_once) {
         char msg[512];
-        snprintf(msg, sizeof msg, "dispatcher at %s:%d did not accept the executor: %s", e->cfg->host, e->cfg->port,
+        snprintf(msg, sizeof msg, "dispatcher at %s did not accept the executor: %s", e->cfg->where,
                  why);
         ex_terminate(e, 2, msg);
         return;
@@ -240,7 +240,10 @@ static void send_hello(ex *e) {
 
 /* Starts a non-blocking connect; the poll loop completes it (and TLS). Returns 0, or -1 with why. */
 int ex_dial(ex *e, char *why, size_t whylen) {
-    if (fk_conn_dial(&e->session.conn, e->cfg->host, e->cfg->port, why, whylen) != 0) {
+    if (e->cfg->port == 0 && e->cfg->stdio_in > 0) {
+        /* the parent's pipes, open from the start; once closed they are gone (--reconnect-for is 0) */
+        fk_conn_attach(&e->session.conn, e->cfg->stdio_in, e->cfg->stdio_out);
+    } else if (fk_conn_dial(&e->session.conn, e->cfg->host, e->cfg->port, why, whylen) != 0) {
         return -1;
     }
     e->session.connect_deadline = fk_mono_millis() + CONNECT_TIMEOUT_MS;
@@ -263,7 +266,7 @@ void ex_progressed(ex *e) {
         return;
     }
     char msg[700];
-    snprintf(msg, sizeof msg, "cannot connect to dispatcher at %s:%d: %s", e->cfg->host, e->cfg->port, why);
+    snprintf(msg, sizeof msg, "cannot connect to dispatcher at %s: %s", e->cfg->where, why);
     ex_close_conn(e);
     if (!e->session.registered_once) {
         ex_first_dial_failed(e, why);

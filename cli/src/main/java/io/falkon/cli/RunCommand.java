@@ -7,6 +7,7 @@ import io.falkon.dispatcher.DispatcherConfig;
 import io.falkon.dispatcher.policy.DispatchPolicies;
 import io.falkon.dispatcher.policy.DispatchPolicy;
 import io.falkon.transport.inprocess.InProcessTransport;
+import io.falkon.transport.pipe.PipeTransport;
 import io.falkon.executor.Bytes;
 import io.falkon.executor.ConnectOptions;
 import io.falkon.executor.ExecutorCommand;
@@ -199,25 +200,52 @@ final class RunCommand implements Callable<Integer> {
         if (provision.enabled()) {
             return runProvisioned(chosen, total, impl);
         }
-        Dispatcher dispatcher = Dispatcher.start(DispatcherConfig.local().withPolicy(chosen).withHttp(httpPortOrOff()));
+        DispatcherConfig config = DispatcherConfig.local().withPolicy(chosen).withHttp(httpPortOrOff());
+        List<String> extra = new ArrayList<>(List.of("--prefetch", prefetch));
+        if (outputCap != null) {
+            extra.addAll(List.of("--output-cap", Integer.toString(outputCap)));
+        }
+        extra.addAll(List.of("--store", (store == null ? Path.of("") : store).toAbsolutePath()
+                .toString(), "--eviction", eviction));
+        if (cacheSize != null) {
+            extra.addAll(List.of("--cache-size", cacheSize, "--cache-host", "127.0.0.1"));
+        }
+        for (String r : resources) {
+            extra.addAll(List.of("--resource", r));
+        }
+        String idPrefix = "local-" + ProcessHandle.current().pid();
+        Dispatcher dispatcher;
+        LocalExecutors local = null;
+        if (impl == LocalExecutors.Impl.C) {
+            // The C executors speak the protocol on their standard input and output: nothing listens, no
+            // Netty on the way to the first task, and they start (and say HELLO into the pipe) while the
+            // dispatcher starts. The Java executor dials TCP.
+            local = LocalExecutors.start(impl, executors, slots, noExec, LocalExecutors.STDIO, config.token(),
+                    idPrefix, extra);
+            try {
+                dispatcher = Dispatcher.start(config.withPort(-1));
+            } catch (RuntimeException e) {
+                local.close();
+                throw e;
+            }
+            Dispatcher started = dispatcher;
+            PipeTransport pipes = dispatcher.add(admission -> new PipeTransport(admission, new PipeTransport.Settings(
+                    started.id(), started.config().maxFrameLength(), HANDSHAKE_MILLIS)));
+            List<Process> children = local.processes();
+            for (int i = 0; i < children.size(); i++) {
+                Process p = children.get(i);
+                pipes.attach("local executor " + i + " (pid " + p.pid() + ")", p.getInputStream(), p.getOutputStream());
+            }
+        } else {
+            dispatcher = Dispatcher.start(config);
+        }
         announceDashboard(dispatcher);
         StartupTrace.mark("run: dispatcher started");
-        LocalExecutors local = null;
         try {
-            List<String> extra = new ArrayList<>(List.of("--prefetch", prefetch));
-            if (outputCap != null) {
-                extra.addAll(List.of("--output-cap", Integer.toString(outputCap)));
+            if (local == null) {
+                local = LocalExecutors.start(impl, executors, slots, noExec, "127.0.0.1:" + dispatcher.port(),
+                        dispatcher.token(), idPrefix, extra);
             }
-            extra.addAll(List.of("--store", (store == null ? Path.of("") : store).toAbsolutePath()
-                    .toString(), "--eviction", eviction));
-            if (cacheSize != null) {
-                extra.addAll(List.of("--cache-size", cacheSize, "--cache-host", "127.0.0.1"));
-            }
-            for (String r : resources) {
-                extra.addAll(List.of("--resource", r));
-            }
-            local = LocalExecutors.start(impl, executors, slots, noExec, dispatcher.port(), dispatcher.token(),
-                    "local-" + ProcessHandle.current().pid(), extra);
             StartupTrace.mark("run: executors started");
             if (executors > 1) {
                 awaitAllRegistered(dispatcher, local);
@@ -353,4 +381,6 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private static final int REGISTER_SECONDS = 120;
+    /** A local executor that has not said HELLO by then is closed. */
+    private static final long HANDSHAKE_MILLIS = 10_000;
 }

@@ -57,7 +57,8 @@ class ArchitectureTest {
 
     @ArchTest
     static final ArchRule transportsGoThroughAdmission = noClasses()
-            .that().resideInAnyPackage("..transport.tcp..", "..transport.ws..", "..transport.inprocess..")
+            .that().resideInAnyPackage("..transport.tcp..", "..transport.ws..", "..transport.inprocess..",
+                    "..transport.pipe..")
             .should().dependOnClassesThat(resideInAPackage("..dispatcher.core..")
                     .and(not(simpleName("Link").or(simpleName("BufferedLink")))))
             .because("authentication and limits live in one place, the admission stage: a transport hands it "

@@ -38,9 +38,10 @@ import java.util.function.Supplier;
 
 /**
  * A running Falkon dispatcher, and the composition root of its parts: the journal (replayed), the
- * scheduler thread with the admission stage in front of it, and the transports (TCP always; WS and
- * the monitor when configured; any other a caller {@linkplain #add adds}, such as {@code falkon run}'s
- * in-process one), started in that order and closed in the reverse one.
+ * scheduler thread with the admission stage in front of it, and the transports (TCP unless the port
+ * is -1; WS and the monitor when configured; any other a caller {@linkplain #add adds}, such as
+ * {@code falkon run}'s in-process one and its local executors' Unix socket), started in that order and
+ * closed in the reverse one.
  *
  * <pre>{@code
  * try (Dispatcher d = Dispatcher.start(DispatcherConfig.local())) {
@@ -55,6 +56,7 @@ public final class Dispatcher implements AutoCloseable {
     private final SchedulerLoop loop;
     /** Every transport, in the order they started (TCP first); guarded by {@code this} with {@link #closed}. */
     private final List<ServerTransport> transports;
+    /** Null when the configured port is -1 (a {@code falkon run} whose executors come over a Unix socket). */
     private final TcpTransport tcp;
     private final Admission admission;
     private final FileJournal journal;
@@ -122,7 +124,7 @@ public final class Dispatcher implements AutoCloseable {
         WsTransport ws = null;
         MonitorTransport monitor = null;
         try {
-            tcp = started(started, bindTcp(config, id, admission));
+            tcp = config.port() < 0 ? null : started(started, bindTcp(config, id, admission));
             if (config.wsPort() >= 0) {
                 ws = started(started, WsTransport.bind(new InetSocketAddress(config.bindHost(), config.wsPort()),
                         admission, config.ws(), config.tls(), config.advertiseHost()));
@@ -137,11 +139,15 @@ public final class Dispatcher implements AutoCloseable {
             closeStores(journal, spill);
             throw e;
         }
-        if (!config.token().required()) {
-            log.warn("AUTHENTICATION IS OFF: anyone who can reach {}:{}{} can run commands as this user",
-                    config.bindHost(), tcp.port(), ws == null ? "" : " or the WS port " + ws.port());
+        if (!config.token().required() && (tcp != null || ws != null)) {
+            log.warn("AUTHENTICATION IS OFF: anyone who can reach {}{}{} can run commands as this user",
+                    config.bindHost(), tcp == null ? "" : ":" + tcp.port(), ws == null ? "" : " or the WS port " + ws.port());
         }
-        log.info("dispatcher {} listening on {} (policy {})", id, tcp.localAddress(), config.policy().name());
+        if (tcp != null) {
+            log.info("dispatcher {} listening on {} (policy {})", id, tcp.localAddress(), config.policy().name());
+        } else {
+            log.info("dispatcher {} started without a TCP listener (policy {})", id, config.policy().name());
+        }
         return new Dispatcher(config, loop, admission, started, tcp, journal, ws, monitor, spill, reporter);
     }
 
@@ -219,18 +225,24 @@ public final class Dispatcher implements AutoCloseable {
         return config;
     }
 
+    /** This dispatcher's id ({@code d-} and eight hex digits, new at every start), as told to peers in WELCOME. */
+    public String id() {
+        return loop.scheduler().dispatcherId();
+    }
+
     /** What clients and executors must present ({@link Token#none()} when authentication is off). */
     public Token token() {
         return config.token();
     }
 
-    /** The TCP port it listens on (the real one when configured with port 0). */
+    /** The TCP port it listens on (the real one when configured with port 0); -1 with no TCP listener. */
     public int port() {
-        return tcp.localAddress().getPort();
+        return tcp == null ? -1 : tcp.localAddress().getPort();
     }
 
+    /** The TCP listener's address, or null with none. */
     public InetSocketAddress address() {
-        return tcp.localAddress();
+        return tcp == null ? null : tcp.localAddress();
     }
 
     /** The scheduler's loop, for tests in this package (e.g. to hold the scheduler thread busy). */

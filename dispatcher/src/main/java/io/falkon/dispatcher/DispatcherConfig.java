@@ -70,8 +70,8 @@ public final class DispatcherConfig {
         if (wsPort < -1 || wsPort > 65535) {
             throw new IllegalArgumentException("WS port " + wsPort + " is out of range 0..65535");
         }
-        if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException("port " + port + " is out of range 0..65535");
+        if (port < -1 || port > 65535) {
+            throw new IllegalArgumentException("port " + port + " is out of range 0..65535 (-1: no TCP listener)");
         }
         if (ioThreads < 1) {
             throw new IllegalArgumentException("ioThreads must be at least 1");

@@ -37,6 +37,8 @@ public final class LocalExecutors implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LocalExecutors.class);
     public static final String JAR_PROPERTY = "falkon.executor.jar";
     public static final String C_PROPERTY = "falkon.executor.c";
+    /** The dispatcher an executor started with pipes is told: its parent, on its standard input and output. */
+    public static final String STDIO = "stdio";
     static final String C_BINARY = "falkon-executor-c";
 
     /** Which executor implementation to start. */
@@ -153,12 +155,30 @@ public final class LocalExecutors implements AutoCloseable {
      */
     public static LocalExecutors start(Impl impl, int count, int slots, boolean noExec, int port, Token token,
                                        String idPrefix, List<String> extraArgs) throws IOException {
+        return start(impl, count, slots, noExec, "127.0.0.1:" + port, token, idPrefix, extraArgs);
+    }
+
+    /**
+     * Starts {@code count} executor processes that dial {@code dispatcher}: {@code HOST:PORT}, or
+     * {@link #STDIO} (the C executor only: {@code falkon run}'s own executors, docs/architecture.md),
+     * which speak the protocol on their standard input and output: the caller attaches each
+     * {@linkplain #processes() process}'s streams to the dispatcher.
+     *
+     * @throws IOException if a process cannot be started (or the C executor is not built)
+     */
+    public static LocalExecutors start(Impl impl, int count, int slots, boolean noExec, String dispatcher, Token token,
+                                       String idPrefix, List<String> extraArgs) throws IOException {
+        boolean piped = dispatcher.equals(STDIO);
+        if (piped && impl != Impl.C) {
+            throw new IllegalArgumentException("only the C executor speaks the protocol on its standard input and "
+                    + "output");
+        }
         LocalExecutors ex = new LocalExecutors();
         ex.alive.set(count); // before any can exit: one gone before the next starts is not all gone
         List<String> base = command(impl);
         for (int i = 0; i < count; i++) {
             List<String> cmd = new ArrayList<>(base);
-            cmd.addAll(List.of("--dispatcher", "127.0.0.1:" + port, "--slots", Integer.toString(slots),
+            cmd.addAll(List.of("--dispatcher", dispatcher, "--slots", Integer.toString(slots),
                     "--id", idPrefix + "-" + i, "--reconnect-for", "0"));
             if (noExec) {
                 cmd.add("--no-exec");
@@ -168,8 +188,11 @@ public final class LocalExecutors implements AutoCloseable {
                 // one machine's GPUs, found by each executor: the first offers them, so no device is offered twice
                 cmd.addAll(List.of("--resource", "gpus=0"));
             }
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                    .redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
+            ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+            if (!piped) {
+                pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                        .redirectOutput(ProcessBuilder.Redirect.INHERIT);
+            }
             pb.environment().remove(TokenSource.ENV_FILE);
             // their spools where this process keeps its temporary files ($TMPDIR, or as its JVM was told)
             pb.environment().put("TMPDIR", TempDirs.root().toString());
@@ -268,11 +291,17 @@ public final class LocalExecutors implements AutoCloseable {
         }
     }
 
-    /** Waits up to 10 s for each executor to exit (they do when the dispatcher goes), then kills it. */
+    /** Ends the input of each executor started with pipes, waits up to 10 s for each to exit (they do when the dispatcher goes), then kills it. */
     @Override
     public void close() {
         leaving();
         for (Process p : processes) {
+            try {
+                // one started with pipes ends when its input does (if nothing attached it to a dispatcher)
+                p.getOutputStream().close();
+            } catch (IOException e) {
+                log.debug("closing the input of executor process {}: {}", p.pid(), e.toString());
+            }
             try {
                 if (!p.waitFor(10, TimeUnit.SECONDS)) {
                     log.warn("executor process {} did not exit; killing it", p.pid());
