@@ -50,6 +50,7 @@ final class PipeConnection implements PeerProtocol.Wire {
     private final Admission admission;
     private final ScheduledExecutorService timer;
     private final Consumer<PipeConnection> onEnd;
+    private final PipeLink link = new PipeLink();
     private final PeerProtocol protocol;
     private final ExecutorService writer;
     private final Thread reader;
@@ -68,7 +69,7 @@ final class PipeConnection implements PeerProtocol.Wire {
         this.admission = admission;
         this.timer = timer;
         this.onEnd = onEnd;
-        this.protocol = new PeerProtocol(admission, new PipeLink(), "pipe", new Message.Welcome(Protocol.VERSION, 0,
+        this.protocol = new PeerProtocol(admission, link, "pipe", new Message.Welcome(Protocol.VERSION, 0,
                 settings.maxFrameLength(), settings.dispatcherId()), this);
         this.writer = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "falkon-pipe-write-" + n);
@@ -77,6 +78,11 @@ final class PipeConnection implements PeerProtocol.Wire {
         });
         this.reader = new Thread(this::readAll, "falkon-pipe-read-" + n);
         reader.setDaemon(true);
+    }
+
+    /** The scheduler's side (for the link contract test). */
+    BufferedLink link() {
+        return link;
     }
 
     void start() {
