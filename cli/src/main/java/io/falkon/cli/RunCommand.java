@@ -222,6 +222,7 @@ final class RunCommand implements Callable<Integer> {
             // dispatcher starts. The Java executor dials TCP.
             local = LocalExecutors.start(impl, executors, slots, noExec, LocalExecutors.STDIO, config.token(),
                     idPrefix, extra);
+            PipeTransport.prepare();
             try {
                 dispatcher = Dispatcher.start(config.withPort(-1));
             } catch (RuntimeException e) {

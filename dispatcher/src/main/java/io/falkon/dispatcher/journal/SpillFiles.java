@@ -54,7 +54,11 @@ public final class SpillFiles implements ResultSpill, AutoCloseable {
             return false;
         }
     };
-    private final ByteBuf buf = Unpooled.buffer(4096);
+    /**
+     * A record being written; made at the first (Netty's buffers set themselves up in 10-15 ms, on
+     * the thread that starts the dispatcher, and most runs spill nothing).
+     */
+    private ByteBuf buf;
     private long bytes;
     private boolean failed;
     private boolean fullWarned;
@@ -81,6 +85,9 @@ public final class SpillFiles implements ResultSpill, AutoCloseable {
     public boolean append(long instanceId, Message.DeliveredResult result) {
         if (failed) {
             return false;
+        }
+        if (buf == null) {
+            buf = Unpooled.buffer(4096);
         }
         buf.clear();
         Records.completed(buf, instanceId, result);

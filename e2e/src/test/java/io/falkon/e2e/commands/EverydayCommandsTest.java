@@ -79,7 +79,7 @@ class EverydayCommandsTest {
         Cli.Result r = Cli.run(dir, "run", "-v", one.toString());
         assertThat(r.exit()).as(r.stderr()).isZero();
         assertThat(r.stderr().lines()).anyMatch(l -> l.matches(
-                "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z INFO  Dispatcher - dispatcher .* listening on .*"));
+                "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z INFO  Dispatcher - dispatcher d-[0-9a-f]{8} .*"));
         assertThat(r.stderr()).as("nothing of SLF4J's or Logback's own").doesNotContain("SLF4J").doesNotContain("|-");
         // a configuration the user names wins
         Path theirs = Files.writeString(dir.resolve("theirs.xml"), """

@@ -2,6 +2,11 @@ package io.falkon.transport.pipe;
 
 import io.falkon.dispatcher.admission.Admission;
 import io.falkon.dispatcher.admission.ServerTransport;
+import io.falkon.protocol.Message;
+import io.falkon.protocol.MessageCodec;
+import io.falkon.protocol.Protocol;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -69,6 +74,23 @@ public final class PipeTransport implements ServerTransport {
             return;
         }
         c.start();
+    }
+
+    /**
+     * Sets up the codec on a thread of its own, to be called as the children start: Netty's buffers
+     * initialise themselves in 15-20 ms of CPU (platform probing, the allocator, the leak detector),
+     * which the first frame would otherwise wait for on the reading thread while the executor's
+     * registration is the run's critical path.
+     */
+    public static void prepare() {
+        Thread t = new Thread(() -> {
+            ByteBuf b = Unpooled.buffer(64);
+            MessageCodec.encodeFrame(Message.Hello.of(Protocol.ROLE_EXECUTOR, "-", "-"), b);
+            MessageCodec.decode(b.skipBytes(4));
+            b.release();
+        }, "falkon-pipe-prepare");
+        t.setDaemon(true);
+        t.start();
     }
 
     @Override
