@@ -21,6 +21,17 @@ class TokenTest {
     }
 
     @Test
+    void aTokenIsPrintableAsciiWithoutSpaces() {
+        assertThat(Token.of("!~azAZ09").value()).isEqualTo("!~azAZ09");
+        for (String bad : new String[] {"with space", "tab\there", "new\nline", "del\u007f", "caf\u00e9", "\u0000"}) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> Token.of(bad))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("printable ASCII");
+        }
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Token.of(""))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty");
+    }
+
+    @Test
     void itNeverShowsItsValue() {
         assertThat(Token.of("s3cret-value").toString()).doesNotContain("s3cret");
     }
