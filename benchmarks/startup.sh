@@ -1,8 +1,8 @@
 #!/bin/bash
 # Issue 40: how long a short command takes from exec to exit. Each round runs `falkon run` on a
 # 1-line, a 6-line (examples/hello.txt) and a 100-line file, GNU parallel (-j 2) and xargs -P 2 on
-# the same files right after it, and `falkon status` against a running dispatcher; then the
-# median, min and max wall time of each over the rounds.
+# the same files right after it, `falkon status` against a running dispatcher, and the start of a
+# `falkon dispatcher` (to its "listening on" line); then the median, min and max of each over the rounds.
 # Usage: benchmarks/startup.sh [ROUNDS]     (after ./mvnw -q install -DskipTests)
 #   JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 benchmarks/startup.sh    measures another JDK
 #   (build with the same JAVA_HOME: the class data archive is made for the JDK that builds)
@@ -46,6 +46,24 @@ wall() {
     t1=$(date +%s%N)
     echo "$(( (t1 - t0) / 1000000 ))"
 }
+# milliseconds from the exec of `falkon dispatcher` to its "listening on" line (then it is stopped)
+listening() {
+    local t0 t1 log pid
+    log="$work/listening.log"
+    : > "$log"
+    t0=$(date +%s%N)
+    HOME="$work/home" "$falkon" dispatcher --host 127.0.0.1 --port 0 > "$log" 2>&1 &
+    pid=$!
+    until grep -q "listening on" "$log"; do
+        kill -0 "$pid" 2>/dev/null || { echo "startup.sh: the dispatcher did not start: $(cat "$log")" >&2; exit 1; }
+        sleep 0.002
+    done
+    t1=$(date +%s%N)
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    echo "$(( (t1 - t0) / 1000000 ))"
+}
+mkdir -p "$work/home"
 for r in $(seq 1 "$rounds"); do
     for f in one hello hundred; do
         echo "falkon-run-$f $(wall "$falkon" run -q "$work/$f.txt")"
@@ -53,6 +71,7 @@ for r in $(seq 1 "$rounds"); do
         echo "xargs-$f $(wall sh -c "xargs -P 2 -d '\n' -n 1 sh -c < '$work/$f.txt'")"
     done
     echo "falkon-status $(wall "$falkon" status --dispatcher "127.0.0.1:$port")"
+    echo "falkon-dispatcher-listening $(listening)"
 done > "$work/rows"
 [ -n "${STARTUP_ROWS:-}" ] && cat "$work/rows" >> "$STARTUP_ROWS"
 python3 - "$work/rows" "$rounds" <<'PY'
@@ -62,7 +81,7 @@ for line in open(sys.argv[1]):
     name, v = line.split()
     ms[name].append(int(v))
 print(f"{sys.argv[2]} rounds, wall milliseconds from exec to exit")
-print(f"{'command':<20} {'median':>7} {'min':>6} {'max':>6}")
+print(f"{'command':<28} {'median':>7} {'min':>6} {'max':>6}")
 for name, v in ms.items():
-    print(f"{name:<20} {statistics.median(v):>7.0f} {min(v):>6} {max(v):>6}")
+    print(f"{name:<28} {statistics.median(v):>7.0f} {min(v):>6} {max(v):>6}")
 PY
