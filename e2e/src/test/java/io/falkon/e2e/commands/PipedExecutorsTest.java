@@ -5,12 +5,16 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@code falkon run}'s own C executors speak the protocol on their standard input and output
@@ -67,6 +71,40 @@ class PipedExecutorsTest {
         assertThat(out.get(5)).as("a task reading its input gets the end at once").isEqualTo("read-to-the-end");
         // 0, 1 and 2, and the directory ls reads: the pipes to the dispatcher are not inherited
         assertThat(out.get(6)).isEqualTo("0 1 2 3");
+    }
+
+    @Test
+    void whenTheRunsJvmIsKilledItsExecutorAndTheirTasksGoToo() throws Exception {
+        Path pids = dir.resolve("pids");
+        Path file = Files.writeString(dir.resolve("long.txt"), "echo $PPID $$ > " + pids + ".tmp && mv " + pids
+                + ".tmp " + pids + " && sleep 120\n");
+        List<String> cmd = Cli.falkon(List.of("-XX:TieredStopAtLevel=1"));
+        cmd.addAll(List.of("run", "-q", "--executor", "c", file.toString()));
+        Process run = Cli.asUser(new ProcessBuilder(cmd).directory(dir.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD), dir)
+                .start();
+        try {
+            await().atMost(Duration.ofSeconds(60)).until(() -> Files.exists(pids));
+            String[] ids = Files.readString(pids).trim().split(" ");
+            long executor = Long.parseLong(ids[0]);
+            long task = Long.parseLong(ids[1]);
+            assertThat(running(executor)).isTrue();
+            run.destroyForcibly(); // SIGKILL: nothing of the run's JVM says goodbye; its end of the pipes closes
+            await().atMost(Duration.ofSeconds(60)).until(() -> !running(executor) && !running(task));
+        } finally {
+            run.destroyForcibly();
+        }
+    }
+
+    /** Whether the process exists and is not a zombie (an orphan's reaper may be slow to reap it). */
+    private static boolean running(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return stat.charAt(stat.lastIndexOf(')') + 2) != 'Z';
+        } catch (java.io.IOException e) {
+            return false;
+        }
     }
 
     @Test
