@@ -154,7 +154,7 @@ int fk_conn_open(const fk_conn *c) {
 
 short fk_conn_events(const fk_conn *c) {
     if (fk_conn_piped(c)) {
-        return POLLIN; /* the writing end is polled on its own (fk_conn_write_fd) */
+        return POLLIN; /* the pipe written to (wfd) is polled on its own */
     }
     if (c->state == CONNECTING) {
         return POLLOUT;

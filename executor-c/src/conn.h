@@ -1,9 +1,10 @@
 /* The executor's connection to the dispatcher as a byte pipe: a non-blocking TCP socket, with
- * TLS over it when configured, or a pair of pipes from the process that started it (falkon run's
- * own executors) (OpenSSL: the dispatcher's certificate checked against the given CA
- * and the host name dialled). The poll loop in executor.c drives it: fk_conn_events says what to
- * wait for, fk_conn_progress completes the connect and the TLS handshake, fk_conn_read and
- * fk_conn_write move bytes between the socket and the connection's buffers. */
+ * TLS over it when configured (OpenSSL: the dispatcher's certificate checked against the given CA
+ * and the host name dialled), or a pair of pipes from the process that started the executor
+ * (--dispatcher stdio: falkon run's own executors). The poll loop in executor.c drives it:
+ * fk_conn_events says what to wait for, fk_conn_progress completes the connect and the TLS
+ * handshake, fk_conn_read and fk_conn_write move bytes between the socket (or pipes) and the
+ * connection's buffers. */
 #ifndef FK_CONN_H
 #define FK_CONN_H
 

@@ -229,20 +229,15 @@ final class RunCommand implements Callable<Integer> {
                 local.close();
                 throw e;
             }
-            Dispatcher started = dispatcher;
-            PipeTransport pipes = dispatcher.add(admission -> new PipeTransport(admission, new PipeTransport.Settings(
-                    started.id(), started.config().maxFrameLength(), HANDSHAKE_MILLIS)));
-            List<Process> children = local.processes();
-            for (int i = 0; i < children.size(); i++) {
-                Process p = children.get(i);
-                pipes.attach("local executor " + i + " (pid " + p.pid() + ")", p.getInputStream(), p.getOutputStream());
-            }
         } else {
             dispatcher = Dispatcher.start(config);
         }
-        announceDashboard(dispatcher);
-        StartupTrace.mark("run: dispatcher started");
         try {
+            if (local != null) {
+                attachPipes(dispatcher, local);
+            }
+            announceDashboard(dispatcher);
+            StartupTrace.mark("run: dispatcher started");
             if (local == null) {
                 local = LocalExecutors.start(impl, executors, slots, noExec, "127.0.0.1:" + dispatcher.port(),
                         dispatcher.token(), idPrefix, extra);
@@ -272,6 +267,17 @@ final class RunCommand implements Callable<Integer> {
                 local.close();
             }
             StartupTrace.mark("run: executors gone");
+        }
+    }
+
+    /** The C executors' pipes, one connection each, in front of the dispatcher's admission stage. */
+    private static void attachPipes(Dispatcher dispatcher, LocalExecutors local) {
+        PipeTransport pipes = dispatcher.add(admission -> new PipeTransport(admission, new PipeTransport.Settings(
+                dispatcher.id(), dispatcher.config().maxFrameLength(), HANDSHAKE_MILLIS)));
+        List<Process> children = local.processes();
+        for (int i = 0; i < children.size(); i++) {
+            Process p = children.get(i);
+            pipes.attach("local executor " + i + " (pid " + p.pid() + ")", p.getInputStream(), p.getOutputStream());
         }
     }
 

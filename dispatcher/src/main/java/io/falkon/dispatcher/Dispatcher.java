@@ -40,7 +40,7 @@ import java.util.function.Supplier;
  * A running Falkon dispatcher, and the composition root of its parts: the journal (replayed), the
  * scheduler thread with the admission stage in front of it, and the transports (TCP unless the port
  * is -1; WS and the monitor when configured; any other a caller {@linkplain #add adds}, such as
- * {@code falkon run}'s in-process one and its local executors' Unix socket), started in that order and
+ * {@code falkon run}'s in-process one and its C executors' pipes), started in that order and
  * closed in the reverse one.
  *
  * <pre>{@code
@@ -56,7 +56,7 @@ public final class Dispatcher implements AutoCloseable {
     private final SchedulerLoop loop;
     /** Every transport, in the order they started (TCP first); guarded by {@code this} with {@link #closed}. */
     private final List<ServerTransport> transports;
-    /** Null when the configured port is -1 (a {@code falkon run} whose executors come over a Unix socket). */
+    /** Null when the configured port is -1 (a {@code falkon run} whose executors come over pipes). */
     private final TcpTransport tcp;
     private final Admission admission;
     private final FileJournal journal;

@@ -21,9 +21,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Executor processes on this machine (the embedded default of {@code falkon run}, and the
- * benchmarks): each is its own lean JVM running the standalone executor, dialling a dispatcher on
- * 127.0.0.1. They exit by themselves when the dispatcher closes their connection; {@link #close()}
- * waits for that and kills stragglers.
+ * benchmarks): each is its own process running the standalone executor (a lean JVM, or the C
+ * executor), dialling a dispatcher on 127.0.0.1, or, C executors started with {@link #STDIO},
+ * speaking to it on their standard input and output. They exit by themselves when the dispatcher
+ * closes their connection; {@link #close()} waits for that and kills stragglers.
  *
  * <p>The JVM runs {@code falkon-executor.jar} when the system property {@value #JAR_PROPERTY}
  * names it (bin/falkon sets it): one jar means few open descriptors, which the JDK closes one by
