@@ -78,8 +78,11 @@ public final class LocalExecutors implements AutoCloseable {
     /** Started and not exited. */
     private final AtomicInteger alive = new AtomicInteger();
     private volatile boolean closing;
+    /** Started with {@link #STDIO}: the protocol on their standard input and output. */
+    private final boolean piped;
 
-    private LocalExecutors() {
+    private LocalExecutors(boolean piped) {
+        this.piped = piped;
     }
 
     /** The command that starts one executor of this implementation, up to its own options. */
@@ -174,7 +177,7 @@ public final class LocalExecutors implements AutoCloseable {
             throw new IllegalArgumentException("only the C executor speaks the protocol on its standard input and "
                     + "output");
         }
-        LocalExecutors ex = new LocalExecutors();
+        LocalExecutors ex = new LocalExecutors(piped);
         ex.alive.set(count); // before any can exit: one gone before the next starts is not all gone
         List<String> base = command(impl);
         for (int i = 0; i < count; i++) {
@@ -276,6 +279,23 @@ public final class LocalExecutors implements AutoCloseable {
         closing = true;
     }
 
+    /**
+     * Ends the input of an executor started with pipes, which then exits (if nothing attached it to a
+     * dispatcher, or the dispatcher's end is still open). On a thread of its own: closing waits for a
+     * write in progress, and a write to an executor that has stopped reading waits until it is killed.
+     */
+    private static void endInput(Process p) {
+        Thread t = new Thread(() -> {
+            try {
+                p.getOutputStream().close();
+            } catch (IOException e) {
+                log.debug("closing the input of executor process {}: {}", p.pid(), e.toString());
+            }
+        }, "falkon-executor-input-" + p.pid());
+        t.setDaemon(true);
+        t.start();
+    }
+
     /** Exited, whether reaped yet or not (a zombie); false where there is no /proc to say. */
     static boolean dead(long pid) {
         if (!PROC) {
@@ -297,11 +317,8 @@ public final class LocalExecutors implements AutoCloseable {
     public void close() {
         leaving();
         for (Process p : processes) {
-            try {
-                // one started with pipes ends when its input does (if nothing attached it to a dispatcher)
-                p.getOutputStream().close();
-            } catch (IOException e) {
-                log.debug("closing the input of executor process {}: {}", p.pid(), e.toString());
+            if (piped) {
+                endInput(p);
             }
             try {
                 if (!p.waitFor(10, TimeUnit.SECONDS)) {
