@@ -79,6 +79,12 @@ final class ExecutorPool {
         byLink.put(link, e);
         byId.put(e.id, e);
         totalSlots += e.slots;
+        wakeWaiters();
+        return e;
+    }
+
+    /** Completes (and forgets) each waiter whose count of executors is reached. */
+    private void wakeWaiters() {
         Iterator<ExecutorWaiter> it = waiters.iterator();
         while (it.hasNext()) {
             ExecutorWaiter w = it.next();
@@ -87,7 +93,6 @@ final class ExecutorPool {
                 it.remove();
             }
         }
-        return e;
     }
 
     /** Forgets the executor on {@code link} (its tasks are the caller's business); null if none. */
@@ -307,11 +312,12 @@ final class ExecutorPool {
     // ---- views ---------------------------------------------------------------------------------
 
     void whenRegistered(int count, CompletableFuture<Void> future) {
-        if (byId.size() >= count) {
-            future.complete(null);
-        } else {
-            waiters.add(new ExecutorWaiter(count, future));
-        }
+        // always through the list, even when the count is already reached: a run's executors
+        // register before or after it asks, by chance, and a class only one order loads is missing
+        // from the class data archive the build trains on one run (bin/falkon), costing every run
+        // that takes the other order a search of the whole class path
+        waiters.add(new ExecutorWaiter(count, future));
+        wakeWaiters();
     }
 
     Collection<ExecutorState> all() {
