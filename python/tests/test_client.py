@@ -372,3 +372,38 @@ class TokenTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _running(pid):
+    """Whether ``pid`` is a live process (a zombie, dead but not yet reaped by whoever adopted it, is not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+@unittest.skipUnless(BUILT, "Falkon is not built (run the README's build first)")
+class OrphanTest(unittest.TestCase):
+    def test_a_program_killed_outright_takes_its_local_dispatcher_and_executors_with_it(self):
+        """SIGKILL runs no atexit hook and no stop(): the dispatcher sees its standard input end
+        (--stop-with-stdin) and stops, and tells its executors to leave."""
+        import sys
+        program = ("import sys, time\n"
+                   "from falkon import LocalDispatcher\n"
+                   "local = LocalDispatcher(executors=1, falkon=sys.argv[1])\n"
+                   "print(local.dispatcher.pid, *(p.pid for p in local.executors), flush=True)\n"
+                   "time.sleep(600)\n")
+        src = str(pathlib.Path(__file__).resolve().parents[1] / "src")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
+        parent = subprocess.Popen([sys.executable, "-c", program, FALKON], stdout=subprocess.PIPE, text=True, env=env)
+        self.addCleanup(lambda: (parent.poll() is None and parent.kill(), parent.wait(), parent.stdout.close()))
+        pids = [int(w) for w in parent.stdout.readline().split()]
+        # a test run leaves nothing running, whatever this test finds
+        self.addCleanup(lambda: [os.kill(pid, signal.SIGKILL) for pid in pids if _running(pid)])
+        self.assertEqual(2, len(pids), "the dispatcher's and the executor's process ids")
+        self.assertTrue(all(_running(pid) for pid in pids))
+        parent.kill()
+        parent.wait()
+        wait_for(lambda: not any(_running(pid) for pid in pids), timeout=60,
+                 what="the killed program's dispatcher and executor to exit")

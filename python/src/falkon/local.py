@@ -46,9 +46,12 @@ class LocalDispatcher:
         self.log_dir = log_dir
         self.executors = []
         self._logs = []
+        # its standard input is a pipe only this process holds open (not inherited by the processes
+        # it starts): when this process ends, however it ends, the dispatcher sees the pipe's end and
+        # stops, and its executors with it (--stop-with-stdin); stop() is the orderly way
         self.dispatcher = subprocess.Popen(
-            [self.command, "dispatcher", "--host", host, "--port", "0", *extra_dispatcher_args],
-            env=self.env, stdout=subprocess.PIPE, stderr=self._log("dispatcher"), text=True)
+            [self.command, "dispatcher", "--host", host, "--port", "0", "--stop-with-stdin", *extra_dispatcher_args],
+            env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log("dispatcher"), text=True)
         self.port = self._await_port(startup_timeout)
         # local executors dial loopback whatever the listening address
         self.address = f"127.0.0.1:{self.port}"
@@ -92,6 +95,11 @@ class LocalDispatcher:
         impl = impl or self.default_impl()
         if impl != "java":
             args += ["--impl", impl]
+        if not any(a == "--reconnect-for" or a.startswith("--reconnect-for=") for a in extra_args):
+            # the dispatcher is this object's own: once it is gone (stopped, or this process ended)
+            # nothing will listen there again, and an executor that missed its goodbye (one still
+            # connecting) would dial for the default ten minutes
+            args += ["--reconnect-for", "0"]
         args += list(extra_args)
         p = subprocess.Popen(args, env=self.env, stdout=subprocess.DEVNULL,
                              stderr=self._log(name or f"executor-{len(self.executors)}"))
@@ -117,8 +125,9 @@ class LocalDispatcher:
                 p.wait()
         for f in self._logs:
             f.close()
-        if self.dispatcher.stdout:
-            self.dispatcher.stdout.close()
+        for stream in (self.dispatcher.stdin, self.dispatcher.stdout):
+            if stream:
+                stream.close()
 
     def __enter__(self):
         return self

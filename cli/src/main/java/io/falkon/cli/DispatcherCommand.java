@@ -145,6 +145,12 @@ public final class DispatcherCommand implements Callable<Integer> {
     @Option(names = "--ws-max-connections", description = "WS connections open at once (default: ${DEFAULT-VALUE})")
     int wsMaxConnections = WsTransport.Settings.defaults().maxConnections();
 
+    @Option(names = "--stop-with-stdin", description = "stop, as on SIGTERM, when standard input reaches its "
+            + "end (what comes in is read and ignored): a program that starts the dispatcher with a pipe as its "
+            + "input (Python's LocalDispatcher, Parsl's executor) takes it with it however that program ends, "
+            + "killed included")
+    boolean stopWithStdin;
+
     public static void main(String[] args) {
         System.exit(new CommandLine(new DispatcherCommand()).execute(args));
     }
@@ -207,6 +213,9 @@ public final class DispatcherCommand implements Callable<Integer> {
             stop.countDown();
         }, "falkon-shutdown"));
         d.failed().thenRun(stop::countDown);
+        if (stopWithStdin) {
+            stopWhenInputEnds();
+        }
         System.out.println("falkon dispatcher listening on " + host + ":" + d.port()
                 + (tlsCert == null ? "" : " (TLS)"));
         System.out.println(noAuth ? "falkon dispatcher: AUTHENTICATION IS OFF (--no-auth)"
@@ -226,5 +235,28 @@ public final class DispatcherCommand implements Callable<Integer> {
             return EXIT_FAILED;
         }
         return 0;
+    }
+
+    /**
+     * {@code --stop-with-stdin}: a thread that reads standard input to its end, then exits as SIGTERM
+     * would (the shutdown hook closes the dispatcher, which tells its executors to leave). The pipe's
+     * writing end closes when the process that holds it exits, however it exits: a SIGKILL of the
+     * parent leaves no dispatcher behind, where a dispatcher waiting for a signal would run on.
+     */
+    private static void stopWhenInputEnds() {
+        Thread watch = new Thread(() -> {
+            byte[] ignored = new byte[4096];
+            try {
+                while (System.in.read(ignored) >= 0) {
+                    // what the parent writes means nothing; only the end counts
+                }
+            } catch (java.io.IOException e) {
+                // an input that cannot be read is an input that has ended
+            }
+            System.err.println("falkon dispatcher: standard input ended (--stop-with-stdin): stopping");
+            System.exit(0);
+        }, "falkon-stdin-watch");
+        watch.setDaemon(true);
+        watch.start();
     }
 }
