@@ -258,3 +258,56 @@ class LauncherTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Point:
+    """A class of this test module's own, which a worker can import by name."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __eq__(self, other):
+        return isinstance(other, Point) and other.x == self.x
+
+
+@unittest.skipIf(parsl is None, "Parsl is not installed (python/run-parsl-tests.sh installs it)")
+class SerialisationTest(unittest.TestCase):
+    """The executor's calls and its workers' results: the C pickle where it means what dill means,
+    dill otherwise, and Parsl's own reader taking both (falkon/parsl/_serial.py)."""
+
+    def test_plain_data_is_pickled_and_parsl_reads_it(self):
+        from parsl.serialize import deserialize
+        from falkon.parsl._serial import PICKLE_HEADER, serialize_data
+        for value in [(), ("",), {"a": [1, 2.5, None, b"x"]}, Point(3), {"parsl_resource_specification": {}}]:
+            payload = serialize_data(value)
+            self.assertTrue(payload.startswith(PICKLE_HEADER), value)
+            self.assertEqual(value, deserialize(payload))
+
+    def test_what_pickle_cannot_mean_the_same_goes_through_dill(self):
+        import sys
+        import types
+        from parsl.serialize import deserialize
+        from falkon.parsl._serial import PICKLE_HEADER, serialize_data
+        # a class of the submitting program's __main__, as a script defines it: pickle finds it and
+        # names it, but the worker's __main__ is another module, where the name leads nowhere
+        main = sys.modules["__main__"]
+        Local = types.new_class("FalkonSerialisationTestLocal", exec_body=lambda ns: ns.update(x=5))
+        Local.__module__ = "__main__"
+        setattr(main, Local.__name__, Local)
+        self.addCleanup(delattr, main, Local.__name__)
+        self.assertIn(b"__main__", __import__("pickle").dumps(Local()))
+        for value, check in [(Local(), lambda v: v.x == 5),
+                             (lambda v: v + 1, lambda f: f(1) == 2),  # pickle refuses a lambda
+                             ("a string naming __main__", lambda s: s == "a string naming __main__")]:
+            payload = serialize_data(value)
+            self.assertFalse(payload.startswith(PICKLE_HEADER), value)
+            self.assertTrue(check(deserialize(payload)), value)
+
+    def test_a_packed_call_runs_as_parsl_runs_it(self):
+        from parsl.executors.execute_task import execute_task
+        from parsl.serialize import deserialize, unpack_apply_message
+        from falkon.parsl._serial import pack_call, serialize_data
+        call = pack_call(double, (21,), {})
+        func, args, kwargs = unpack_apply_message(call)
+        self.assertEqual(((21,), {}), (args, kwargs))
+        self.assertEqual(42, deserialize(serialize_data(execute_task(call))))

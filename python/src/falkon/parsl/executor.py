@@ -34,13 +34,14 @@ from concurrent.futures import Future
 
 from parsl.executors.base import ParslExecutor
 from parsl.executors.errors import InvalidResourceSpecification
-from parsl.serialize import deserialize, pack_apply_message
+from parsl.serialize import deserialize
 from parsl.utils import RepresentationMixin
 
 from .. import wire
 from ..client import Client, FalkonError
 from ..local import LocalDispatcher
 from . import _pyrun, bash
+from ._serial import pack_call
 
 logger = logging.getLogger(__name__)
 
@@ -221,7 +222,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         """A python_app for the persistent worker: the call travels with the task when it is at most
         INLINE_CALL_BYTES, else through a file; the result comes back as the task's stdout, or
         through a file when it is over the executor's output cap."""
-        call = pack_apply_message(func, args, kwargs, buffer_threshold=1024 * 1024)
+        call = pack_call(func, args, kwargs)
         infile = os.path.join(self._task_dir, f"{n}.in")
         outfile = os.path.join(self._task_dir, f"{n}.out")
         through_file = len(call) > INLINE_CALL_BYTES
@@ -258,7 +259,7 @@ class FalkonExecutor(ParslExecutor, RepresentationMixin):
         infile = os.path.join(self._task_dir, f"{n}.in")
         outfile = os.path.join(self._task_dir, f"{n}.out")
         with open(infile, "wb") as f:
-            f.write(pack_apply_message(func, args, kwargs, buffer_threshold=1024 * 1024))
+            f.write(pack_call(func, args, kwargs))
         if self.use_zygote and self._launcher:
             argv = [self._launcher, self._socket, self._python, _PYRUN, infile, outfile]
         elif self.use_zygote:

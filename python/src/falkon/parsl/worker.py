@@ -33,7 +33,7 @@ def run(infile, outfile):
     """Runs the call in ``infile``; writes its outcome to ``outfile``. Returns the exit status (0)."""
     from parsl.app.errors import RemoteExceptionWrapper
     from parsl.executors.execute_task import execute_task
-    from parsl.serialize import serialize
+    from ._serial import serialize_data as serialize
 
     with open(infile, "rb") as f:
         bufs = f.read()
@@ -62,7 +62,7 @@ def resident():
     fits the executor's output cap, else into the file ``argv[3]`` (stdout empty)."""
     from parsl.app.errors import RemoteExceptionWrapper
     from parsl.executors.execute_task import execute_task
-    from parsl.serialize import serialize
+    from ._serial import serialize_data as serialize
 
     from .. import resident as framing
 
