@@ -1,9 +1,10 @@
 """bash_app and python_app throughput through Parsl, and parsl-perf: the Falkon executor against HTEX, same run.
 
-    python parsl_throughput.py [--tasks N] [--python-tasks N] [--rounds R] [--perf-seconds S]
+    python parsl_throughput.py [--tasks N] [--python-tasks N] [--rounds R] [--perf-seconds S] [--perf-tasks N]
                                                             (in a virtualenv with Parsl and this package)
 
-Then ``parsl-perf --config CONFIG --time S`` (Parsl's own benchmark: a python_app returning 7) for both.
+Then ``parsl-perf --config CONFIG --time S`` (Parsl's own benchmark: a python_app returning 7) for each, and
+``parsl-perf --iterate 10,N`` (the same last batch of N tasks for every executor).
 For python_apps the last column is Parsl's ThreadPoolExecutor (threads_config.py): apps run in the
 submitting process, so it is the ceiling the DataFlowKernel itself allows on this machine.
 Each measurement is a fresh Parsl run in its own process: N apps submitted at once, timed from the first
@@ -37,9 +38,11 @@ def configure(name, log_to_file=True):
     return config
 
 
-def parsl_perf(name, seconds):
-    """parsl-perf's figure (a python_app returning 7) for a config: the last "Tasks per second" it prints."""
-    out = subprocess.run(["parsl-perf", "--config", CONFIGS[name], "--time", str(seconds)], check=True,
+def parsl_perf(name, seconds=None, iterate=None):
+    """parsl-perf's figure (a python_app returning 7) for a config: the last "Tasks per second" it prints,
+    run for ``seconds`` (its own estimate of the last batch's size) or over the batch sizes ``iterate``."""
+    mode = ["--time", str(seconds)] if iterate is None else ["--iterate", iterate]
+    out = subprocess.run(["parsl-perf", "--config", CONFIGS[name], *mode], check=True,
                          capture_output=True, text=True, cwd=os.environ.get("TMPDIR", "/tmp")).stdout
     rates = [float(line.split(":")[1]) for line in out.splitlines() if line.startswith("Tasks per second:")]
     return rates[-1]
@@ -77,6 +80,8 @@ def main():
     p.add_argument("--kinds", default="bash,python")
     p.add_argument("--no-log-file", action="store_true", help="turn Parsl's DEBUG log file off (both executors)")
     p.add_argument("--perf-seconds", type=float, default=20, help="parsl-perf's --time (0: skip parsl-perf)")
+    p.add_argument("--perf-tasks", type=int, default=5000,
+                   help="also parsl-perf with a last batch of this many tasks for every executor (0: skip)")
     p.add_argument("--one", nargs=2, metavar=("EXECUTOR", "KIND"), help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.one:
@@ -95,13 +100,22 @@ def main():
         for name in ("htex", "falkon", "threads"):
             rows[(name, "parsl-perf")] = parsl_perf(name, a.perf_seconds)
         kinds.append("parsl-perf")
+    # parsl-perf --time sizes its last batch by the rate of the one before, so a faster executor gets
+    # a larger batch, and the DataFlowKernel's cost per task grows with the tasks it holds (with
+    # ThreadPoolExecutor: about 1,040 tasks/s at 5,000 and 940 at 15,000, docs/benchmarks.md); the
+    # same batch for every executor compares like with like
+    if a.perf_tasks > 0:
+        label = f"parsl-perf-{a.perf_tasks}"
+        for name in ("htex", "falkon", "threads"):
+            rows[(name, label)] = parsl_perf(name, iterate=f"10,{a.perf_tasks}")
+        kinds.append(label)
     # the last column: Parsl's own ThreadPoolExecutor in the submitting process, the ceiling of what
     # the DataFlowKernel itself reaches here (no executor in the way)
     print(f"{'measure':16} {'HTEX tasks/s':>14} {'Falkon tasks/s':>16} {'Falkon/HTEX':>12} {'DFK alone':>10}")
     for kind in kinds:
         h, f = rows[("htex", kind)], rows[("falkon", kind)]
         t = rows.get(("threads", kind))
-        label = kind if kind == "parsl-perf" else f"{kind}_app x{a.tasks if kind == 'bash' else a.python_tasks}"
+        label = kind if kind.startswith("parsl-perf") else f"{kind}_app x{a.tasks if kind == 'bash' else a.python_tasks}"
         print(f"{label:16} {h:14,.0f} {f:16,.0f} {f / h:12.2f} {f'{t:,.0f}' if t else '-':>10}")
 
 
