@@ -407,3 +407,41 @@ class OrphanTest(unittest.TestCase):
         parent.wait()
         wait_for(lambda: not any(_running(pid) for pid in pids), timeout=60,
                  what="the killed program's dispatcher and executor to exit")
+
+    def test_a_program_killed_outright_takes_its_provisioner_and_the_nodes_it_holds_with_it(self):
+        """The same for `falkon provision --stop-with-stdin` (the Snakemake plugin's): it stops as on
+        SIGTERM, giving back what it holds; here the local provisioner's node, an executor process."""
+        import sys
+        program = ("import subprocess, sys, time\n"
+                   "from falkon import LocalDispatcher\n"
+                   "local = LocalDispatcher(executors=0, falkon=sys.argv[1])\n"
+                   "p = subprocess.Popen([sys.argv[1], 'provision', '--stop-with-stdin', '--dispatcher', local.address,\n"
+                   "                      '--provisioner', 'local', '--min-nodes', '1', '--max-nodes', '1'],\n"
+                   "                     env=local.env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)\n"
+                   "print(local.address, local.dispatcher.pid, p.pid, flush=True)\n"
+                   "time.sleep(600)\n")
+        src = str(pathlib.Path(__file__).resolve().parents[1] / "src")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
+        parent = subprocess.Popen([sys.executable, "-c", program, FALKON], stdout=subprocess.PIPE, text=True, env=env)
+        self.addCleanup(lambda: (parent.poll() is None and parent.kill(), parent.wait(), parent.stdout.close()))
+        address, *pids = parent.stdout.readline().split()
+        pids = [int(p) for p in pids]
+
+        def dialling():  # processes started with the dispatcher's address: the provisioner and its node
+            found = []
+            for entry in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{entry}/cmdline", "rb") as f:
+                        if address.encode() in f.read() and _running(int(entry)):
+                            found.append(int(entry))
+                except (OSError, ValueError):
+                    pass
+            return found
+
+        self.addCleanup(lambda: [os.kill(pid, signal.SIGKILL) for pid in set(pids + dialling()) if _running(pid)])
+        self.assertEqual(2, len(pids), "the dispatcher's and the provisioner's process ids")
+        wait_for(lambda: len(dialling()) >= 2, timeout=120, what="the provisioner's node to start")
+        parent.kill()
+        parent.wait()
+        wait_for(lambda: not any(_running(pid) for pid in pids) and not dialling(), timeout=120,
+                 what="the killed program's dispatcher, provisioner and node to exit")

@@ -58,7 +58,9 @@ class Backend:
         host, _, port = address.rpartition(":")
         if self.local is not None and settings.provisioner != "local":
             host = socket.gethostname()  # what the nodes can reach; the dispatcher listens on all interfaces
-        cmd = [falkon_command(settings.bin), "provision", "--dispatcher", f"{host}:{port}",
+        # --stop-with-stdin: its input is a pipe only this process holds, so that a Snakemake killed
+        # outright still has its allocations given back (the provisioner stops as on SIGTERM)
+        cmd = [falkon_command(settings.bin), "provision", "--stop-with-stdin", "--dispatcher", f"{host}:{port}",
                "--provisioner", settings.provisioner, "--max-nodes", str(settings.max_nodes),
                "--idle", str(settings.idle)]
         if settings.slots:
@@ -76,7 +78,7 @@ class Backend:
         os.makedirs(log_dir, exist_ok=True)
         log = open(os.path.join(log_dir, "provision.log"), "ab")
         self._logs.append(log)
-        self.provision = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        self.provision = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=log, stderr=log)
 
         def watch():
             code = self.provision.wait()
@@ -107,6 +109,7 @@ class Backend:
             except subprocess.TimeoutExpired:
                 self.provision.kill()
                 self.provision.wait()
+            self.provision.stdin.close()
         if self.local is not None:
             self.local.stop()
         for f in self._logs:

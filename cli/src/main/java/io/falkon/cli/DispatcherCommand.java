@@ -13,6 +13,7 @@ import io.falkon.protocol.auth.TokenSource;
 import io.falkon.protocol.tls.Tls;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -145,11 +146,8 @@ public final class DispatcherCommand implements Callable<Integer> {
     @Option(names = "--ws-max-connections", description = "WS connections open at once (default: ${DEFAULT-VALUE})")
     int wsMaxConnections = WsTransport.Settings.defaults().maxConnections();
 
-    @Option(names = "--stop-with-stdin", description = "stop, as on SIGTERM, when standard input reaches its "
-            + "end (what comes in is read and ignored): a program that starts the dispatcher with a pipe as its "
-            + "input (Python's LocalDispatcher, Parsl's executor) takes it with it however that program ends, "
-            + "killed included")
-    boolean stopWithStdin;
+    @Mixin
+    StdinLifeline lifeline = new StdinLifeline();
 
     public static void main(String[] args) {
         System.exit(new CommandLine(new DispatcherCommand()).execute(args));
@@ -213,9 +211,7 @@ public final class DispatcherCommand implements Callable<Integer> {
             stop.countDown();
         }, "falkon-shutdown"));
         d.failed().thenRun(stop::countDown);
-        if (stopWithStdin) {
-            stopWhenInputEnds();
-        }
+        lifeline.startIfAsked("falkon dispatcher");
         System.out.println("falkon dispatcher listening on " + host + ":" + d.port()
                 + (tlsCert == null ? "" : " (TLS)"));
         System.out.println(noAuth ? "falkon dispatcher: AUTHENTICATION IS OFF (--no-auth)"
@@ -235,28 +231,5 @@ public final class DispatcherCommand implements Callable<Integer> {
             return EXIT_FAILED;
         }
         return 0;
-    }
-
-    /**
-     * {@code --stop-with-stdin}: a thread that reads standard input to its end, then exits as SIGTERM
-     * would (the shutdown hook closes the dispatcher, which tells its executors to leave). The pipe's
-     * writing end closes when the process that holds it exits, however it exits: a SIGKILL of the
-     * parent leaves no dispatcher behind, where a dispatcher waiting for a signal would run on.
-     */
-    private static void stopWhenInputEnds() {
-        Thread watch = new Thread(() -> {
-            byte[] ignored = new byte[4096];
-            try {
-                while (System.in.read(ignored) >= 0) {
-                    // what the parent writes means nothing; only the end counts
-                }
-            } catch (java.io.IOException e) {
-                // an input that cannot be read is an input that has ended
-            }
-            System.err.println("falkon dispatcher: standard input ended (--stop-with-stdin): stopping");
-            System.exit(0);
-        }, "falkon-stdin-watch");
-        watch.setDaemon(true);
-        watch.start();
     }
 }

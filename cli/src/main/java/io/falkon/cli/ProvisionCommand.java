@@ -30,6 +30,9 @@ import java.util.concurrent.CountDownLatch;
         description = "Grow and shrink a running dispatcher's executors through a batch scheduler, until stopped.")
 final class ProvisionCommand implements Callable<Integer> {
 
+    @Mixin
+    StdinLifeline lifeline = new StdinLifeline();
+
     @Option(names = "--dispatcher", paramLabel = "HOST:PORT",
             description = "the dispatcher (executors are told this address too); not with --layout tiered")
     String dispatcher;
@@ -115,6 +118,7 @@ final class ProvisionCommand implements Callable<Integer> {
             Provisioner p = Provisioner.start(provision.config(slots, cmd, work, token), adapter, client::status);
             System.out.println("falkon provision: " + adapter.name() + " for " + dispatcher + " (stop with Ctrl-C; "
                     + "allocations are logged and left active ones cancelled)");
+            lifeline.startIfAsked("falkon provision");
             untilStopped(p);
         } finally {
             closeAdapter(adapter);
@@ -136,6 +140,7 @@ final class ProvisionCommand implements Callable<Integer> {
             System.out.println("falkon provision: " + adapter.name() + ", a dispatcher per allocation, listed in "
                     + file + " (falkon submit --dispatchers-file " + file + "; stop with Ctrl-C: allocations "
                     + "are logged and left active ones cancelled)");
+            lifeline.startIfAsked("falkon provision");
             untilStopped(p);
         } finally {
             closeAdapter(adapter);
