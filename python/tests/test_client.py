@@ -385,20 +385,26 @@ def _running(pid):
 
 @unittest.skipUnless(BUILT, "Falkon is not built (run the README's build first)")
 class OrphanTest(unittest.TestCase):
+    def start(self, program):
+        """Runs ``program`` (Python, given the falkon command as its argument) with this checkout's
+        package; returns the process and the words of the first line it prints."""
+        import sys
+        src = str(pathlib.Path(__file__).resolve().parents[1] / "src")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
+        parent = subprocess.Popen([sys.executable, "-c", program, FALKON], stdout=subprocess.PIPE, text=True, env=env)
+        self.addCleanup(lambda: (parent.poll() is None and parent.kill(), parent.wait(), parent.stdout.close()))
+        return parent, parent.stdout.readline().split()
+
     def test_a_program_killed_outright_takes_its_local_dispatcher_and_executors_with_it(self):
         """SIGKILL runs no atexit hook and no stop(): the dispatcher sees its standard input end
         (--stop-with-stdin) and stops, and tells its executors to leave."""
-        import sys
         program = ("import sys, time\n"
                    "from falkon import LocalDispatcher\n"
                    "local = LocalDispatcher(executors=1, falkon=sys.argv[1])\n"
                    "print(local.dispatcher.pid, *(p.pid for p in local.executors), flush=True)\n"
                    "time.sleep(600)\n")
-        src = str(pathlib.Path(__file__).resolve().parents[1] / "src")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
-        parent = subprocess.Popen([sys.executable, "-c", program, FALKON], stdout=subprocess.PIPE, text=True, env=env)
-        self.addCleanup(lambda: (parent.poll() is None and parent.kill(), parent.wait(), parent.stdout.close()))
-        pids = [int(w) for w in parent.stdout.readline().split()]
+        parent, words = self.start(program)
+        pids = [int(w) for w in words]
         # a test run leaves nothing running, whatever this test finds
         self.addCleanup(lambda: [os.kill(pid, signal.SIGKILL) for pid in pids if _running(pid)])
         self.assertEqual(2, len(pids), "the dispatcher's and the executor's process ids")
@@ -411,7 +417,6 @@ class OrphanTest(unittest.TestCase):
     def test_a_program_killed_outright_takes_its_provisioner_and_the_nodes_it_holds_with_it(self):
         """The same for `falkon provision --stop-with-stdin` (the Snakemake plugin's): it stops as on
         SIGTERM, giving back what it holds; here the local provisioner's node, an executor process."""
-        import sys
         program = ("import subprocess, sys, time\n"
                    "from falkon import LocalDispatcher\n"
                    "local = LocalDispatcher(executors=0, falkon=sys.argv[1])\n"
@@ -420,11 +425,7 @@ class OrphanTest(unittest.TestCase):
                    "                     env=local.env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)\n"
                    "print(local.address, local.dispatcher.pid, p.pid, flush=True)\n"
                    "time.sleep(600)\n")
-        src = str(pathlib.Path(__file__).resolve().parents[1] / "src")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p))
-        parent = subprocess.Popen([sys.executable, "-c", program, FALKON], stdout=subprocess.PIPE, text=True, env=env)
-        self.addCleanup(lambda: (parent.poll() is None and parent.kill(), parent.wait(), parent.stdout.close()))
-        address, *pids = parent.stdout.readline().split()
+        parent, (address, *pids) = self.start(program)
         pids = [int(p) for p in pids]
 
         def dialling():  # processes started with the dispatcher's address: the provisioner and its node
