@@ -42,7 +42,7 @@ public final class SoapXml {
     private static boolean flag(javax.xml.stream.XMLStreamReader r, String attribute, String where) {
         String v = r.getAttributeValue(null, attribute);
         if (v != null && !v.equals("true") && !v.equals("false")) {
-            throw new SoapInputException(where + ": <output " + attribute + "> must be true or false");
+            throw new SoapInputException(where + ": " + attribute + "=\"" + v + "\" must be true or false");
         }
         return "true".equals(v);
     }
@@ -102,12 +102,21 @@ public final class SoapXml {
             if (!in.name().isEmpty()) {
                 w.writeAttribute("name", in.name());
             }
+            if (in.readOnly()) {
+                w.writeAttribute("readOnly", "true");
+            }
             w.writeEndElement();
         }
         for (TaskOutput out : spec.outputs()) {
             w.writeStartElement(PREFIX, "output", NS);
             w.writeAttribute("path", out.path());
             w.writeAttribute("id", out.id());
+            if (out.temporary()) {
+                w.writeAttribute("temporary", "true");
+            }
+            if (out.archived()) {
+                w.writeAttribute("archive", "true");
+            }
             w.writeEndElement();
         }
         String line = ShellLine.of(spec);
@@ -418,7 +427,8 @@ public final class SoapXml {
         try {
             return new TaskInput(id, orEmpty(r.getAttributeValue(null, "source")),
                     size == null ? -1 : parseLong(size, where + ": <input> size"),
-                    orEmpty(r.getAttributeValue(null, "checksum")), mode, orEmpty(r.getAttributeValue(null, "name")));
+                    orEmpty(r.getAttributeValue(null, "checksum")), mode, orEmpty(r.getAttributeValue(null, "name")),
+                    flag(r, "readOnly", where));
         } catch (IllegalArgumentException e) {
             throw new SoapInputException(where + ": <input id=\"" + id + "\">: " + e.getMessage());
         }

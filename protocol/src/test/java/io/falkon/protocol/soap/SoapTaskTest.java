@@ -56,6 +56,21 @@ class SoapTaskTest {
     }
 
     @Test
+    void inputsAndOutputsComeBackWithTheirMarks() throws Exception {
+        TaskSpec spec = TaskSpec.builder("mAdd", "-p", "corr", "cimages.tbl", "region.hdr", "mosaic.fits")
+                .inputs(java.util.List.of(
+                        new io.falkon.protocol.TaskInput("corr/t.fits", "corr/t.fits", 10, "", 0, "corr/", true),
+                        io.falkon.protocol.TaskInput.of("cimages.tbl", "cimages.tbl"),
+                        io.falkon.protocol.TaskInput.of("region.hdr", "region.hdr").asReadOnly()))
+                .outputs(java.util.List.of(new io.falkon.protocol.TaskOutput("mosaic.fits", "mosaic.fits"),
+                        new io.falkon.protocol.TaskOutput("area.fits", "tmp/area.fits", true)))
+                .build();
+        assertThat(roundTrip(spec)).isEqualTo(spec);
+        assertThat(roundTrip(spec).inputs()).extracting(io.falkon.protocol.TaskInput::readOnly)
+                .containsExactly(true, false, true);
+    }
+
+    @Test
     void aBadWorkerOrAPayloadWithoutOneIsRefusedNamingTheTask() {
         java.util.Map<String, String> bad = java.util.Map.of(
                 "<f:worker></f:worker>", "<worker>: a worker command needs a program",
