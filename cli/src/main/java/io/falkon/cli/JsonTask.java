@@ -3,6 +3,7 @@ package io.falkon.cli;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.falkon.datacache.fetch.ObjectRef;
+import io.falkon.protocol.DataCodec;
 import io.falkon.protocol.PersistentWorker;
 import io.falkon.protocol.ShellLine;
 import io.falkon.protocol.TaskInput;
@@ -92,7 +93,8 @@ final class JsonTask {
         return mib;
     }
 
-    private static final Set<String> INPUT_FIELDS = Set.of("id", "source", "size", "checksum", "unpack", "name");
+    private static final Set<String> INPUT_FIELDS = Set.of("id", "source", "size", "checksum", "unpack", "name",
+            "readOnly");
     private static final Set<String> OUTPUT_FIELDS = Set.of("path", "id", "temporary", "archive");
 
     private final String name;
@@ -258,6 +260,10 @@ final class JsonTask {
         JsonNode outputs = node.get("outputs");
         List<TaskOutput> out = outputs == null ? List.of() : outputs(outputs);
         b.outputs(out);
+        String readOnlyClash = DataCodec.readOnlyClash(in, out, dir != null && !dir.asText().isEmpty());
+        if (readOnlyClash != null) {
+            throw new TaskFile.BadLine(name, lineNo, readOnlyClash);
+        }
         String taskName = null;
         JsonNode nameNode = node.get("name");
         if (nameNode != null) {
@@ -326,7 +332,8 @@ final class JsonTask {
             try {
                 int unpack = ObjectRef.Unpack.parse(text(in, "unpack", where, "")).ordinal();
                 out.add(new TaskInput(id, text(in, "source", where, id), size,
-                        text(in, "checksum", where, ""), unpack, text(in, "name", where, "")));
+                        text(in, "checksum", where, ""), unpack, text(in, "name", where, ""),
+                        flag(in, "readOnly", where)));
             } catch (IllegalArgumentException e) {
                 throw new TaskFile.BadLine(name, lineNo, where + ": " + e.getMessage());
             }

@@ -221,6 +221,25 @@ class TaskFileTest {
     }
 
     @Test
+    void anInputMayBeMarkedReadOnlyAndAnOutputAtItsPathIsRefusedNamingTheLine() throws Exception {
+        Path file = Files.writeString(dir.resolve("ro.jsonl"), "{\"args\": [\"mAdd\"], \"inputs\": ["
+                + "{\"id\": \"corr/t.fits\", \"name\": \"corr/\", \"readOnly\": true}, {\"id\": \"region.hdr\"}]}\n");
+        assertThat(entries(file).get(0).spec().inputs()).containsExactly(
+                new io.falkon.protocol.TaskInput("corr/t.fits", "corr/t.fits", -1, "", 0, "corr/", true),
+                io.falkon.protocol.TaskInput.of("region.hdr", "region.hdr"));
+        Path bad = Files.writeString(dir.resolve("bad.jsonl"), "{\"args\": [\"a\"]}\n{\"args\": [\"a\"], \"inputs\": "
+                + "[{\"id\": \"x\", \"readOnly\": 1}]}\n");
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(bad.toString(),
+                TaskFile.Format.PLAIN, null))).isInstanceOf(TaskFile.BadLine.class)
+                .hasMessageContaining("bad.jsonl:2:").hasMessageContaining("\"readOnly\" must be true or false");
+        Path clash = Files.writeString(dir.resolve("clash.jsonl"), "{\"shell\": \"sort -o x x\", \"inputs\": "
+                + "[{\"id\": \"data/x\", \"readOnly\": true}], \"outputs\": [{\"path\": \"x\", \"id\": \"sorted\"}]}\n");
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> TaskFile.validate(clash.toString(),
+                TaskFile.Format.PLAIN, null))).isInstanceOf(TaskFile.BadLine.class)
+                .hasMessageContaining("clash.jsonl:1:").hasMessageContaining("outputs[0] 'x' is the path of read-only inputs[0]");
+    }
+
+    @Test
     void aLineThatIsNotOneJsonObjectIsRefusedNamingTheLineAndWhy() throws Exception {
         // read with the streaming parser alone (no ObjectMapper): the same tree, the same refusals
         List<TaskFile.Entry> ok = entries(Files.writeString(dir.resolve("ok.jsonl"),

@@ -19,6 +19,7 @@ import java.util.Map;
  * HELD       = count:u16 (id:str)*
  * ARCHIVE    = count:u16 (index:u16)*                       as TEMPORARY
  * ARCHIVED   = count:u16 (id:str archive:str offset:u64 size:u64 sha256:str)*
+ * READ_ONLY  = count:u16 (index:u16)*                       indexes into INPUTS, ascending, each once
  * HINTS      = count:u16 (id:str peers:u16 (peer:str)*)*       peer = "host:port" of a cache server
  * DATA_STATS = localHits:u32 peerHits:u32 misses:u32 bytesLocal:u64 bytesPeer:u64 bytesStore:u64
  *              [refetched:u32 [bytesWritten:u64]]      (later fields optional: older executors omit them)
@@ -199,18 +200,23 @@ public final class DataCodec {
         return encodeMarks(outputs, TaskOutput::archived);
     }
 
-    private static byte[] encodeMarks(List<TaskOutput> outputs, java.util.function.Predicate<TaskOutput> marked) {
+    /** The READ_ONLY field for {@code inputs}, or null when none of them is read-only. */
+    public static byte[] encodeReadOnly(List<TaskInput> inputs) {
+        return encodeMarks(inputs, TaskInput::readOnly);
+    }
+
+    private static <T> byte[] encodeMarks(List<T> items, java.util.function.Predicate<T> marked) {
         int n = 0;
-        for (TaskOutput o : outputs) {
+        for (T o : items) {
             n += marked.test(o) ? 1 : 0;
         }
         if (n == 0) {
             return null;
         }
         ByteBuf b = Unpooled.buffer();
-        WireWriter.u16(b, n, "marked outputs count");
-        for (int i = 0; i < outputs.size(); i++) {
-            if (marked.test(outputs.get(i))) {
+        WireWriter.u16(b, n, "marked count");
+        for (int i = 0; i < items.size(); i++) {
+            if (marked.test(items.get(i))) {
                 b.writeShort(i);
             }
         }
@@ -227,6 +233,54 @@ public final class DataCodec {
 
     /** The same for the ARCHIVE field, or any field of output indexes named {@code field}. */
     public static boolean[] decodeMarks(byte[] value, int outputs, String field) {
+        return decodeMarks(value, outputs, field, "output");
+    }
+
+    /**
+     * Which of {@code inputs} inputs the READ_ONLY field marks, as flags by place; refuses an index
+     * past the list, or one out of order or repeated.
+     */
+    public static boolean[] decodeReadOnly(byte[] value, int inputs) {
+        return decodeMarks(value, inputs, "readOnly", "input");
+    }
+
+    /** {@code inputs} marked as the READ_ONLY field says. */
+    public static List<TaskInput> markReadOnly(List<TaskInput> inputs, byte[] readOnly) {
+        boolean[] r = decodeReadOnly(readOnly, inputs.size());
+        List<TaskInput> out = new ArrayList<>(inputs.size());
+        for (int i = 0; i < inputs.size(); i++) {
+            out.add(r[i] ? inputs.get(i).asReadOnly() : inputs.get(i));
+        }
+        return out;
+    }
+
+    /**
+     * Why a task's read-only inputs cannot be given as they are, or null: a declared output at the
+     * place a read-only input is given (the sandbox, when the task names no working directory) would
+     * be saved from the executor's side of that place, which is not the input the task saw.
+     */
+    public static String readOnlyClash(List<TaskInput> inputs, List<TaskOutput> outputs, boolean ownWorkDir) {
+        if (ownWorkDir || outputs.isEmpty()) {
+            return null;
+        }
+        Map<String, Integer> readOnly = new HashMap<>();
+        for (int i = 0; i < inputs.size(); i++) {
+            if (inputs.get(i).readOnly()) {
+                readOnly.putIfAbsent(inputs.get(i).fileName(), i);
+            }
+        }
+        for (int k = 0; k < outputs.size() && !readOnly.isEmpty(); k++) {
+            Integer i = readOnly.get(outputs.get(k).path());
+            if (i != null) {
+                return "outputs[" + k + "] '" + LogSafe.text(outputs.get(k).path()) + "' is the path of read-only "
+                        + "inputs[" + i + "], which the task may not change: drop readOnly or give the output another "
+                        + "path";
+            }
+        }
+        return null;
+    }
+
+    private static boolean[] decodeMarks(byte[] value, int outputs, String field, String noun) {
         WireReader in = new WireReader(Unpooled.wrappedBuffer(value));
         int n = in.u16(field + " count");
         boolean[] out = new boolean[outputs];
@@ -234,11 +288,11 @@ public final class DataCodec {
         for (int i = 0; i < n; i++) {
             int k = in.u16(field + "[" + i + "]");
             if (k >= outputs) {
-                throw new ProtocolException(ErrorCode.MALFORMED, field + "[" + i + "]: output " + k
+                throw new ProtocolException(ErrorCode.MALFORMED, field + "[" + i + "]: " + noun + " " + k
                         + " does not exist (the task declares " + outputs + ")");
             }
             if (k <= last) {
-                throw new ProtocolException(ErrorCode.MALFORMED, field + "[" + i + "]: output indexes must "
+                throw new ProtocolException(ErrorCode.MALFORMED, field + "[" + i + "]: " + noun + " indexes must "
                         + "ascend, each once");
             }
             out[k] = true;

@@ -106,6 +106,16 @@ public final class ExtTags {
      */
     public static final int NAMED_RESOURCES = 0x000E;
 
+    /**
+     * In a TaskSpec: {@code count:u16 (index:u16)*}, the INPUTS (by place, ascending, each once) that
+     * the task only reads. An executor that can may give the task a read-only view of the cached or
+     * stored file in place of a copy (the C executor: a read-only bind mount in a mount namespace of
+     * the task's own); a write to it, or its removal, then fails. An executor that cannot, or that
+     * does not know this field, copies it as any input. No declared output may have the path of a
+     * read-only input (docs/data-diffusion.md, "Read-only inputs").
+     */
+    public static final int READ_ONLY = 0x000F;
+
     /** In a DispatchedTask: peers believed to cache the task's inputs ({@link DataCodec#encodeHints}). */
     public static final int HINTS = 0x0010;
 

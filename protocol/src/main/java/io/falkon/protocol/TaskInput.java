@@ -15,8 +15,13 @@ import java.util.Objects;
  * @param name     the file name the task sees; empty: the last part of the id; a directory's name and
  *                 a slash ({@code diffs/}): the object goes into that directory of the sandbox under
  *                 the last part of its id, so that a gather program finds all of them in one place
+ * @param readOnly the task only reads it: the executor may give it a read-only view of the cached or
+ *                 stored file instead of a copy of its own ({@link ExtTags#READ_ONLY}); a write to it, or
+ *                 its removal, then fails. An executor that cannot copies it, as it does any unpacked or
+ *                 checksummed input
  */
-public record TaskInput(String id, String source, long size, String checksum, int unpack, String name) {
+public record TaskInput(String id, String source, long size, String checksum, int unpack, String name,
+                        boolean readOnly) {
     public static final int AS_STORED = 0;
     public static final int GUNZIP = 1;
     public static final int UNTAR = 2;
@@ -42,6 +47,16 @@ public record TaskInput(String id, String source, long size, String checksum, in
         if (problem != null) {
             throw new IllegalArgumentException("source: " + problem);
         }
+    }
+
+    /** An input the task gets a copy of, which it may change. */
+    public TaskInput(String id, String source, long size, String checksum, int unpack, String name) {
+        this(id, source, size, checksum, unpack, name, false);
+    }
+
+    /** The same input, which the task only reads. */
+    public TaskInput asReadOnly() {
+        return new TaskInput(id, source, size, checksum, unpack, name, true);
     }
 
     /** Longest source (a path or a URL), in characters. */

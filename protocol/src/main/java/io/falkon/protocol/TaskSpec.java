@@ -211,14 +211,18 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
         return null;
     }
 
-    /** The task's input objects (data diffusion); empty for most tasks. */
+    /** The task's input objects (data diffusion), marked read-only as READ_ONLY says; empty for most tasks. */
     public List<TaskInput> inputs() {
+        List<TaskInput> inputs = List.of();
+        byte[] readOnly = null;
         for (ExtField f : ext) {
             if (f.tag() == ExtTags.INPUTS) {
-                return DataCodec.decodeInputs(f.value());
+                inputs = DataCodec.decodeInputs(f.value());
+            } else if (f.tag() == ExtTags.READ_ONLY) {
+                readOnly = f.value();
             }
         }
-        return List.of();
+        return readOnly == null ? inputs : DataCodec.markReadOnly(inputs, readOnly);
     }
 
     /** Files the task writes that become cached objects when it succeeds. */
@@ -422,7 +426,12 @@ public record TaskSpec(List<String> argv, Map<String, String> env, String workDi
 
         /** The objects the task reads; they appear as files in its working directory. */
         public Builder inputs(List<TaskInput> inputs) {
-            return inputs.isEmpty() ? this : ext(new ExtField(ExtTags.INPUTS, DataCodec.encodeInputs(inputs)));
+            if (inputs.isEmpty()) {
+                return this;
+            }
+            ext(new ExtField(ExtTags.INPUTS, DataCodec.encodeInputs(inputs)));
+            byte[] readOnly = DataCodec.encodeReadOnly(inputs);
+            return readOnly == null ? this : ext(new ExtField(ExtTags.READ_ONLY, readOnly));
         }
 
         /** Files the task writes that are registered as objects when it succeeds. */

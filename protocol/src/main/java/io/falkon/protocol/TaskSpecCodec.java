@@ -159,7 +159,9 @@ public final class TaskSpecCodec {
                 buf.skipBytes(len);
                 in.skipBlob("env value");
             }
-            in.skipBlob("workDir");
+            int workDirBytes = in.count("workDir", 1);
+            buf.skipBytes(workDirBytes);
+            boolean ownWorkDir = workDirBytes > 0; // outputs are then not in the sandbox the inputs go into
             long wallTime = in.u32("wallTimeMillis");
             int extc = in.u16("ext");
             int retries = -1;
@@ -176,6 +178,9 @@ public final class TaskSpecCodec {
             long[] sizes = null;
             byte[] temporaryField = null;
             byte[] archiveField = null;
+            byte[] readOnlyField = null;
+            List<TaskInput> inputList = List.of();
+            List<TaskOutput> outputList = List.of();
             for (int i = 0; i < extc; i++) {
                 int tag = in.u16("ext tag");
                 if (tag == ExtTags.RETRIES) {
@@ -190,6 +195,7 @@ public final class TaskSpecCodec {
                     onFailure = in.u8("retries on failure");
                 } else if (tag == ExtTags.INPUTS) {
                     List<TaskInput> inputs = DataCodec.decodeInputs(in.blob("inputs"));
+                    inputList = inputs;
                     String clash = DataCodec.stagingClash(inputs);
                     if (clash != null) {
                         return Scan.invalid(clash);
@@ -202,6 +208,7 @@ public final class TaskSpecCodec {
                     }
                 } else if (tag == ExtTags.OUTPUTS) {
                     List<TaskOutput> outputs = DataCodec.decodeOutputs(in.blob("outputs"));
+                    outputList = outputs;
                     outputIds = new String[outputs.size()];
                     for (int k = 0; k < outputIds.length; k++) {
                         outputIds[k] = outputs.get(k).id();
@@ -242,11 +249,20 @@ public final class TaskSpecCodec {
                     temporaryField = in.blob("temporary");
                 } else if (tag == ExtTags.ARCHIVE) {
                     archiveField = in.blob("archive");
+                } else if (tag == ExtTags.READ_ONLY) {
+                    readOnlyField = in.blob("readOnly");
                 } else {
                     in.skipBlob("ext value");
                 }
             }
             in.end("spec");
+            if (readOnlyField != null) { // checked against the inputs and outputs, wherever the fields are
+                String clash = DataCodec.readOnlyClash(DataCodec.markReadOnly(inputList, readOnlyField), outputList,
+                        ownWorkDir);
+                if (clash != null) {
+                    return Scan.invalid(clash);
+                }
+            }
             int outputs = outputIds == null ? 0 : outputIds.length;
             if (archiveField != null) {
                 boolean[] archived = DataCodec.decodeMarks(archiveField, outputs, "archive");

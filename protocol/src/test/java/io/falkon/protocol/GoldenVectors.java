@@ -285,6 +285,17 @@ public final class GoldenVectors {
                 new Message.Dispatch(List.of(new Message.DispatchedTask(54, 0, TaskSpecCodec.encode(
                         TaskSpec.builder("python3", "infer.py", "batch-54").namedResources(
                                 Map.of("gpus", 2, "license", 1)).build()), ExtField.NONE)))));
+        v.add(new Vector("55_dispatch_read_only_inputs", "mAdd reads a corrected tile and the header "
+                + "without changing them (READ_ONLY: inputs 0 and 2, by place); the executor may give them as "
+                + "read-only views instead of copies. The tile list is the task's own copy: it may change it",
+                new Message.Dispatch(List.of(new Message.DispatchedTask(55, 0, TaskSpecCodec.encode(
+                        TaskSpec.builder("mAdd", "-p", "corr", "cimages.tbl", "region.hdr", "mosaic.fits").inputs(
+                                List.of(new TaskInput("corr/t_0_0.fits", "corr/t_0_0.fits", -1, "",
+                                                TaskInput.AS_STORED, "corr/", true),
+                                        TaskInput.of("cimages.tbl", "cimages.tbl"),
+                                        TaskInput.of("region.hdr", "region.hdr").asReadOnly()))
+                                .outputs(List.of(new TaskOutput("mosaic.fits", "mosaic.fits"))).build()),
+                        ExtField.NONE)))));
         return v;
     }
 
