@@ -325,23 +325,37 @@ static int copy_hashed(copy_sink *s, const char *root, const char *peer, const c
     return sink_verify(s, ref, peer, recorded, got, permanent, err, errlen);
 }
 
+int fk_store_open(const char *store_root, const fk_input *ref, int64_t *size, int *permanent, char *err,
+                  size_t errlen) {
+    int64_t mtime;
+    int in = open_store_file(store_root, ref->source.s, size, &mtime, err, errlen);
+    *permanent = 1;
+    if (in < 0) {
+        return -1;
+    }
+    if (ref->size >= 0 && *size != ref->size) {
+        close(in);
+        fk_errf(err, errlen, "%s holds %lld bytes in the shared store, the task declared %lld", ref->source.s,
+                (long long)*size, (long long)ref->size);
+        return -1;
+    }
+    *permanent = 0;
+    return in;
+}
+
+int fk_store_plain(const fk_input *ref) {
+    const char *src = ref->source.s;
+    return !ref->checksum.len && strncmp(src, "http://", 7) != 0 && strncmp(src, "https://", 8) != 0;
+}
+
 /* A store copy with nothing to check but the size: no checksum declared, no record kept (the copy
  * is the task's, not the cache's). The kernel copies it, with no pass over the bytes in user space
  * (hashing every byte cost more CPU than a short task itself: docs/benchmarks.md, "Workflows"). */
 static int64_t plain_store_copy(const char *root, const fk_input *ref, const char *out, int *permanent, char *err,
                                 size_t errlen) {
-    int64_t size, mtime;
-    int in = open_store_file(root, ref->source.s, &size, &mtime, err, errlen);
+    int64_t size;
+    int in = fk_store_open(root, ref, &size, permanent, err, errlen);
     if (in < 0) {
-        *permanent = 1;
-        return -1;
-    }
-    *permanent = 0;
-    if (ref->size >= 0 && size != ref->size) {
-        close(in);
-        fk_errf(err, errlen, "%s holds %lld bytes in the shared store, the task declared %lld", ref->source.s,
-            (long long)size, (long long)ref->size);
-        *permanent = 1;
         return -1;
     }
     int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -361,8 +375,7 @@ static int64_t plain_store_copy(const char *root, const fk_input *ref, const cha
 
 int64_t fk_store_copy(const char *store_root, const fk_input *ref, const char *out, int *permanent, char *err,
                       size_t errlen) {
-    const char *src = ref->source.s;
-    if (!ref->checksum.len && strncmp(src, "http://", 7) != 0 && strncmp(src, "https://", 8) != 0) {
+    if (fk_store_plain(ref)) {
         int64_t n = plain_store_copy(store_root, ref, out, permanent, err, errlen);
         if (n < 0) {
             unlink(out);

@@ -34,6 +34,12 @@ typedef void (*fk_arrival_fn)(void *ctx, size_t index, const char *file, const f
 int fk_batch_fetch(const char *peer, const char *token, const fk_input *const *refs, size_t n, const char *tmp_prefix,
                    fk_arrival_fn on_arrival, void *ctx, char *err, size_t errlen);
 
+/* Whether ref is a plain file of the store: no checksum to verify, not a URL (fk_store_open takes it). */
+int fk_store_plain(const fk_input *ref);
+/* Opens a plain input's file in the shared store (as fk_store_copy reads it), its size checked against the
+ * declared one: the descriptor (O_RDONLY), or -1 with err and *permanent. */
+int fk_store_open(const char *store_root, const fk_input *ref, int64_t *size, int *permanent, char *err,
+                  size_t errlen);
 /* Copies ref's stored form from the shared store to out (no cache): verified when it declares a
  * checksum, else copied by the kernel and its size checked. Returns the bytes, or -1 with err (and
  * *permanent as for fk_copy_verified). */

@@ -679,11 +679,13 @@ int fk_outputs_decode(const fk_str *value, fk_output **out, size_t *count, char 
     return 0;
 }
 
-int fk_output_marks_decode(const fk_str *value, fk_output *outs, size_t n, int archive, char *err, size_t errlen) {
-    const char *field = archive ? "archive" : "temporary";
+/* The indexes of a marks field (TEMPORARY, ARCHIVE, READ_ONLY): count:u16 (index:u16)*, each below n,
+ * ascending, each once; flags[i] set for each. 0, or -1 with err. */
+static int marks_decode(const fk_str *value, size_t n, const char *field, const char *noun, uint8_t *flags,
+                        char *err, size_t errlen) {
     fk_reader r;
     fk_reader_init(&r, (const uint8_t *)value->s, value->len);
-    uint16_t k = fk_rd_u16(&r, "marked outputs count");
+    uint16_t k = fk_rd_u16(&r, "marked count");
     long last = -1;
     for (uint16_t i = 0; i < k && fk_reader_ok(&r); i++) {
         uint16_t at = fk_rd_u16(&r, field);
@@ -691,19 +693,11 @@ int fk_output_marks_decode(const fk_str *value, fk_output *outs, size_t n, int a
             break;
         }
         if (at >= n || (long)at <= last) {
-            snprintf(err, errlen, "%s[%u]: output %u %s", field, i, at,
+            snprintf(err, errlen, "%s[%u]: %s %u %s", field, i, noun, at,
                      at >= n ? "does not exist" : "is out of order or repeated");
             return -1;
         }
-        if (archive ? outs[at].temporary : outs[at].archived) {
-            snprintf(err, errlen, "outputs[%u] is marked both temporary and archived", at);
-            return -1;
-        }
-        if (archive) {
-            outs[at].archived = 1;
-        } else {
-            outs[at].temporary = 1;
-        }
+        flags[at] = 1;
         last = at;
     }
     fk_rd_end(&r, field);
@@ -712,6 +706,44 @@ int fk_output_marks_decode(const fk_str *value, fk_output *outs, size_t n, int a
         return -1;
     }
     return 0;
+}
+
+int fk_output_marks_decode(const fk_str *value, fk_output *outs, size_t n, int archive, char *err, size_t errlen) {
+    uint8_t *flags = calloc(n ? n : 1, 1);
+    if (!flags) {
+        abort();
+    }
+    int rc = marks_decode(value, n, archive ? "archive" : "temporary", "output", flags, err, errlen);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (flags[i] && (archive ? outs[i].temporary : outs[i].archived)) {
+            snprintf(err, errlen, "outputs[%zu] is marked both temporary and archived", i);
+            rc = -1;
+        }
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (flags[i]) {
+            if (archive) {
+                outs[i].archived = 1;
+            } else {
+                outs[i].temporary = 1;
+            }
+        }
+    }
+    free(flags);
+    return rc;
+}
+
+int fk_input_marks_decode(const fk_str *value, fk_input *ins, size_t n, char *err, size_t errlen) {
+    uint8_t *flags = calloc(n ? n : 1, 1);
+    if (!flags) {
+        abort();
+    }
+    int rc = marks_decode(value, n, "readOnly", "input", flags, err, errlen);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        ins[i].read_only = flags[i];
+    }
+    free(flags);
+    return rc;
 }
 
 void fk_hints_free(fk_hint *h, size_t n) {

@@ -80,6 +80,7 @@ enum fk_ext_tag {
     FK_EXT_TEMPORARY = 0x000B,  /* count:u16 (index:u16)*: OUTPUTS held in the cache, not written to the store */
     FK_EXT_ARCHIVE = 0x000C,    /* count:u16 (index:u16)*: OUTPUTS appended to the executor's output archive */
     FK_EXT_NAMED_RESOURCES = 0x000E, /* count:u16 (name:str amount:u32)*: GPUs and the like (resources.h) */
+    FK_EXT_READ_ONLY = 0x000F,  /* count:u16 (index:u16)*: INPUTS the task only reads (binds.h) */
     FK_EXT_HINTS = 0x0010,
     FK_EXT_BYPASS_CACHE = 0x0011,
     FK_EXT_DATA_STATS = 0x0020,
@@ -160,6 +161,7 @@ typedef struct {
     fk_str checksum;
     uint8_t unpack;
     fk_str name;
+    uint8_t read_only; /* marked by READ_ONLY: the task only reads it */
 } fk_input;
 
 /* One object of a REPLICATE: as a task's input declares it (stored form), and the peers to try first. */
@@ -278,6 +280,9 @@ int fk_outputs_decode(const fk_str *value, fk_output **out, size_t *n, char *err
  * says (indexes ascending, each once, below n; none both). 0, or -1 with err. */
 int fk_output_marks_decode(const fk_str *value, fk_output *outs, size_t n, int archive, char *err, size_t errlen);
 void fk_outputs_free(fk_output *o, size_t n);
+/* Marks ins[0..n) read-only as a READ_ONLY extension says (indexes ascending, each once, below n). 0, or -1
+ * with err. */
+int fk_input_marks_decode(const fk_str *value, fk_input *ins, size_t n, char *err, size_t errlen);
 /* Hints: for each object id, peers ("host:port"). Returns the peers for id (count in *n), or NULL. */
 typedef struct {
     fk_str id;

@@ -166,7 +166,7 @@ static const char *resolve(fk_runner *r, const char *argv0, int *err) {
     return NULL;
 }
 
-enum { STAGE_NONE = 0, STAGE_CHDIR = 1, STAGE_EXEC = 2 };
+enum { STAGE_NONE = 0, STAGE_CHDIR = 1, STAGE_EXEC = 2, STAGE_BIND = 3 };
 
 /* vfork + exec: the child shares our memory and this thread's stack until it execs, so it only
  * makes async-signal-safe calls and reports a failure through *child_errno and *stage. Cheaper
@@ -174,7 +174,9 @@ enum { STAGE_NONE = 0, STAGE_CHDIR = 1, STAGE_EXEC = 2 };
  * sigaction per signal). All signals are blocked around it so no handler runs in the child. */
 static __attribute__((noinline)) pid_t spawn(const char *path, char *const *argv, char *const *envp, int out_w,
                                              int err_w, const char *dir, const cpu_set_t *cpus,
-                                             volatile int *child_errno, volatile int *stage) {
+                                             const fk_bind *binds, const int *trees, size_t nbinds,
+                                             volatile int *child_errno, volatile int *stage,
+                                             volatile size_t *bind_failed) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -193,6 +195,14 @@ static __attribute__((noinline)) pid_t spawn(const char *path, char *const *argv
         }
         dup2(out_w, 1);
         dup2(err_w, 2);
+        size_t at = 0;
+        int e = nbinds ? fk_binds_enter(binds, trees, nbinds, &at) : 0;
+        if (e != 0) {
+            *child_errno = e;
+            *bind_failed = at;
+            *stage = STAGE_BIND;
+            _exit(127);
+        }
         if (chdir(dir) != 0) {
             *child_errno = errno;
             *stage = STAGE_CHDIR;
@@ -269,20 +279,42 @@ static void await_exit(fk_runner *r, pid_t pid, int64_t deadline) {
     }
 }
 
-static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *extra_env,
-                     const char *workdir, fk_exec *out) {
+/* Runs spec once; returns the stage at which its start failed (STAGE_NONE when it started). */
+static int run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *extra_env,
+                    const char *workdir, fk_exec *out) {
     int64_t started = fk_now_micros();
     const char *dir = spec->workdir.len ? spec->workdir.s : workdir ? workdir : r->workdir;
+    /* each start gets clones of its own: a clone attached in one child's namespace cannot be
+     * attached again (a shell line's second start) */
+    size_t nbinds = r->nbinds;
+    int *trees = nbinds ? malloc(nbinds * sizeof *trees) : NULL;
+    volatile size_t bind_failed = 0;
+    if (nbinds) {
+        size_t bad = 0;
+        if (!trees) {
+            abort();
+        }
+        if (fk_binds_clone(r->binds, nbinds, trees, &bad) != 0) {
+            fk_exec_fail(out, FK_LAUNCH_FAILED, started, fk_str_printf("cannot give read-only input %s in place: %s",
+                                                                       r->binds[bad].target, strerror(errno)));
+            free(trees);
+            return STAGE_BIND;
+        }
+    }
     int po[2], pe[2];
     if (pipe2(po, O_CLOEXEC) != 0) {
         fk_exec_fail(out, FK_LAUNCH_FAILED, started, fk_str_printf("cannot create a pipe: %s", strerror(errno)));
-        return;
+        fk_binds_close(trees, nbinds);
+        free(trees);
+        return STAGE_NONE;
     }
     if (pipe2(pe, O_CLOEXEC) != 0) {
         close(po[0]);
         close(po[1]);
         fk_exec_fail(out, FK_LAUNCH_FAILED, started, fk_str_printf("cannot create a pipe: %s", strerror(errno)));
-        return;
+        fk_binds_close(trees, nbinds);
+        free(trees);
+        return STAGE_NONE;
     }
     char **argv = calloc(spec->argc + 1, sizeof(char *));
     if (!argv) {
@@ -307,7 +339,8 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
     r->timed_out = 0;
     int rc = closed ? ECANCELED : !path ? lookup_err : 0;
     if (rc == 0) {
-        pid = spawn(path, argv, envp, po[1], pe[1], dir, r->confine ? &r->cpus : NULL, &child_errno, &stage);
+        pid = spawn(path, argv, envp, po[1], pe[1], dir, r->confine ? &r->cpus : NULL, r->binds, trees, nbinds,
+                    &child_errno, &stage, &bind_failed);
         if (pid < 0) {
             rc = errno;
         } else if (stage != STAGE_NONE) {
@@ -317,6 +350,8 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
     r->pid = rc == 0 ? pid : 0;
     r->active = rc == 0;
     pthread_mutex_unlock(&r->lock);
+    fk_binds_close(trees, nbinds); /* attached in the child's namespace, or never */
+    free(trees);
     fk_free_env(envp, owned);
     free(argv);
     close(po[1]);
@@ -325,7 +360,7 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
         close(po[0]);
         close(pe[0]);
         fk_exec_fail(out, FK_CANCELLED, started, fk_str_of("the executor is stopping"));
-        return;
+        return STAGE_NONE;
     }
     if (rc != 0) {
         close(po[0]);
@@ -336,15 +371,18 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
         }
         fk_str why = stage == STAGE_CHDIR
                          ? fk_str_printf("working directory %s does not exist: %s", dir, strerror(rc))
+                     : stage == STAGE_BIND
+                         ? fk_str_printf("cannot give read-only input %s in place: %s", r->binds[bind_failed].target,
+                                         strerror(rc))
                          : fk_str_printf("cannot start %s: %s", spec->argv[0].s, strerror(rc));
         fk_exec_fail(out, FK_LAUNCH_FAILED, started, why);
         /* no retry could start it: not retried (docs/protocol.md); but the executor's own working
          * directory missing (a task that set none) is the node's fault: another executor may run it */
         bool own_dir_missing = stage == STAGE_CHDIR && spec->workdir.len == 0;
-        if ((rc == ENOENT || rc == EACCES || rc == ENOTDIR || rc == ENOEXEC) && !own_dir_missing) {
+        if ((rc == ENOENT || rc == EACCES || rc == ENOTDIR || rc == ENOEXEC) && !own_dir_missing && stage != STAGE_BIND) {
             out->flags |= FK_FLAG_PERMANENT;
         }
-        return;
+        return stage;
     }
 
     /* Output first: for most tasks both pipes reach end of file when the task exits. While they
@@ -441,13 +479,14 @@ static void run_once(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *
     out->flags = (uint8_t)((tout ? FK_FLAG_STDOUT_TRUNCATED : 0) | (terr ? FK_FLAG_STDERR_TRUNCATED : 0));
     out->out = fk_str_dup((const char *)r->out, nout);
     out->err = fk_str_dup((const char *)r->err, nerr);
+    return STAGE_NONE;
 }
 
 void fk_run_process(fk_runner *r, uint64_t task_id, const fk_spec *spec, char *const *extra_env, const char *workdir,
                     fk_exec *out) {
-    run_once(r, task_id, spec, extra_env, workdir, out);
+    int failed_at = run_once(r, task_id, spec, extra_env, workdir, out);
     const fk_ext *line = fk_ext_find(&spec->ext, FK_EXT_SHELL_LINE);
-    if (out->status != FK_LAUNCH_FAILED || !line) {
+    if (out->status != FK_LAUNCH_FAILED || !line || failed_at == STAGE_BIND) {
         return;
     }
     /* a shell line run without the shell whose program cannot start: run the line through the

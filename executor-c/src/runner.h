@@ -5,6 +5,7 @@
 #ifndef FK_RUNNER_H
 #define FK_RUNNER_H
 
+#include "binds.h"
 #include "proc.h"
 #include "proto.h"
 
@@ -27,6 +28,8 @@ typedef struct {
     char *last_name, *last_path; /* the last PATH lookup */
     int confine;       /* set by the slot before fk_run: the task runs on cpus, not the executor's set */
     cpu_set_t cpus;
+    const fk_bind *binds; /* set by the staging before fk_run: inputs given in place (binds.h) */
+    size_t nbinds;
     struct fk_worker *worker;  /* this slot's persistent worker, or NULL (worker.h) */
     int worker_max_tasks;      /* replace it after this many tasks (0: never) */
     int64_t worker_max_mib;    /* ... or when its resident memory is over this after a task (0: never) */

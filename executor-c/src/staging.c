@@ -181,7 +181,29 @@ static char *env_var(const char *name, const char *value) {
 
 /* Puts the task's own copy of one input at target; counts[source] and counts[3 + source] (bytes)
  * are bumped, counts[6] when a stale cached copy was fetched again. */
-static int stage(fk_staging *st, const fk_input *in, const fk_hint *hint, int bypass, fk_lease *gathered, const char *target, uint64_t *counts, int *permanent, char *err, size_t errlen) {
+/* Gives the task in as an empty file at target with the open file fd to mount there (binds.h). 0, or -1
+ * with err (fd closed). */
+static int bind_input(int fd, const fk_input *in, const char *target, fk_bind *bind, char *err, size_t errlen) {
+    if (fk_bind_prepare(fd, target, bind) != 0) {
+        snprintf(err, errlen, "cannot give %s in place in the sandbox: %s", in->id.s, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Stages one input at target: the task's own copy, or, where bind is not NULL (a read-only input this
+ * executor may give in place), the cached or stored file opened for a read-only mount. */
+static int stage(fk_staging *st, const fk_input *in, const fk_hint *hint, int bypass, fk_lease *gathered, const char *target, fk_bind *bind, uint64_t *counts, int *permanent, char *err, size_t errlen) {
+    if ((!st->cache || bypass) && bind && fk_store_plain(in)) {
+        int64_t size;
+        int fd = fk_store_open(st->store, in, &size, permanent, err, errlen);
+        if (fd < 0 || bind_input(fd, in, target, bind, err, errlen) != 0) {
+            return -1;
+        }
+        counts[2]++;
+        counts[5] += (uint64_t)size;
+        return 0;
+    }
     if (!st->cache || bypass) {
         /* no data diffusion: this task's own copy, straight from the shared store */
         char packed[PATH_MAX];
@@ -220,11 +242,24 @@ static int stage(fk_staging *st, const fk_input *in, const fk_hint *hint, int by
     } else if (fk_cache_lease(st->cache, in, peers, npeers, &lease, permanent, err, errlen) != 0) {
         return -1;
     }
-    /* the lease pins the cached copy only while this task's copy is made */
-    int rc = fk_lease_copy(&lease, target);
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot copy %s into the sandbox: %s", in->id.s, strerror(errno));
+    /* the lease pins the cached copy only while this task's copy is made, or its file is opened for a
+     * mount: an open file outlives its eviction (cached files are never rewritten, only retired) */
+    int rc;
+    int fd = -1;
+    struct stat fst;
+    if (bind && !lease.own && (fd = open(lease.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0
+        && fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode)) {
+        rc = bind_input(fd, in, target, bind, err, errlen);
     } else {
+        if (fd >= 0) {
+            close(fd);
+        }
+        rc = fk_lease_copy(&lease, target);
+        if (rc != 0) {
+            snprintf(err, errlen, "cannot copy %s into the sandbox: %s", in->id.s, strerror(errno));
+        }
+    }
+    if (rc == 0) {
         int k = lease.source;
         counts[k]++;
         counts[3 + k] += (uint64_t)(k == FK_SRC_LOCAL ? lease.size : lease.moved);
@@ -244,6 +279,7 @@ typedef struct {
     const fk_hint **hints; /* per input: its hint, or NULL */
     int bypass;
     fk_lease *gathered; /* per input: leased by the gather, or zeroed */
+    fk_bind *binds;     /* per input: where it may be given in place (fd -1 until it is), or NULL */
     pthread_mutex_t lock;
     size_t next;
     int failed;
@@ -265,7 +301,8 @@ static void *stage_some(void *arg) {
         uint64_t counts[7] = {0};
         int permanent = 0;
         char err[1024];
-        int rc = stage(g->st, &g->inputs[i], g->hints[i], g->bypass, &g->gathered[i], g->paths[i], counts,
+        fk_bind *bind = g->binds && g->binds[i].fd == -1 ? &g->binds[i] : NULL;
+        int rc = stage(g->st, &g->inputs[i], g->hints[i], g->bypass, &g->gathered[i], g->paths[i], bind, counts,
                        &permanent, err, sizeof err);
         pthread_mutex_lock(&g->lock);
         for (int k = 0; k < 7; k++) {
@@ -579,6 +616,63 @@ static void release_held(fk_cache *c, const fk_buf *held, uint16_t nheld) {
     free(ids);
 }
 
+/* Why a task's outputs cannot be saved beside its read-only inputs, or 0: an output declared at a
+ * read-only input's place in the sandbox would be read from the executor's side of it (the empty mount
+ * point), not what the task saw (DataCodec.readOnlyClash in Java). -1 with err. */
+static int read_only_clash(const fk_spec *spec, const fk_input *inputs, size_t nin, char *err, size_t errlen) {
+    const fk_ext *x = fk_ext_find(&spec->ext, FK_EXT_OUTPUTS);
+    if (!x || spec->workdir.len) {
+        return 0;
+    }
+    fk_output *outs;
+    size_t n;
+    if (fk_outputs_decode(&x->value, &outs, &n, err, errlen) != 0) {
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < nin && rc == 0; i++) {
+        if (!inputs[i].read_only) {
+            continue;
+        }
+        char *name = file_name(&inputs[i]);
+        for (size_t k = 0; k < n && rc == 0; k++) {
+            if (strcmp(outs[k].path.s, name) == 0) {
+                snprintf(err, errlen, "outputs[%zu] '%s' is the path of read-only inputs[%zu], which the task may not "
+                         "change: drop readOnly or give the output another path", k, name, i);
+                rc = -1;
+            }
+        }
+        free(name);
+    }
+    fk_outputs_free(outs, n);
+    return rc;
+}
+
+/* Which of a task's inputs it is given in place (binds.h): its read-only inputs as stored, up to
+ * FK_MAX_BINDS, where this executor can make the mounts and the task runs as a process of its own (a
+ * persistent worker outlives the task: its inputs are copies). Per input: fd -1 where it may be, -2
+ * where not; NULL when none may. */
+static fk_bind *in_place(fk_staging *st, const fk_spec *spec, const fk_input *inputs, size_t nin) {
+    size_t want = 0;
+    for (size_t i = 0; i < nin; i++) {
+        want += inputs[i].read_only && inputs[i].unpack == 0;
+    }
+    if (want == 0 || fk_ext_find(&spec->ext, FK_EXT_WORKER) || !fk_binds_available(st->sandboxes)) {
+        return NULL;
+    }
+    fk_bind *b = calloc(nin, sizeof *b);
+    if (!b) {
+        abort();
+    }
+    size_t given = 0;
+    for (size_t i = 0; i < nin; i++) {
+        int may = inputs[i].read_only && inputs[i].unpack == 0 && given < FK_MAX_BINDS;
+        given += may;
+        b[i].fd = may ? -1 : -2;
+    }
+    return b;
+}
+
 /* What is left of a task once its process has exited (fk_staging_begin). */
 struct fk_staged {
     char sandbox[PATH_MAX];
@@ -603,6 +697,13 @@ fk_staged *fk_staging_begin(fk_staging *st, fk_runner *r, uint64_t task_id, cons
         fetch_failed(out, why, 1);
         return NULL;
     }
+    const fk_ext *ro = fk_ext_find(&spec->ext, FK_EXT_READ_ONLY);
+    if (ro && (fk_input_marks_decode(&ro->value, inputs, nin, err, sizeof err) != 0
+               || read_only_clash(spec, inputs, nin, err, sizeof err) != 0)) {
+        fk_inputs_free(inputs, nin);
+        fetch_failed(out, err, 1);
+        return NULL;
+    }
     char sandbox[PATH_MAX];
     snprintf(sandbox, sizeof sandbox, "%s/task-%llu-%lu", st->sandboxes, (unsigned long long)task_id,
              atomic_fetch_add(&sandbox_seq, 1) + 1);
@@ -624,6 +725,7 @@ fk_staged *fk_staging_begin(fk_staging *st, fk_runner *r, uint64_t task_id, cons
     if (!names) {
         abort();
     }
+    fk_bind *binds = NULL;
     size_t joined = 0;
     for (size_t i = 0; i < nin; i++) {
         names[i] = file_name(&inputs[i]);
@@ -657,8 +759,9 @@ fk_staged *fk_staging_begin(fk_staging *st, fk_runner *r, uint64_t task_id, cons
         if (st->cache && !bypass) {
             gather_inputs(st, inputs, nin, hint_of, gathered);
         }
+        binds = in_place(st, spec, inputs, nin);
         fk_gather g = {.st = st, .inputs = inputs, .paths = paths, .n = nin, .hints = hint_of, .bypass = bypass,
-                       .gathered = gathered};
+                       .gathered = gathered, .binds = binds};
         failed = stage_all(&g, counts, &permanent, err, sizeof err) != 0;
         for (size_t i = 0; i < nin; i++) {
             if (gathered[i].path) { /* arrived, but a failure stopped staging before it was used */
@@ -692,9 +795,28 @@ fk_staged *fk_staging_begin(fk_staging *st, fk_runner *r, uint64_t task_id, cons
         }
         env[nenv++] = env_var("FALKON_INPUTS", all);
         free(all);
+        /* the inputs given in place, in one list for the runner's child to mount */
+        size_t nbound = 0;
+        for (size_t i = 0; binds && i < nin; i++) {
+            if (binds[i].fd >= 0) {
+                binds[nbound++] = binds[i];
+                if (nbound - 1 != i) {
+                    binds[i].fd = -2;
+                    binds[i].target = NULL;
+                }
+            }
+        }
+        r->binds = binds;
+        r->nbinds = nbound;
         fk_run(r, task_id, spec, env, sandbox, out);
+        r->binds = NULL;
+        r->nbinds = 0;
         ran = 1;
     }
+    for (size_t i = 0; binds && i < nin; i++) {
+        fk_bind_release(&binds[i]); /* the task's mounts hold the files now; its sandbox keeps the mount points */
+    }
+    free(binds);
     fk_staged *rest = calloc(1, sizeof *rest);
     if (!rest) {
         abort();

@@ -21,7 +21,8 @@ static const named EXTS[] = {{"RETRIES", FK_EXT_RETRIES},     {"INPUTS", FK_EXT_
                              {"TEMPORARY", FK_EXT_TEMPORARY}, {"ARCHIVE", FK_EXT_ARCHIVE},
                              {"HINTS", FK_EXT_HINTS},         {"BYPASS_CACHE", FK_EXT_BYPASS_CACHE},
                              {"DATA_STATS", FK_EXT_DATA_STATS}, {"HELD", FK_EXT_HELD},
-                             {"ARCHIVED", FK_EXT_ARCHIVED}, {"NAMED_RESOURCES", FK_EXT_NAMED_RESOURCES}};
+                             {"ARCHIVED", FK_EXT_ARCHIVED}, {"NAMED_RESOURCES", FK_EXT_NAMED_RESOURCES},
+                             {"READ_ONLY", FK_EXT_READ_ONLY}};
 static const named STATUSES[] = {{"EXITED", FK_EXITED},
                                  {"TIMEOUT", FK_TIMEOUT},
                                  {"LAUNCH_FAILED", FK_LAUNCH_FAILED},

@@ -666,6 +666,128 @@ static void test_staging(void) {
     fk_runner_destroy(&r);
 }
 
+/* ---- read-only inputs (READ_ONLY): given in place where this executor can, else copied ---- */
+
+/* Appends an extension to s: tag, the bytes of b (fk_spec_free frees them). */
+static void add_ext(fk_spec *s, uint16_t tag, fk_buf *b) {
+    s->ext.items = realloc(s->ext.items, (s->ext.n + 1) * sizeof *s->ext.items);
+    s->ext.items[s->ext.n].tag = tag;
+    s->ext.items[s->ext.n].value.s = (char *)b->data;
+    s->ext.items[s->ext.n].value.len = b->len;
+    s->ext.n++;
+}
+
+/* READ_ONLY marking inputs first..first+n-1. */
+static void mark_read_only(fk_spec *s, uint16_t first, uint16_t n) {
+    fk_buf b;
+    fk_buf_init(&b);
+    fk_buf_u16(&b, n);
+    for (uint16_t i = 0; i < n; i++) {
+        fk_buf_u16(&b, (uint16_t)(first + i));
+    }
+    add_ext(s, FK_EXT_READ_ONLY, &b);
+}
+
+static void test_read_only_inputs(void) {
+    char store[PATH_MAX], sandboxes[PATH_MAX], path[PATH_MAX];
+    snprintf(store, sizeof store, "%s/ro-store", scratch);
+    snprintf(sandboxes, sizeof sandboxes, "%s/ro-sandboxes", scratch);
+    mkdir(store, 0755);
+    mkdir(sandboxes, 0755);
+    snprintf(path, sizeof path, "%s/data", store);
+    write_file(path, "kept\n", 5);
+    struct stat stored;
+    CHECK(stat(path, &stored) == 0, "the stored file");
+    int in_place = fk_binds_available(sandboxes);
+    printf("read-only inputs here: %s\n", in_place ? "given in place (read-only bind mounts)" : "copied");
+    fk_staging st = {.store = store, .sandboxes = sandboxes};
+    fk_runner r;
+    fk_runner_init(&r, 1 << 16, scratch);
+    fk_exec x;
+
+    /* the task reads it; its write, truncation and removal fail in place (for root too), or change only
+     * its own copy; the stored file stays as it was either way, and the other input is a copy of its own */
+    const char *ids[] = {"data", "data"};
+    const char *names[] = {"ro.txt", "rw.txt"};
+    fk_spec s = with_inputs("cat ro.txt; (echo X >> ro.txt) 2>/dev/null && echo wrote || echo refused; "
+                            "rm -f ro.txt 2>/dev/null; stat -c %i ro.txt rw.txt; echo Y >> rw.txt", ids, names, 2);
+    mark_read_only(&s, 0, 1);
+    fk_staging_run(&st, &r, 1, &s, NULL, 0, 0, &x);
+    char want[256];
+    snprintf(want, sizeof want, "kept\nrefused\n%llu\n", (unsigned long long)stored.st_ino);
+    if (in_place) { /* the mount is the stored file itself: no copy */
+        CHECK(x.status == FK_EXITED && x.exit_code == 0 && x.out.s && strncmp(x.out.s, want, strlen(want)) == 0,
+              "in place: %d %d '%s' %s", x.status, x.exit_code, x.out.s ? x.out.s : "", x.detail.s ? x.detail.s : "");
+    } else {
+        CHECK(x.status == FK_EXITED && x.exit_code != 0, "copied: removed, so stat fails: %d %d '%s'", x.status,
+              x.exit_code, x.out.s ? x.out.s : "");
+    }
+    CHECK(x.out.s && strstr(x.out.s, in_place ? "refused" : "wrote"), "the write: '%s'", x.out.s ? x.out.s : "");
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+    char got[16] = {0};
+    FILE *f = fopen(path, "r");
+    CHECK(f && fread(got, 1, sizeof got - 1, f) == 5 && strcmp(got, "kept\n") == 0, "the stored file: '%s'", got);
+    if (f) {
+        fclose(f);
+    }
+
+    /* more than FK_MAX_BINDS read-only inputs: that many in place, the rest copied, all readable */
+    enum { MANY = FK_MAX_BINDS + 44 };
+    char **mids = calloc(MANY, sizeof *mids);
+    const char **mnames = calloc(MANY, sizeof *mnames);
+    snprintf(path, sizeof path, "%s/m", store);
+    mkdir(path, 0755);
+    for (size_t i = 0; i < MANY; i++) {
+        char id[64];
+        snprintf(id, sizeof id, "m/part-%zu", i);
+        snprintf(path, sizeof path, "%s/%s", store, id);
+        write_file(path, id, strlen(id));
+        mids[i] = strdup(id);
+        mnames[i] = "parts/";
+    }
+    s = with_inputs("n=0; w=0; for f in parts/*; do grep -q part- $f && n=$((n+1)); [ -w $f ] || w=$((w+1)); done; "
+                    "echo $n $w", (const char *const *)mids, mnames, MANY);
+    mark_read_only(&s, 0, MANY);
+    fk_staging_run(&st, &r, 2, &s, NULL, 0, 0, &x);
+    snprintf(want, sizeof want, "%d %d\n", MANY, in_place ? FK_MAX_BINDS : 0);
+    CHECK(x.status == FK_EXITED && x.exit_code == 0 && x.out.s && strcmp(x.out.s, want) == 0,
+          "%d read-only inputs: '%s' want '%s' (%s)", MANY, x.out.s ? x.out.s : "", want, x.detail.s ? x.detail.s : "");
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+    for (size_t i = 0; i < MANY; i++) {
+        free(mids[i]);
+    }
+    free(mids);
+    free(mnames);
+
+    /* an output where a read-only input is given, and a mark past the inputs: refused before anything runs */
+    const char *one[] = {"data"};
+    const char *one_name[] = {"in.txt"};
+    s = with_inputs("sort -o in.txt in.txt", one, one_name, 1);
+    mark_read_only(&s, 0, 1);
+    fk_buf b;
+    fk_buf_init(&b);
+    fk_buf_u16(&b, 1);
+    fk_buf_blob(&b, "in.txt", 6);
+    fk_buf_blob(&b, "sorted", 6);
+    add_ext(&s, FK_EXT_OUTPUTS, &b);
+    fk_staging_run(&st, &r, 3, &s, NULL, 0, 0, &x);
+    CHECK(x.status == FK_FETCH_FAILED && (x.flags & FK_FLAG_PERMANENT) && x.detail.s
+          && strstr(x.detail.s, "outputs[0] 'in.txt' is the path of read-only inputs[0]"), "clash: %d %s", x.status,
+          x.detail.s ? x.detail.s : "");
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+    s = with_inputs("true", one, one_name, 1);
+    mark_read_only(&s, 1, 1);
+    fk_staging_run(&st, &r, 4, &s, NULL, 0, 0, &x);
+    CHECK(x.status == FK_FETCH_FAILED && x.detail.s && strstr(x.detail.s, "readOnly[0]: input 1 does not exist"),
+          "a mark past the inputs: %d %s", x.status, x.detail.s ? x.detail.s : "");
+    fk_exec_free(&x);
+    fk_spec_free(&s);
+    fk_runner_destroy(&r);
+}
+
 /* ---- staging in two halves: the slot runs the next task while a thread saves the last one's outputs ---- */
 
 typedef struct {
@@ -1015,6 +1137,7 @@ int main(void) {
     test_cache();
     test_gather_from_a_lying_peer();
     test_staging();
+    test_read_only_inputs();
     test_staging_halves();
     test_resources();
     test_gpus_found_on_path();

@@ -4,6 +4,7 @@ import io.falkon.client.TaskResult;
 import io.falkon.dispatcher.Dispatcher;
 import io.falkon.dispatcher.policy.FirstAvailable;
 import io.falkon.executor.LocalExecutors;
+import io.falkon.protocol.TaskInput;
 import io.falkon.protocol.TaskSpec;
 import org.junit.jupiter.api.Test;
 
@@ -14,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -141,5 +143,57 @@ class CExecutorIT extends ExecutorContract {
         assertThat(log).doesNotContain("LeakSanitizer").doesNotContain("AddressSanitizer")
                 .doesNotContain("runtime error");
         assertThat(p.exitValue()).as(log).isZero();
+    }
+
+    /** Whether this machine lets the tests' user make a mount namespace (root here; the executor's probe agrees). */
+    static boolean mayMakeMountNamespaces() throws Exception {
+        Process p = new ProcessBuilder("unshare", "-m", "true").redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        return p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0;
+    }
+
+    static final String TOUCHES_ITS_INPUT = "stat -c %i in.bin; (echo CORRUPT >> in.bin) 2>&1; rm in.bin 2>&1; true";
+
+    /**
+     * Where it may make mount namespaces, the C executor gives a read-only input in place: the task
+     * sees the stored file itself (its inode), and its write and removal fail (root's too).
+     */
+    @Test
+    void aReadOnlyInputIsTheStoredFileItselfBehindAReadOnlyMount() throws Exception {
+        assumeTrue(mayMakeMountNamespaces(), "needs the right to make mount namespaces (root)");
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Files.writeString(store.resolve("obj"), "stored\n");
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(d.port(), "in-place", "--slots", "1", "--store", store.toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        TaskResult r = instance(d.port(), "in-place").submit(TaskSpec.builder("/bin/sh", "-c", TOUCHES_ITS_INPUT)
+                .inputs(List.of(new TaskInput("obj", "obj", -1, "", TaskInput.AS_STORED, "in.bin", true))).build())
+                .get(60, TimeUnit.SECONDS);
+        assertThat(r.stdout().lines().findFirst()).as(r.toString())
+                .contains(String.valueOf(Files.getAttribute(store.resolve("obj"), "unix:ino")));
+        assertThat(r.stdout()).contains("Read-only file system").contains("Device or resource busy");
+        assertThat(store.resolve("obj")).hasContent("stored\n");
+    }
+
+    /** An executor without the right (CAP_SYS_ADMIN dropped) says so once and copies read-only inputs. */
+    @Test
+    void withoutTheRightToMountAReadOnlyInputIsCopied() throws Exception {
+        assumeTrue(mayMakeMountNamespaces(), "needs the right to make mount namespaces, to drop it");
+        Path store = Files.createDirectories(dir.resolve("store"));
+        Files.writeString(store.resolve("obj"), "stored\n");
+        Dispatcher d = dispatcher(new FirstAvailable());
+        List<String> dropped = new ArrayList<>(List.of("setpriv", "--bounding-set", "-sys_admin"));
+        dropped.addAll(command());
+        executor(dropped, d.port(), "copies", "--slots", "1", "--store", store.toString(), "--log-level", "info");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        TaskResult r = instance(d.port(), "copies").submit(TaskSpec.builder("/bin/sh", "-c", TOUCHES_ITS_INPUT)
+                .inputs(List.of(new TaskInput("obj", "obj", -1, "", TaskInput.AS_STORED, "in.bin", true))).build())
+                .get(60, TimeUnit.SECONDS);
+        assertThat(r.succeeded()).as(r.toString()).isTrue();
+        assertThat(r.stdout().lines().findFirst()).as("a copy of its own")
+                .isNotEqualTo(Optional.of(String.valueOf(Files.getAttribute(store.resolve("obj"), "unix:ino"))));
+        assertThat(r.stdout()).doesNotContain("Read-only file system").doesNotContain("busy");
+        assertThat(store.resolve("obj")).hasContent("stored\n");
+        assertThat(Files.readString(log("copies"))).contains("read-only inputs are copied");
     }
 }

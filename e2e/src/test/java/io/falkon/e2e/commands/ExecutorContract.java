@@ -417,6 +417,44 @@ abstract class ExecutorContract extends ExecutorFixture {
                 .contains("do not match its own record");
     }
 
+    /**
+     * A task given a read-only input (READ_ONLY) reads it as stored; whatever it then tries on it
+     * (make it writable, append, remove), the stored file and what the next task reads stay the same,
+     * from the store (first-available) and from a cache alike, and its own outputs are saved. Whether
+     * the try fails (a read-only view) or changes a copy of its own is the executor's to choose.
+     */
+    @Test
+    void nothingATaskTriesOnAReadOnlyInputReachesTheStoreOrTheNextTask() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        byte[] bytes = new byte[50_000];
+        new Random(11).nextBytes(bytes);
+        Files.write(store.resolve("obj"), bytes);
+        Dispatcher plain = dispatcher(new FirstAvailable());
+        executor(plain.port(), "plain", "--slots", "1", "--store", store.toString());
+        plain.awaitExecutors(1, Duration.ofSeconds(60));
+        Dispatcher cached = dispatcher(new MaxComputeUtil());
+        executor(cached.port(), "cached", "--slots", "1", "--store", store.toString(), "--cache-size", "4m",
+                "--cache-dir", dir.resolve("cache").toString());
+        cached.awaitExecutors(1, Duration.ofSeconds(60));
+        // each try in a subshell of its own: a failed redirection ends a non-interactive shell
+        TaskSpec vandal = TaskSpec.builder("/bin/sh", "-c", "sha256sum in.bin | cut -d' ' -f1; (chmod u+w in.bin); "
+                        + "(echo CORRUPT >> in.bin); (: > in.bin); (rm -f in.bin); echo saved > out.txt")
+                .inputs(List.of(new TaskInput("obj", "obj", -1, "", TaskInput.AS_STORED, "in.bin", true)))
+                .outputs(List.of(new TaskOutput("out.txt", "results/out.txt"))).build();
+        for (Dispatcher d : List.of(plain, cached)) {
+            Instance in = instance(d.port(), "read-only-" + d.port());
+            TaskResult v = in.submit(vandal).get(60, TimeUnit.SECONDS);
+            assertThat(v.succeeded()).as(v.toString()).isTrue();
+            assertThat(v.stdout().lines().findFirst()).as("what it read").contains(sha256(bytes));
+            assertThat(v.data().misses() + v.data().localHits()).isEqualTo(1);
+            assertThat(store.resolve("results/out.txt")).hasContent("saved");
+            assertThat(sha256(Files.readAllBytes(store.resolve("obj")))).as("the stored file").isEqualTo(sha256(bytes));
+            assertThat(in.submit(hashing("obj", "obj", -1, "")).get(60, TimeUnit.SECONDS).stdout().trim())
+                    .as("what the next task reads").isEqualTo(sha256(bytes));
+            Files.delete(store.resolve("results/out.txt"));
+        }
+    }
+
     @Test
     void declaredOutputsReachTheStoreUnderFirstAvailableAndWithoutACacheOrTheTaskFails() throws Exception {
         Path store = Files.createDirectories(dir.resolve("store"));
