@@ -3,7 +3,10 @@
 
   serial   the workflow's commands one after another (the example's serial.sh)
   stages   the same commands stage by stage, each stage's tasks through `xargs -P CORES`
-  falkon   the ONE task file run by `falkon run --store . workflow.jsonl` (no other option)
+  falkon   the ONE task file run by `falkon run --store . workflow.jsonl` (no other option); its
+           inputs are marked readOnly, so the C executor gives each as a read-only view of the
+           stored file where it can (docs/data-diffusion.md, "Read-only inputs")
+  fal-copy the same task file without readOnly: every input a copy in the task's sandbox
   fal-tmp  the task file with the intermediates temporary (montage.py --temporary), `falkon run
            --store . --cache-size 1g` (its default policy with a cache: good-cache-compute)
   inplace  `falkon run` on the commands in one shared directory, ordered by `after`
@@ -228,6 +231,16 @@ def main():
         STORE["falkon"] = store_bytes()
         return r, run / "mosaic.fits"
 
+    def falkon_copy(run):
+        lines = [json.loads(line) for line in (sky / "workflow.jsonl").read_text().splitlines()]
+        for t in lines:
+            for i in t.get("inputs", ()):
+                i.pop("readOnly", None)
+        (run / "workflow.jsonl").write_text("".join(json.dumps(t) + "\n" for t in lines))
+        r = timed([str(ROOT / "bin" / "falkon"), "run", "-q", "--json", "--store", ".", "workflow.jsonl"], run)
+        STORE["fal-copy"] = store_bytes()
+        return r, run / "mosaic.fits"
+
     def in_place(run):
         (run / "inplace").mkdir()
         (run / "inplace" / "region.hdr").write_text((sky / "region.hdr").read_text())
@@ -254,7 +267,8 @@ def main():
         return way
 
     STORE = {}
-    ways = {"serial": serial, "stages": stages, "falkon": falkon, "fal-tmp": falkon_tmp, "inplace": in_place}
+    ways = {"serial": serial, "stages": stages, "falkon": falkon, "fal-copy": falkon_copy, "fal-tmp": falkon_tmp,
+            "inplace": in_place}
     ways = keep_ways(optional_ways(ways, swift, swift_way, parsl_way), a.ways)
     print(f"{tasks} tasks ({a.tiles}x{a.tiles} tiles, {len(pairs)} overlaps), {CORES} cores")
     rows, cpus, limits = rounds(ways, a.rounds, lambda w, r: fresh(sky, work / f"r{r}" / w), sha, "mosaic")

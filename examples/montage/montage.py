@@ -145,8 +145,10 @@ def task(name, shell, inputs, outputs, pace, temporary=False):
         if temporary and oid.startswith(INTERMEDIATE):
             o["temporary"] = True
         return o
+    # Montage's programs only read their inputs: each may be given as a read-only view of the stored or
+    # cached file instead of a copy of its own (docs/data-diffusion.md, "Read-only inputs")
     return {"name": name, "shell": (f"sleep {pace}; " if pace else "") + shell,
-            "inputs": [dict(i) for i in inputs], "outputs": [output(p, i) for p, i in outputs]}
+            "inputs": [dict(i, readOnly=True) for i in inputs], "outputs": [output(p, i) for p, i in outputs]}
 
 
 def workflow(names, pairs, pace, temporary=False):
