@@ -179,8 +179,6 @@ static char *env_var(const char *name, const char *value) {
     return s;
 }
 
-/* Puts the task's own copy of one input at target; counts[source] and counts[3 + source] (bytes)
- * are bumped, counts[6] when a stale cached copy was fetched again. */
 /* Gives the task in as an empty file at target with the open file fd to mount there (binds.h). 0, or -1
  * with err (fd closed). */
 static int bind_input(int fd, const fk_input *in, const char *target, fk_bind *bind, char *err, size_t errlen) {
@@ -192,7 +190,8 @@ static int bind_input(int fd, const fk_input *in, const char *target, fk_bind *b
 }
 
 /* Stages one input at target: the task's own copy, or, where bind is not NULL (a read-only input this
- * executor may give in place), the cached or stored file opened for a read-only mount. */
+ * executor may give in place), the cached or stored file opened for a read-only mount; counts[source]
+ * and counts[3 + source] (bytes) are bumped, counts[6] when a stale cached copy was fetched again. */
 static int stage(fk_staging *st, const fk_input *in, const fk_hint *hint, int bypass, fk_lease *gathered, const char *target, fk_bind *bind, uint64_t *counts, int *permanent, char *err, size_t errlen) {
     if ((!st->cache || bypass) && bind && fk_store_plain(in)) {
         int64_t size;

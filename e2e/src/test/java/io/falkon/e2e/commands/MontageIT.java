@@ -201,8 +201,10 @@ class MontageIT {
         // a typo in one input id: no task produces it, the store does not hold it
         int typo = line(tasks, "fit");
         String text = Files.readString(wf.resolve("workflow.jsonl"));
-        Files.writeString(wf.resolve("typo.jsonl"), text.replace("\"tables/diffs.tbl\"}, {\"id\": \"diffs/",
-                "\"tables/difs.tbl\"}, {\"id\": \"diffs/"));
+        String typoed = text.replace("\"tables/diffs.tbl\", \"readOnly\": true}, {\"id\": \"diffs/",
+                "\"tables/difs.tbl\", \"readOnly\": true}, {\"id\": \"diffs/");
+        assertThat(typoed).as("the fit task's input, typed wrong").isNotEqualTo(text);
+        Files.writeString(wf.resolve("typo.jsonl"), typoed);
         Cli.Result r = Cli.run(wf, "run", "-q", "--store", ".", "typo.jsonl");
         assertThat(r.exit()).isEqualTo(2);
         assertThat(r.stderr()).contains("typo.jsonl:" + typo + ": its input 'tables/difs.tbl' is an output of no task");
