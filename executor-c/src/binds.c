@@ -126,7 +126,8 @@ int fk_binds_enter(const fk_bind *b, const int *trees, size_t n, size_t *failed)
 #endif
 }
 
-static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+static int probed;
 static const char *probe_dir;
 static int available;
 
@@ -195,7 +196,13 @@ static void probe(void) {
 }
 
 int fk_binds_available(const char *dir) {
-    probe_dir = dir;
-    pthread_once(&probe_once, probe);
-    return available;
+    pthread_mutex_lock(&probe_lock); /* the first caller probes; the others wait for its answer */
+    if (!probed) {
+        probe_dir = dir;
+        probe();
+        probed = 1;
+    }
+    int yes = available;
+    pthread_mutex_unlock(&probe_lock);
+    return yes;
 }
