@@ -455,6 +455,42 @@ abstract class ExecutorContract extends ExecutorFixture {
         }
     }
 
+    /**
+     * A read-only input stays what it was for the task's whole run, though the cache evicts the
+     * object meanwhile (a read-only view holds the retired file; a copy is the task's anyway).
+     */
+    @Test
+    void aReadOnlyInputOutlivesItsEvictionFromTheCacheWhileItsTaskRuns() throws Exception {
+        Path store = Files.createDirectories(dir.resolve("store"));
+        byte[] a = new byte[60_000];
+        byte[] b = new byte[60_000];
+        new Random(21).nextBytes(a);
+        new Random(22).nextBytes(b);
+        Files.write(store.resolve("a"), a);
+        Files.write(store.resolve("b"), b);
+        Dispatcher d = dispatcher(new MaxComputeUtil());
+        // room for one of the two objects, not both
+        executor(d.port(), "small", "--slots", "2", "--store", store.toString(), "--cache-size", "100000",
+                "--cache-dir", dir.resolve("cache").toString());
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        Instance in = instance(d.port(), "evicted");
+        Path gate = dir.resolve("gate");
+        // hashes its input, waits until the test lets it go (no sleep as a clock), hashes it again
+        CompletableFuture<TaskResult> reader = in.submit(TaskSpec.builder("/bin/sh", "-c",
+                        "sha256sum in.bin | cut -d' ' -f1; while [ ! -e '" + gate + "' ]; do sleep 0.05; done; "
+                                + "sha256sum in.bin | cut -d' ' -f1")
+                .inputs(List.of(new TaskInput("a", "a", -1, "", TaskInput.AS_STORED, "in.bin", true))).build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> d.status().contains("\"running\":1"));
+        TaskResult other = in.submit(hashing("b", "b", -1, "")).get(60, TimeUnit.SECONDS);
+        assertThat(other.stdout().trim()).isEqualTo(sha256(b));
+        TaskResult again = in.submit(hashing("a", "a", -1, "")).get(60, TimeUnit.SECONDS);
+        assertThat(again.data().localHits()).as("a was evicted to make room for b").isZero();
+        Files.createFile(gate);
+        TaskResult r = reader.get(60, TimeUnit.SECONDS);
+        assertThat(r.succeeded()).as(r.toString()).isTrue();
+        assertThat(r.stdout().lines().toList()).as("before and after the eviction").containsExactly(sha256(a), sha256(a));
+    }
+
     @Test
     void declaredOutputsReachTheStoreUnderFirstAvailableAndWithoutACacheOrTheTaskFails() throws Exception {
         Path store = Files.createDirectories(dir.resolve("store"));
