@@ -98,7 +98,11 @@ static int percent_decode(char *s) {
 /* The file a store source names, in path; -1 with err (every such failure is permanent). A
  * relative source must stay inside the store root, links followed: a link in the store pointing
  * outside it is refused. */
-static int store_path(const char *root, const char *src, char *path, size_t len, char *err, size_t errlen) {
+/* Where a source is: a file: URL's path, an absolute path, or a path under root (*beneath set: what is
+ * opened there must be checked to stay under root, links included). 0, or -1 with err. */
+static int store_path(const char *root, const char *src, char *path, size_t len, int *beneath, char *err,
+                      size_t errlen) {
+    *beneath = 0;
     if (strncmp(src, "file:", 5) == 0) {
         const char *p = src + 5;
         if (strncmp(p, "//", 2) == 0) {
@@ -126,23 +130,66 @@ static int store_path(const char *root, const char *src, char *path, size_t len,
         fk_errf(err, errlen, "'%s' leaves the shared store root", src);
         return -1;
     }
-    char real[PATH_MAX], realroot[PATH_MAX];
-    if (realpath(path, real) && realpath(root, realroot)) {
-        size_t n = strlen(realroot);
-        if (strncmp(real, realroot, n) != 0 || (real[n] != '/' && real[n] != 0)) {
-            fk_errf(err, errlen, "'%s' is a link to %s, outside the shared store root", src, real);
+    *beneath = 1;
+    return 0;
+}
+
+/* Whether real (a resolved path) is root's real path or under it. */
+static int real_under(const char *root, const char *real) {
+    char realroot[PATH_MAX];
+    if (!realpath(root, realroot)) {
+        return 0;
+    }
+    size_t n = strlen(realroot);
+    return strncmp(real, realroot, n) == 0 && (real[n] == '/' || real[n] == 0 || n == 1);
+}
+
+/* Opens path (a store source under root: checked, when beneath, to lead nowhere else through a link)
+ * for reading, only if it is a regular file. The check is made on what was opened, not on the name
+ * before opening it, so that a link swapped in between cannot lead the executor elsewhere; and the
+ * name is first opened O_PATH, so that nothing that is not a regular file (a FIFO, a device) is ever
+ * opened for reading. The descriptor, or -1 with err. */
+static int open_checked(const char *root, const char *src, const char *path, int beneath, struct stat *st,
+                        char *err, size_t errlen) {
+    int at = open(path, O_PATH | O_CLOEXEC);
+    if (at < 0 || fstat(at, st) != 0 || !S_ISREG(st->st_mode)) {
+        if (at >= 0) {
+            close(at);
+        }
+        fk_errf(err, errlen, "%s does not exist in the shared store", path);
+        return -1;
+    }
+    char self[64], real[PATH_MAX];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", at);
+    if (beneath) {
+        ssize_t n = readlink(self, real, sizeof real - 1);
+        if (n < 0 && !realpath(path, real)) { /* no /proc: the name's own resolution */
+            real[0] = 0;
+        } else if (n >= 0) {
+            real[n] = 0;
+        }
+        if (!real_under(root, real)) {
+            close(at);
+            fk_errf(err, errlen, "'%s' is a link to %s, outside the shared store root", src, real[0] ? real : "?");
             return -1;
         }
     }
-    return 0;
+    int fd = open(self, O_RDONLY | O_CLOEXEC); /* the very file checked above */
+    close(at);
+    if (fd < 0) {
+        fk_errf(err, errlen, "cannot read %s in the shared store: %s", path, strerror(errno));
+    }
+    return fd;
 }
 
 void fk_store_stamp(const char *root, const fk_input *ref, int64_t *size, int64_t *mtime) {
     *size = *mtime = -1;
-    char path[PATH_MAX], why[256];
+    char path[PATH_MAX], real[PATH_MAX], why[256];
+    int beneath;
     if (strncmp(ref->source.s, "http://", 7) == 0 || strncmp(ref->source.s, "https://", 8) == 0
-        || store_path(root, ref->source.s, path, sizeof path, why, sizeof why) != 0) {
-        return;
+        || store_path(root, ref->source.s, path, sizeof path, &beneath, why, sizeof why) != 0
+        || (beneath && (!realpath(path, real) || !real_under(root, real)))) {
+        return; /* not a file of the store: what reads it says why */
     }
     struct stat st;
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -155,16 +202,13 @@ void fk_store_stamp(const char *root, const fk_input *ref, int64_t *size, int64_
 static int open_store_file(const char *root, const char *src, int64_t *ssize, int64_t *smtime, char *err,
                            size_t errlen) {
     char path[PATH_MAX];
-    if (store_path(root, src, path, sizeof path, err, errlen) != 0) {
+    int beneath;
+    if (store_path(root, src, path, sizeof path, &beneath, err, errlen) != 0) {
         return -1;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        if (fd >= 0) {
-            close(fd);
-        }
-        fk_errf(err, errlen, "%s does not exist in the shared store", path);
+    int fd = open_checked(root, src, path, beneath, &st, err, errlen);
+    if (fd < 0) {
         return -1;
     }
     *ssize = st.st_size;

@@ -788,6 +788,58 @@ static void test_read_only_inputs(void) {
     fk_runner_destroy(&r);
 }
 
+/* ---- the store's links: what a source names is checked on what was opened ---- */
+
+static void test_store_links(void) {
+    char store[PATH_MAX], sandboxes[PATH_MAX], path[PATH_MAX], outside[PATH_MAX];
+    snprintf(store, sizeof store, "%s/links-store", scratch);
+    snprintf(sandboxes, sizeof sandboxes, "%s/links-sandboxes", scratch);
+    snprintf(outside, sizeof outside, "%s/links-secret", scratch);
+    mkdir(store, 0755);
+    mkdir(sandboxes, 0755);
+    write_file(outside, "secret\n", 7);
+    snprintf(path, sizeof path, "%s/data", store);
+    write_file(path, "kept\n", 5);
+    snprintf(path, sizeof path, "%s/out", store);
+    CHECK(symlink(outside, path) == 0, "a link out of the store");
+    char inside[PATH_MAX];
+    snprintf(inside, sizeof inside, "%s/data", store);
+    snprintf(path, sizeof path, "%s/in", store);
+    CHECK(symlink(inside, path) == 0, "an absolute link within the store");
+    snprintf(path, sizeof path, "%s/fifo", store);
+    CHECK(mkfifo(path, 0600) == 0, "a FIFO in the store");
+    fk_staging st = {.store = store, .sandboxes = sandboxes};
+    fk_runner r;
+    fk_runner_init(&r, 1 << 16, scratch);
+    fk_exec x;
+    for (int ro = 0; ro < 2; ro++) { /* copied, and given in place (or copied where it cannot be) */
+        const char *ids[][1] = {{"out"}, {"in"}, {"fifo"}};
+        const char *names[] = {"x"};
+        for (int k = 0; k < 3; k++) {
+            fk_spec s = with_inputs("cat x", ids[k], names, 1);
+            if (ro) {
+                mark_read_only(&s, 0, 1);
+            }
+            fk_staging_run(&st, &r, (uint64_t)(10 + k), &s, NULL, 0, 0, &x);
+            if (k == 0) {
+                CHECK(x.status == FK_FETCH_FAILED && (x.flags & FK_FLAG_PERMANENT) && x.detail.s
+                      && strstr(x.detail.s, "outside the shared store root") && !strstr(x.out.s ? x.out.s : "", "secret"),
+                      "a link out (read-only %d): %d %s", ro, x.status, x.detail.s ? x.detail.s : "");
+            } else if (k == 1) {
+                CHECK(x.status == FK_EXITED && x.exit_code == 0 && x.out.s && strcmp(x.out.s, "kept\n") == 0,
+                      "a link within (read-only %d): %d '%s' %s", ro, x.status, x.out.s ? x.out.s : "",
+                      x.detail.s ? x.detail.s : "");
+            } else {
+                CHECK(x.status == FK_FETCH_FAILED && x.detail.s && strstr(x.detail.s, "does not exist in the shared store"),
+                      "a FIFO, never opened for reading (read-only %d): %d %s", ro, x.status, x.detail.s ? x.detail.s : "");
+            }
+            fk_exec_free(&x);
+            fk_spec_free(&s);
+        }
+    }
+    fk_runner_destroy(&r);
+}
+
 /* ---- staging in two halves: the slot runs the next task while a thread saves the last one's outputs ---- */
 
 typedef struct {
@@ -1138,6 +1190,7 @@ int main(void) {
     test_gather_from_a_lying_peer();
     test_staging();
     test_read_only_inputs();
+    test_store_links();
     test_staging_halves();
     test_resources();
     test_gpus_found_on_path();
