@@ -600,6 +600,38 @@ static fk_spec with_inputs(const char *script, const char *const *ids, const cha
     return s;
 }
 
+/* n files of the store under DIR/part-I (each holding its own id), as ids to read: the ids, and names
+ * (every third one's "" beside the others' "parts/" when mixed, else all "parts/"); free_parts frees them. */
+typedef struct {
+    char **ids;
+    const char **names;
+    size_t n;
+} parts;
+
+static parts store_parts(const char *store, const char *dir, size_t n, int mixed) {
+    parts p = {calloc(n, sizeof(char *)), calloc(n, sizeof(char *)), n};
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", store, dir);
+    mkdir(path, 0755);
+    for (size_t i = 0; i < n; i++) {
+        char id[64];
+        snprintf(id, sizeof id, "%s/part-%zu", dir, i);
+        snprintf(path, sizeof path, "%s/%s", store, id);
+        write_file(path, id, strlen(id));
+        p.ids[i] = strdup(id);
+        p.names[i] = mixed && i % 3 == 0 ? "" : "parts/";
+    }
+    return p;
+}
+
+static void free_parts(parts *p) {
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->ids[i]);
+    }
+    free(p->ids);
+    free(p->names);
+}
+
 static void test_staging(void) {
     char store[PATH_MAX], sandboxes[PATH_MAX];
     snprintf(store, sizeof store, "%s/stage-store", scratch);
@@ -634,22 +666,10 @@ static void test_staging(void) {
     /* 1,200 inputs into parts/ and beside it: no clash among them, each where its name says, and
      * FALKON_INPUTS lists every one in order */
     enum { MANY = 1200 };
-    char **mids = calloc(MANY, sizeof *mids);
-    const char **mnames = calloc(MANY, sizeof *mnames);
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/g", store);
-    mkdir(dir, 0755);
-    for (size_t i = 0; i < MANY; i++) {
-        char id[64], path[PATH_MAX];
-        snprintf(id, sizeof id, "g/part-%zu", i);
-        snprintf(path, sizeof path, "%s/%s", store, id);
-        write_file(path, id, strlen(id));
-        mids[i] = strdup(id);
-        mnames[i] = i % 3 == 0 ? "" : "parts/";
-    }
+    parts g = store_parts(store, "g", MANY, 1);
     s = with_inputs("ls parts | wc -l; cat parts/part-1199; echo; echo $FALKON_INPUTS | tr : '\\n' | wc -l; "
                     "echo $FALKON_INPUTS | tr : '\\n' | tail -n 1",
-                    (const char *const *)mids, mnames, MANY);
+                    (const char *const *)g.ids, g.names, MANY);
     fk_staging_run(&st, &r, 3, &s, NULL, 0, 0, &x);
     char want[PATH_MAX];
     snprintf(want, sizeof want, "800\ng/part-1199\n1200\n%s/task-3-", sandboxes);
@@ -658,11 +678,7 @@ static void test_staging(void) {
           "1,200 inputs: %d %d '%s' %s", x.status, x.exit_code, x.out.s ? x.out.s : "", x.detail.s ? x.detail.s : "");
     fk_exec_free(&x);
     fk_spec_free(&s);
-    for (size_t i = 0; i < MANY; i++) {
-        free(mids[i]);
-    }
-    free(mids);
-    free(mnames);
+    free_parts(&g);
     fk_runner_destroy(&r);
 }
 
@@ -734,20 +750,9 @@ static void test_read_only_inputs(void) {
 
     /* more than FK_MAX_BINDS read-only inputs: that many in place, the rest copied, all readable */
     enum { MANY = FK_MAX_BINDS + 44 };
-    char **mids = calloc(MANY, sizeof *mids);
-    const char **mnames = calloc(MANY, sizeof *mnames);
-    snprintf(path, sizeof path, "%s/m", store);
-    mkdir(path, 0755);
-    for (size_t i = 0; i < MANY; i++) {
-        char id[64];
-        snprintf(id, sizeof id, "m/part-%zu", i);
-        snprintf(path, sizeof path, "%s/%s", store, id);
-        write_file(path, id, strlen(id));
-        mids[i] = strdup(id);
-        mnames[i] = "parts/";
-    }
+    parts m = store_parts(store, "m", MANY, 0);
     s = with_inputs("n=0; w=0; for f in parts/*; do grep -q part- $f && n=$((n+1)); [ -w $f ] || w=$((w+1)); done; "
-                    "echo $n $w", (const char *const *)mids, mnames, MANY);
+                    "echo $n $w", (const char *const *)m.ids, m.names, MANY);
     mark_read_only(&s, 0, MANY);
     fk_staging_run(&st, &r, 2, &s, NULL, 0, 0, &x);
     snprintf(want, sizeof want, "%d %d\n", MANY, in_place ? FK_MAX_BINDS : 0);
@@ -755,11 +760,7 @@ static void test_read_only_inputs(void) {
           "%d read-only inputs: '%s' want '%s' (%s)", MANY, x.out.s ? x.out.s : "", want, x.detail.s ? x.detail.s : "");
     fk_exec_free(&x);
     fk_spec_free(&s);
-    for (size_t i = 0; i < MANY; i++) {
-        free(mids[i]);
-    }
-    free(mids);
-    free(mnames);
+    free_parts(&m);
 
     /* an output where a read-only input is given, and a mark past the inputs: refused before anything runs */
     const char *one[] = {"data"};

@@ -152,7 +152,20 @@ class CExecutorIT extends ExecutorContract {
         return p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0;
     }
 
-    static final String TOUCHES_ITS_INPUT = "stat -c %i in.bin; (echo CORRUPT >> in.bin) 2>&1; rm in.bin 2>&1; true";
+    /**
+     * The result of a task that prints its read-only input's inode, then tries to append to it and
+     * remove it, run by an executor started with {@code base} (logging at info) on {@code store}.
+     */
+    TaskResult touchingItsReadOnlyInput(List<String> base, String id, Path store) throws Exception {
+        Files.writeString(store.resolve("obj"), "stored\n");
+        Dispatcher d = dispatcher(new FirstAvailable());
+        executor(base, d.port(), id, "--slots", "1", "--store", store.toString(), "--log-level", "info");
+        d.awaitExecutors(1, Duration.ofSeconds(60));
+        return instance(d.port(), id).submit(TaskSpec.builder("/bin/sh", "-c",
+                        "stat -c %i in.bin; (echo CORRUPT >> in.bin) 2>&1; rm in.bin 2>&1; true")
+                .inputs(List.of(new TaskInput("obj", "obj", -1, "", TaskInput.AS_STORED, "in.bin", true))).build())
+                .get(60, TimeUnit.SECONDS);
+    }
 
     /**
      * Where it may make mount namespaces, the C executor gives a read-only input in place: the task
@@ -162,13 +175,7 @@ class CExecutorIT extends ExecutorContract {
     void aReadOnlyInputIsTheStoredFileItselfBehindAReadOnlyMount() throws Exception {
         assumeTrue(mayMakeMountNamespaces(), "needs the right to make mount namespaces (root)");
         Path store = Files.createDirectories(dir.resolve("store"));
-        Files.writeString(store.resolve("obj"), "stored\n");
-        Dispatcher d = dispatcher(new FirstAvailable());
-        executor(d.port(), "in-place", "--slots", "1", "--store", store.toString());
-        d.awaitExecutors(1, Duration.ofSeconds(60));
-        TaskResult r = instance(d.port(), "in-place").submit(TaskSpec.builder("/bin/sh", "-c", TOUCHES_ITS_INPUT)
-                .inputs(List.of(new TaskInput("obj", "obj", -1, "", TaskInput.AS_STORED, "in.bin", true))).build())
-                .get(60, TimeUnit.SECONDS);
+        TaskResult r = touchingItsReadOnlyInput(command(), "in-place", store);
         assertThat(r.stdout().lines().findFirst()).as(r.toString())
                 .contains(String.valueOf(Files.getAttribute(store.resolve("obj"), "unix:ino")));
         assertThat(r.stdout()).contains("Read-only file system").contains("Device or resource busy");
@@ -180,15 +187,9 @@ class CExecutorIT extends ExecutorContract {
     void withoutTheRightToMountAReadOnlyInputIsCopied() throws Exception {
         assumeTrue(mayMakeMountNamespaces(), "needs the right to make mount namespaces, to drop it");
         Path store = Files.createDirectories(dir.resolve("store"));
-        Files.writeString(store.resolve("obj"), "stored\n");
-        Dispatcher d = dispatcher(new FirstAvailable());
         List<String> dropped = new ArrayList<>(List.of("setpriv", "--bounding-set", "-sys_admin"));
         dropped.addAll(command());
-        executor(dropped, d.port(), "copies", "--slots", "1", "--store", store.toString(), "--log-level", "info");
-        d.awaitExecutors(1, Duration.ofSeconds(60));
-        TaskResult r = instance(d.port(), "copies").submit(TaskSpec.builder("/bin/sh", "-c", TOUCHES_ITS_INPUT)
-                .inputs(List.of(new TaskInput("obj", "obj", -1, "", TaskInput.AS_STORED, "in.bin", true))).build())
-                .get(60, TimeUnit.SECONDS);
+        TaskResult r = touchingItsReadOnlyInput(dropped, "copies", store);
         assertThat(r.succeeded()).as(r.toString()).isTrue();
         assertThat(r.stdout().lines().findFirst()).as("a copy of its own")
                 .isNotEqualTo(Optional.of(String.valueOf(Files.getAttribute(store.resolve("obj"), "unix:ino"))));
