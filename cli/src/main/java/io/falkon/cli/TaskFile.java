@@ -218,8 +218,10 @@ final class TaskFile implements Iterator<TaskFile.Entry>, Closeable {
                     ? new ArrayList<>() : null;
             while (f.hasNext()) {
                 Entry e = f.next();
-                for (var in : e.spec().inputs()) {
-                    https |= in.source().startsWith("https://");
+                if (e.deps() != null) { // a task with inputs has deps: their sources, without decoding its spec again
+                    for (String source : e.deps().inputSources()) {
+                        https |= source.startsWith("https://");
+                    }
                 }
                 workflow.add(e.line(), true, e.deps());
                 if (kept != null) {

@@ -292,7 +292,7 @@ final class Workload {
         while (file.hasNext()) {
             TaskFile.Entry e = file.next();
             s.read++;
-            if (!e.spec().inputs().isEmpty() || !e.spec().outputs().isEmpty()) {
+            if (!sawInputs && (!e.spec().inputs().isEmpty() || !e.spec().outputs().isEmpty())) {
                 sawInputs = true; // the summary then says where data came from and went, even if none did
             }
             if (halting) {
