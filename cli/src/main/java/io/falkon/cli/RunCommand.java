@@ -21,6 +21,7 @@ import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.net.InetAddress;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -104,25 +105,38 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /**
-     * {@code falkon run FILE}, with {@code -q} or {@code -v} or both (the words after {@code run}),
-     * configured without picocli; null for any other command line, which picocli parses as always.
+     * {@code falkon run FILE} with any of {@code -q}, {@code -v}, {@code --json}, {@code --store DIR} and
+     * {@code -j N} (the words after {@code run}), configured without picocli; null for any other command
+     * line, which picocli parses as always.
      *
      * <p>Why: building this command's picocli model and parsing with it was about a sixth of a short
      * run's wall time (docs/benchmarks.md, "The last places a peer is faster (issue 58): a third
-     * pass"), and the commonest command lines need none of it. Every option is a field whose initial
-     * value is its default ({@link CommandModel}), so what picocli would set for these words is the
-     * file and the two flags' fields: CommandModelTest checks field by field that both ways
-     * give the same command. Anything else (another option, {@code --help}, two files, a word picocli
-     * would read differently, such as {@code @FILE}, an option repeated) goes to picocli, which
-     * also words its errors.
+     * pass"; 25-37 ms in the seventh), and the commonest command lines need none of it. Every option is
+     * a field whose initial value is its default ({@link CommandModel}), so what picocli would set for
+     * these words is the file and these options' fields: CommandModelTest checks field by field that
+     * both ways give the same command. Anything else (another option, {@code --help}, two files, a word
+     * picocli would read differently, such as {@code @FILE}, an option repeated, a value that is not
+     * plainly one) goes to picocli, which also words its errors.
      */
     static RunCommand plain(List<String> words) {
         RunCommand run = new RunCommand();
-        for (String w : words) {
+        for (int i = 0; i < words.size(); i++) {
+            String w = words.get(i);
+            int eq = w.startsWith("--") ? w.indexOf('=') : -1;
             if ((w.equals("-q") || w.equals("--quiet")) && !run.workload.quiet) {
                 run.workload.quiet = true;
             } else if ((w.equals("-v") || w.equals("--verbose")) && !run.verbose) {
                 run.verbose = true;
+            } else if (w.equals("--json") && !run.workload.json) {
+                run.workload.json = true;
+            } else if (w.equals("--store") || w.equals("-j") || w.equals("--jobs")) {
+                if (i + 1 == words.size() || !plainValue(run, w, words.get(++i))) {
+                    return null;
+                }
+            } else if (eq > 0) {
+                if (!plainValue(run, w.substring(0, eq), w.substring(eq + 1))) {
+                    return null;
+                }
             } else if (run.workload.words.isEmpty() && !w.isEmpty() && !w.startsWith("@")
                     && (w.equals("-") || !w.startsWith("-"))) {
                 run.workload.words.add(w);
@@ -131,6 +145,35 @@ final class RunCommand implements Callable<Integer> {
             }
         }
         return run.workload.words.isEmpty() ? null : run;
+    }
+
+    /**
+     * Sets {@code --store} or {@code -j} from {@code value} as picocli would; false for another option,
+     * one given before, or a value picocli is to judge (empty, like an option, {@code @FILE}, not a
+     * path, not a number of at most nine digits).
+     */
+    private static boolean plainValue(RunCommand run, String option, String value) {
+        if (value.isEmpty() || value.startsWith("-") || value.startsWith("@")) {
+            return false;
+        }
+        if (option.equals("--store") && run.store == null) {
+            try {
+                run.store = Path.of(value);
+            } catch (InvalidPathException e) {
+                return false;
+            }
+            return true;
+        }
+        if ((option.equals("-j") || option.equals("--jobs")) && run.jobs == null && value.length() <= 9) {
+            for (int i = 0; i < value.length(); i++) {
+                if (value.charAt(i) < '0' || value.charAt(i) > '9') {
+                    return false;
+                }
+            }
+            run.jobs = Integer.valueOf(value);
+            return true;
+        }
+        return false;
     }
 
     @Override

@@ -56,7 +56,10 @@ class CommandModelTest {
     void aPlainRunIsConfiguredExactlyAsPicocliConfiguresIt() {
         for (List<String> words : List.of(List.of("tasks.txt"), List.of("-q", "tasks.txt"),
                 List.of("tasks.txt", "--quiet"), List.of("-v", "-q", "-"), List.of("--verbose", "dir/my tasks.txt"),
-                List.of("-q", "tasks.txt", "-v"))) {
+                List.of("-q", "tasks.txt", "-v"), List.of("--json", "t.txt"), List.of("-q", "--json", "--store", ".",
+                        "workflow.jsonl"), List.of("--store=/data/x y", "t.txt"), List.of("t.txt", "--store", "s"),
+                List.of("-j", "2", "t.txt"), List.of("--jobs", "16", "-q", "t.txt"), List.of("--jobs=007", "t.txt"),
+                List.of("-j", "0", "t.txt"), List.of("-j", "010", "t.txt"), List.of("-j", "999999999", "--json", "-v", "--store=.", "-q", "t.txt"))) {
             RunCommand plain = RunCommand.plain(words);
             assertNotNull(plain, words.toString());
             RunCommand parsed = parseRun(words.toArray(String[]::new));
@@ -73,8 +76,13 @@ class CommandModelTest {
     void everyOtherRunCommandLineGoesToPicocli() {
         for (List<String> words : List.<List<String>>of(List.of(), List.of("-q"), List.of("a.txt", "b.txt"),
                 List.of("-q", "-q", "a.txt"), List.of("-v", "--verbose", "a.txt"), List.of("--help"),
-                List.of("-h", "a.txt"), List.of("-V"), List.of("@args"), List.of("--json", "a.txt"),
-                List.of("-j", "2", "a.txt"), List.of("-qv", "a.txt"), List.of("--", "a.txt"), List.of("-x", "a.txt"),
+                List.of("-h", "a.txt"), List.of("-V"), List.of("@args"), List.of("--json", "--json", "a.txt"),
+                List.of("-j2", "a.txt"), List.of("-j=2", "a.txt"), List.of("-j", "+2", "a.txt"),
+                List.of("-j", "1234567890", "a.txt"), List.of("-j", "0x10", "a.txt"), List.of("-j", "2", "-j", "3", "a.txt"),
+                List.of("a.txt", "-j"), List.of("--store", "a.txt"), List.of("--store", "-d", "a.txt"),
+                List.of("--store=", "a.txt"), List.of("--store", "@dir", "a.txt"), List.of("--store", "a\0b", "a.txt"),
+                List.of("--store", "a", "--store=b", "a.txt"), List.of("--json=true", "a.txt"),
+                List.of("--slots=2", "a.txt"), List.of("-qv", "a.txt"), List.of("--", "a.txt"), List.of("-x", "a.txt"),
                 List.of(""), List.of("--quiet=true", "a.txt"), List.of("a.txt", "--results", "r.jsonl"))) {
             assertNull(RunCommand.plain(words), words.toString());
         }
