@@ -25,17 +25,24 @@ class LocalExecutorsTest {
 
     @Test
     void aChildThatExitedIsDeadWhileAZombieAndOnceReaped() throws Exception {
-        // a zombie: the child of a shell that does not wait for it (Java's Process would reap it at once)
-        Process shell = new ProcessBuilder("sh", "-c", "sleep 0 & echo $!; read line").start();
+        // A zombie: the child of a process that never waits for it. The shell becomes `sleep` (exec) before
+        // its child may exit, which it does on reading a line from the shell's input: a shell still a
+        // shell reaps an exited child now and then (it did in 1 of 100 runs on a loaded machine).
+        Process parent = new ProcessBuilder("sh", "-c", "exec 3<&0; (read line <&3) & echo $!; exec sleep 600").start();
         try {
-            long child = Long.parseLong(new BufferedReader(new InputStreamReader(shell.getInputStream(),
+            long child = Long.parseLong(new BufferedReader(new InputStreamReader(parent.getInputStream(),
                     StandardCharsets.US_ASCII)).readLine().strip());
+            Path comm = Path.of("/proc", Long.toString(parent.pid()), "comm");
+            await().atMost(1, TimeUnit.MINUTES).until(() -> Files.readString(comm).strip().equals("sleep"));
+            assertThat(LocalExecutors.dead(child)).as("still running").isFalse();
+            parent.getOutputStream().write("exit\n".getBytes(StandardCharsets.US_ASCII));
+            parent.getOutputStream().flush();
             await().atMost(1, TimeUnit.MINUTES).until(() -> Files.readString(Path.of("/proc", Long.toString(child),
                     "stat")).contains(") Z "));
             assertThat(LocalExecutors.dead(child)).isTrue();
         } finally {
-            shell.getOutputStream().close();
-            shell.waitFor(1, TimeUnit.MINUTES);
+            parent.destroy();
+            parent.waitFor(1, TimeUnit.MINUTES);
         }
         // reaped: gone from /proc
         Process reaped = new ProcessBuilder("true").start();
