@@ -41,6 +41,7 @@ class LocalExecutorsTest {
                     "stat")).contains(") Z "));
             assertThat(LocalExecutors.dead(child)).isTrue();
         } finally {
+            parent.getOutputStream().close(); // the child, if the test failed before its line, reads the end
             parent.destroy();
             parent.waitFor(1, TimeUnit.MINUTES);
         }
