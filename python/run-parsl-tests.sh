@@ -61,8 +61,13 @@ expr="not cleannet"
 if [ "$(id -u)" = 0 ]; then
     expr="$expr and not unix_filesystem_permissions_required"
 fi
-# the python_app zygotes this run starts (they leave after five idle minutes anyway): gone with it
-trap 'pkill -f "$venv/bin/python[0-9.]* -m falkon.parsl.worker serve" 2>/dev/null || true' EXIT
+# the python_app zygotes this run starts (they leave after five idle minutes anyway): gone with it,
+# and their sockets, locks and logs with them: by default they are in /tmp/falkon-parsl-UID, where a
+# node's zygote outlives the run that started it; here in a directory of this run's (short: a Unix
+# socket's path is at most 107 bytes), removed at the end
+runtime=$(mktemp -d)
+export FALKON_PARSL_RUNTIME_DIR="$runtime"
+trap 'pkill -f "$venv/bin/python[0-9.]* -m falkon.parsl.worker serve" 2>/dev/null || true; rm -rf "$runtime"' EXIT
 
 work="$here/target/parsl-tests"
 mkdir -p "$work"
