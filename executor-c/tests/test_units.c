@@ -560,6 +560,26 @@ static void test_output_ids(void) {
           "a path out of the directory: %s", err);
 }
 
+/* Directories made as needed: the whole path, an existing one left as it is, and a file in the way refused
+ * by what follows (the file is never replaced). */
+static void test_mkdirs(void) {
+    char deep[PATH_MAX], file[PATH_MAX], under[PATH_MAX];
+    mode_t old = umask(022);
+    snprintf(deep, sizeof deep, "%s/mkdirs/a/b/c", scratch);
+    CHECK(fk_mkdirs(deep) == 0, "a new path: %s", strerror(errno));
+    struct stat st;
+    CHECK(stat(deep, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0755, "made, a directory");
+    CHECK(fk_mkdirs_mode(deep, 0700) == 0, "there already: %s", strerror(errno));
+    CHECK(stat(deep, &st) == 0 && (st.st_mode & 0777) == 0755, "its mode left as it was: %o", st.st_mode & 0777);
+    snprintf(file, sizeof file, "%s/mkdirs/a/file", scratch);
+    FILE *f = fopen(file, "w");
+    CHECK(f && fputs("kept", f) >= 0 && fclose(f) == 0, "a file");
+    snprintf(under, sizeof under, "%s/x", file);
+    CHECK(fk_mkdirs(under) != 0, "no directory under a file");
+    CHECK(stat(file, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 4, "the file untouched");
+    umask(old);
+}
+
 static void test_input_names(void) {
     const char *good[] = {"", "x.fits", "diffs/", "..x", ".hidden"};
     const char *bad[] = {"a/b", "/", "a//", "./", "../", ".", "..", "/x", "diffs/x"};
@@ -1182,6 +1202,7 @@ int main(void) {
         return 2;
     }
     test_hashes();
+    test_mkdirs();
     test_input_names();
     test_output_ids();
     test_stats_layout();
