@@ -244,8 +244,10 @@ final class Workload {
         this.halt = options.haltPolicy(total);
         this.total = total;
         ScheduledExecutorService watch = dispatcherStatus == null ? null : watchExecutors(start);
-        Progress progress = Progress.startIfTerminal(() -> succeeded.get() + failed.get(), failed::get,
-                cancelled::get, total);
+        // lambdas rather than two method references of one shape (AtomicLong::get), whose second the
+        // class archive did not hold: the JVM made it at every run (docs/benchmarks.md, "an eighth pass")
+        Progress progress = Progress.startIfTerminal(() -> succeeded.get() + failed.get(), () -> failed.get(),
+                () -> cancelled.get(), total);
         printer = options.printer(progress);
         if (options.tag && printer != null) {
             tags = new String[1024];

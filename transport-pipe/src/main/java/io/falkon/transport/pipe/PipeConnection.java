@@ -142,7 +142,7 @@ final class PipeConnection implements PeerProtocol.Wire {
         } finally {
             handshakeTimer.cancel(false);
             protocol.ended();
-            onWriter(this::closeOutput);
+            closeOutputAfterWrites();
             writer.shutdown();
             onEnd.accept(this);
         }
@@ -175,6 +175,16 @@ final class PipeConnection implements PeerProtocol.Wire {
         }
     }
 
+    /**
+     * Queues the end of the child's input behind what is being written. One call site for the three
+     * callers: each site of a method reference is linked on its first call, and a second site with the
+     * same shape found no class in the archive and had one made at run time, at the run's exit
+     * (docs/benchmarks.md, "an eighth pass").
+     */
+    private void closeOutputAfterWrites() {
+        onWriter(this::closeOutput);
+    }
+
     private void closeOutput() {
         outputClosed = true;
         try {
@@ -200,7 +210,7 @@ final class PipeConnection implements PeerProtocol.Wire {
 
     @Override
     public void close() {
-        onWriter(this::closeOutput);
+        closeOutputAfterWrites();
     }
 
     /**
@@ -208,7 +218,7 @@ final class PipeConnection implements PeerProtocol.Wire {
      * (up to {@link #DRAIN_MILLIS} each) for the writes and for the child to end its output.
      */
     void closeAfterWrites() {
-        onWriter(this::closeOutput);
+        closeOutputAfterWrites();
         writer.shutdown();
         try {
             if (!writer.awaitTermination(DRAIN_MILLIS, TimeUnit.MILLISECONDS)) {
