@@ -142,7 +142,7 @@ final class PipeConnection implements PeerProtocol.Wire {
         } finally {
             handshakeTimer.cancel(false);
             protocol.ended();
-            closeOutputAfterWrites();
+            queueCloseOutput();
             writer.shutdown();
             onEnd.accept(this);
         }
@@ -181,7 +181,7 @@ final class PipeConnection implements PeerProtocol.Wire {
      * same shape found no class in the archive and had one made at run time, at the run's exit
      * (docs/benchmarks.md, "an eighth pass").
      */
-    private void closeOutputAfterWrites() {
+    private void queueCloseOutput() {
         onWriter(this::closeOutput);
     }
 
@@ -210,7 +210,7 @@ final class PipeConnection implements PeerProtocol.Wire {
 
     @Override
     public void close() {
-        closeOutputAfterWrites();
+        queueCloseOutput();
     }
 
     /**
@@ -218,7 +218,7 @@ final class PipeConnection implements PeerProtocol.Wire {
      * (up to {@link #DRAIN_MILLIS} each) for the writes and for the child to end its output.
      */
     void closeAfterWrites() {
-        closeOutputAfterWrites();
+        queueCloseOutput();
         writer.shutdown();
         try {
             if (!writer.awaitTermination(DRAIN_MILLIS, TimeUnit.MILLISECONDS)) {
